@@ -1,0 +1,7 @@
+#include "elements/standard/noop.hh"
+
+#include "core/registry.hh"
+
+namespace fulcrum {
+FULCRUM_REGISTER_ELEMENT(NoOp);
+}  // namespace fulcrum

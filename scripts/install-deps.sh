@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what Fulcrum needs to build and test, only what is missing. Idempotent.
+set -euo pipefail
+
+DEB_PACKAGES=(
+  build-essential cmake ninja-build pkg-config python3 python3-pip
+  libdpdk-dev dpdk libssl-dev libpcap-dev libhyperscan-dev
+  ocl-icd-opencl-dev pocl-opencl-icd
+  libgtest-dev libbenchmark-dev tshark
+)
+PY_PACKAGES=(scapy)
+
+missing=()
+for p in "${DEB_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing Debian packages: ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO apt-get update -qq
+  echo "wireshark-common wireshark-common/install-setuid boolean false" | $SUDO debconf-set-selections
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+for p in "${PY_PACKAGES[@]}"; do
+  python3 -c "import $p" 2>/dev/null && continue
+  echo "install-deps: installing Python package $p"
+  python3 -m pip install -q "$p" 2>/dev/null || python3 -m pip install -q --break-system-packages "$p"
+done

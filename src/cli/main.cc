@@ -1,0 +1,3 @@
+#include <cstdio>
+
+int main() { std::puts("fulcrum"); return 0; }

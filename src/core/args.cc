@@ -1,0 +1,144 @@
+#include "core/args.hh"
+
+#include <arpa/inet.h>
+
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+
+namespace fulcrum {
+namespace {
+
+bool is_keyword(std::string_view word) {
+  if (word.empty() || !std::isupper(static_cast<unsigned char>(word[0]))) return false;
+  for (char c : word)
+    if (!(std::isupper(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
+          c == '_'))
+      return false;
+  return true;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+template <class T>
+bool parse_int(std::string_view s, T& out) {
+  s = trim(s);
+  int base = 10;
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+    base = 16;
+    s.remove_prefix(2);
+  }
+  T v{};
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
+  if (ec != std::errc() || p != s.data() + s.size() || s.empty()) return false;
+  out = v;
+  return true;
+}
+
+}  // namespace
+
+bool parse_value(std::string_view s, std::string& out) {
+  out = std::string(trim(s));
+  return true;
+}
+bool parse_value(std::string_view s, int64_t& out) { return parse_int(s, out); }
+bool parse_value(std::string_view s, uint32_t& out) { return parse_int(s, out); }
+bool parse_value(std::string_view s, uint16_t& out) { return parse_int(s, out); }
+bool parse_value(std::string_view s, int& out) { return parse_int(s, out); }
+
+bool parse_value(std::string_view s, double& out) {
+  std::string t(trim(s));
+  if (t.empty()) return false;
+  char* end = nullptr;
+  double v = std::strtod(t.c_str(), &end);
+  if (end != t.c_str() + t.size()) return false;
+  out = v;
+  return true;
+}
+
+bool parse_value(std::string_view s, bool& out) {
+  s = trim(s);
+  if (s == "true" || s == "1" || s == "yes") return out = true, true;
+  if (s == "false" || s == "0" || s == "no") return out = false, true;
+  return false;
+}
+
+bool parse_value(std::string_view s, MacAddr& out) {
+  s = trim(s);
+  if (s.size() != 17) return false;
+  for (int i = 0; i < 6; ++i) {
+    if (i > 0 && s[i * 3 - 1] != ':') return false;
+    unsigned v = 0;
+    auto [p, ec] = std::from_chars(s.data() + i * 3, s.data() + i * 3 + 2, v, 16);
+    if (ec != std::errc() || p != s.data() + i * 3 + 2) return false;
+    out.b[i] = static_cast<uint8_t>(v);
+  }
+  return true;
+}
+
+bool parse_ipv4(std::string_view s, uint32_t& out) {
+  std::string t(trim(s));
+  in_addr a{};
+  if (inet_pton(AF_INET, t.c_str(), &a) != 1) return false;
+  out = ntohl(a.s_addr);
+  return true;
+}
+
+Args::Args(std::vector<std::string> raw, SourceLoc loc, std::string element_name,
+           std::string_view class_name)
+    : loc_(std::move(loc)), element_(std::move(element_name)), class_(class_name) {
+  for (std::string& arg : raw) {
+    std::string_view t = trim(arg);
+    size_t sp = t.find_first_of(" \t\n");
+    if (sp != std::string_view::npos && is_keyword(t.substr(0, sp))) {
+      keywords_.emplace_back(std::string(t.substr(0, sp)), std::string(trim(t.substr(sp))));
+    } else if (!t.empty()) {
+      positional_.emplace_back(t);
+    }
+  }
+  keyword_used_.assign(keywords_.size(), false);
+}
+
+std::optional<std::string> Args::take_keyword(std::string_view key) {
+  for (size_t i = 0; i < keywords_.size(); ++i) {
+    if (keywords_[i].first == key && !keyword_used_[i]) {
+      keyword_used_[i] = true;
+      return keywords_[i].second;
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> Args::rest() {
+  std::vector<std::string> out(positional_.begin() + static_cast<long>(next_positional_),
+                               positional_.end());
+  next_positional_ = positional_.size();
+  return out;
+}
+
+Error Args::error(std::string_view what) const {
+  return make_error(loc_.str() + ": " + element_ + " :: " + class_ + ": " + std::string(what));
+}
+
+void Args::fail(std::string_view key, std::string_view what) {
+  if (error_.empty()) error_ = std::string(key) + ": " + std::string(what);
+}
+
+void Args::bad_value(std::string_view key, std::string_view text, std::string_view expected) {
+  fail(key, "expected " + std::string(expected) + ", got '" + std::string(text) + "'");
+}
+
+Status Args::finish() {
+  if (!error_.empty()) return error(error_);
+  if (next_positional_ < positional_.size())
+    return error("unexpected argument '" + positional_[next_positional_] + "'");
+  for (size_t i = 0; i < keywords_.size(); ++i)
+    if (!keyword_used_[i]) return error("unknown keyword '" + keywords_[i].first + "'");
+  return {};
+}
+
+}  // namespace fulcrum

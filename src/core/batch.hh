@@ -1,0 +1,126 @@
+// PacketBatch: a fixed-capacity array of packets with per-packet results, an exclusion mask and
+// per-batch annotations (NBA §3.2). Arrays, not lists, so elements can prefetch and a device
+// layer can gather a batch into one contiguous buffer.
+//
+// Layout (kMaxBatch = 256):
+//   pkts_[256]      rte_mbuf*        the packets, slots [0, count_)
+//   results_[256]   Verdict (i16)    next output per slot, written by the element
+//   mask_[4]        u64 bitmap       1 = slot excluded (dropped or moved to another batch)
+//   count_, live_   u16              used slots / slots not excluded
+//   anno_           BatchAnno        per-batch annotations (device decision, ...)
+#pragma once
+
+#include <array>
+#include <bit>
+#include <cstdint>
+#include <span>
+
+#include "core/packet.hh"
+
+namespace fulcrum {
+
+inline constexpr uint32_t kMaxBatch = 256;
+inline constexpr uint32_t kDefaultBatch = 64;
+
+// What an element decided for one packet: an output port (>= 0) or a drop with a reason index
+// into the element's declared drop reasons.
+struct Verdict {
+  int16_t v;
+  static constexpr Verdict out(int port) { return Verdict{static_cast<int16_t>(port)}; }
+  static constexpr Verdict drop(int reason = 0) { return Verdict{static_cast<int16_t>(-1 - reason)}; }
+  constexpr bool is_drop() const { return v < 0; }
+  constexpr int port() const { return v; }
+  constexpr int reason() const { return -1 - v; }
+};
+static_assert(sizeof(Verdict) == 2);
+
+// Where the batch runs. Set by a load-balancer element, read by offloadable elements.
+inline constexpr int32_t kRunOnCpu = -1;
+
+struct BatchAnno {
+  int32_t device = kRunOnCpu;  // load-balancer decision: kRunOnCpu or a device index
+  uint16_t in_port = kNoPort;  // RX port of the batch (all packets of an RX batch share it)
+  uint16_t in_queue = 0;
+  uint64_t batch_id = 0;
+  uint64_t rx_tsc = 0;  // TSC when the batch was received
+};
+
+class PacketBatch {
+ public:
+  static constexpr uint32_t kMaskWords = kMaxBatch / 64;
+
+  PacketBatch() { clear(); }
+
+  void clear() {
+    count_ = 0;
+    live_ = 0;
+    mask_.fill(0);
+    anno_ = BatchAnno{};
+  }
+
+  uint32_t count() const { return count_; }  // used slots, masked ones included
+  uint32_t live() const { return live_; }    // slots still carrying a packet
+  bool empty() const { return live_ == 0; }
+  bool full() const { return count_ == kMaxBatch; }
+  bool has_mask() const { return live_ != count_; }
+
+  void push(Packet* m) {
+    pkts_[count_] = m;
+    results_[count_] = Verdict::out(0);
+    ++count_;
+    ++live_;
+  }
+
+  Packet* at(uint32_t i) const { return pkts_[i]; }
+  std::span<Packet* const> packets() const { return {pkts_.data(), count_}; }
+  // Raw arrays for bulk operations (rx/tx bursts, device gathers).
+  Packet** data() { return pkts_.data(); }
+  void set_count(uint32_t n) {
+    count_ = n;
+    live_ = n;
+    mask_.fill(0);
+  }
+
+  bool excluded(uint32_t i) const { return (mask_[i >> 6] >> (i & 63)) & 1; }
+  void exclude(uint32_t i) {
+    mask_[i >> 6] |= uint64_t{1} << (i & 63);
+    --live_;
+  }
+
+  Verdict result(uint32_t i) const { return results_[i]; }
+  void set_result(uint32_t i, Verdict v) { results_[i] = v; }
+  Verdict* results() { return results_.data(); }
+
+  BatchAnno& anno() { return anno_; }
+  const BatchAnno& anno() const { return anno_; }
+
+  // Calls f(index, packet) for every live slot. The no-mask case is a plain loop.
+  template <class F>
+  void for_each(F&& f) const {
+    if (!has_mask()) {
+      for (uint32_t i = 0; i < count_; ++i) f(i, pkts_[i]);
+      return;
+    }
+    for (uint32_t w = 0; w * 64 < count_; ++w) {
+      uint64_t bits = ~mask_[w];
+      if (w * 64 + 64 > count_) bits &= (uint64_t{1} << (count_ - w * 64)) - 1;
+      while (bits) {
+        uint32_t i = w * 64 + std::countr_zero(bits);
+        bits &= bits - 1;
+        f(i, pkts_[i]);
+      }
+    }
+  }
+
+ private:
+  std::array<Packet*, kMaxBatch> pkts_;
+  std::array<Verdict, kMaxBatch> results_;
+  std::array<uint64_t, kMaskWords> mask_;
+  uint16_t count_;
+  uint16_t live_;
+  BatchAnno anno_;
+};
+
+static_assert(sizeof(PacketBatch) <= 64 * 48, "PacketBatch should stay within 48 cache lines");
+
+}  // namespace fulcrum

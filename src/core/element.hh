@@ -1,0 +1,108 @@
+// Element: the unit of packet processing. An element processes a whole batch and records each
+// packet's next output (or a drop with a named reason) in the batch; the graph splits and
+// forwards. Per-packet elements are written as one small function through PacketElement<T>.
+//
+// Every element class carries compile-time traits (ElementTraits): class name, port counts and
+// drop reasons. ElementClass<T> checks them; FULCRUM_REGISTER_ELEMENT(T) adds T to the registry.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/args.hh"
+#include "core/batch.hh"
+#include "core/result.hh"
+
+namespace fulcrum {
+
+class SharedStorage;
+
+// Output count chosen by the configuration (e.g. Classifier: one output per pattern).
+inline constexpr int kConfiguredOutputs = -1;
+inline constexpr int kMaxOutputs = 64;
+
+struct ElementTraits {
+  std::string_view class_name;
+  int inputs;   // 0 for sources
+  int outputs;  // or kConfiguredOutputs
+  std::span<const std::string_view> drop_reasons;
+};
+
+// What an element may look at while it initializes: its place in the runtime.
+struct InitContext {
+  int worker = 0;
+  int workers = 1;
+  int ports = 0;  // number of --port entries
+  SharedStorage* shared = nullptr;
+};
+
+struct Counter {
+  std::string name;
+  uint64_t value;
+};
+
+class Element {
+ public:
+  virtual ~Element() = default;
+
+  virtual const ElementTraits& traits() const = 0;
+  // Reads the configuration arguments. Errors are reported with the element's location.
+  virtual Status configure(Args& args) = 0;
+  // Called once per worker replica after all elements are configured.
+  virtual Status initialize(const InitContext&) { return {}; }
+  virtual void process_batch(PacketBatch& batch) = 0;
+  // Element-specific counters beyond the per-port and drop counts the graph keeps.
+  virtual void counters(std::vector<Counter>&) const {}
+
+  // Schedulable elements (sources, timers): the worker calls run_task when the timer given by
+  // next_task_ns() expires; a task may fill `out` with new packets that enter at output 0.
+  virtual bool schedulable() const { return false; }
+  virtual uint64_t next_task_ns() const { return 0; }
+  virtual void run_task(uint64_t now_ns, PacketBatch& out) { (void)now_ns, (void)out; }
+
+  int noutputs() const { return noutputs_; }
+  const std::string& name() const { return name_; }
+  void set_name(std::string name) { name_ = std::move(name); }
+
+ protected:
+  void set_noutputs(int n) { noutputs_ = n; }
+
+ private:
+  std::string name_;
+  int noutputs_ = 0;
+};
+
+template <class T>
+concept ElementClass = std::derived_from<T, Element> && std::default_initializable<T> &&
+    requires {
+      { T::kTraits } -> std::convertible_to<const ElementTraits&>;
+    };
+
+// CRTP base providing traits() and the static port-count initialisation.
+template <class Derived>
+class ElementBase : public Element {
+ public:
+  ElementBase() {
+    if constexpr (requires { Derived::kTraits; }) {
+      if (Derived::kTraits.outputs != kConfiguredOutputs) set_noutputs(Derived::kTraits.outputs);
+    }
+  }
+  const ElementTraits& traits() const override { return Derived::kTraits; }
+};
+
+// Per-packet element: Derived implements `Verdict process(Packet*)` (inline, in the header).
+template <class Derived>
+class PacketElement : public ElementBase<Derived> {
+ public:
+  void process_batch(PacketBatch& batch) override {
+    auto* self = static_cast<Derived*>(this);
+    batch.for_each([&](uint32_t i, Packet* p) { batch.set_result(i, self->process(p)); });
+  }
+};
+
+}  // namespace fulcrum

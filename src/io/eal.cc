@@ -1,0 +1,83 @@
+#include "io/eal.hh"
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_log.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+namespace fulcrum {
+namespace {
+
+std::once_flag g_once;
+Status g_status = make_error("EAL not initialised");
+bool g_ready = false;
+
+// "0@0,1@1,2@0": lcore 0 is the control thread; workers are spread over the other CPUs first.
+std::string lcore_map(int workers) {
+  int cpus = static_cast<int>(std::thread::hardware_concurrency());
+  if (cpus < 1) cpus = 1;
+  std::string map = "0@0";
+  for (int w = 1; w <= workers; ++w) map += "," + std::to_string(w) + "@" + std::to_string(w % cpus);
+  return map;
+}
+
+}  // namespace
+
+bool hugepages_available() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  long value = 0;
+  while (in >> key >> value) {
+    if (key == "HugePages_Free:") return value > 0;
+    in.ignore(256, '\n');
+  }
+  return false;
+}
+
+Status init_eal(const EalOptions& options) {
+  std::call_once(g_once, [&] {
+    std::vector<std::string> args = {"fulcrum", "--lcores", lcore_map(options.workers),
+                                     "--file-prefix", "fulcrum" + std::to_string(getpid())};
+    if (options.force_no_huge || !hugepages_available()) {
+      args.insert(args.end(), {"--no-huge", "--no-shconf", "-m", std::to_string(options.memory_mb)});
+    } else {
+      args.emplace_back("--in-memory");
+    }
+    if (options.pci.empty()) args.emplace_back("--no-pci");
+    for (const std::string& p : options.pci) args.insert(args.end(), {"-a", p});
+    for (const std::string& v : options.vdevs) args.insert(args.end(), {"--vdev", v});
+    if (options.quiet) args.emplace_back("--log-level=lib.*:warning");
+    if (options.quiet) args.emplace_back("--log-level=pmd.*:warning");
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    int rc = rte_eal_init(static_cast<int>(args.size()), argv.data());
+    if (rc < 0) {
+      g_status = make_error("DPDK EAL initialisation failed: " + std::string(rte_strerror(rte_errno)));
+      return;
+    }
+    g_ready = true;
+    g_status = Status{};
+  });
+  return g_status;
+}
+
+bool eal_ready() { return g_ready; }
+
+void init_eal_for_tests() {
+  EalOptions opt;
+  opt.memory_mb = 512;
+  Status s = init_eal(opt);
+  if (!s) {
+    std::fprintf(stderr, "%s\n", s.error().c_str());
+    std::abort();
+  }
+}
+
+}  // namespace fulcrum

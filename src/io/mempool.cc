@@ -1,0 +1,19 @@
+#include "io/mempool.hh"
+
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+
+#include "core/packet.hh"
+
+namespace fulcrum {
+
+Result<rte_mempool*> create_packet_pool(const std::string& name, unsigned size, uint16_t data_room) {
+  rte_mempool* mp = rte_pktmbuf_pool_create(name.c_str(), size, kPoolCacheSize, kPacketPrivSize,
+                                            data_room, static_cast<int>(rte_socket_id()));
+  if (mp == nullptr)
+    return make_error("cannot create packet pool '" + name + "': " + rte_strerror(rte_errno));
+  return mp;
+}
+
+}  // namespace fulcrum

@@ -1,0 +1,20 @@
+// Packet buffer pools. Every pool carrying Fulcrum packets reserves kPacketPrivSize bytes of
+// private area per mbuf for the PacketAnno.
+#pragma once
+
+#include <rte_mempool.h>
+
+#include <string>
+
+#include "core/result.hh"
+
+namespace fulcrum {
+
+inline constexpr unsigned kDefaultPoolSize = 16383;
+inline constexpr unsigned kPoolCacheSize = 256;
+inline constexpr uint16_t kDefaultDataRoom = 2048 + RTE_PKTMBUF_HEADROOM;
+
+Result<rte_mempool*> create_packet_pool(const std::string& name, unsigned size = kDefaultPoolSize,
+                                        uint16_t data_room = kDefaultDataRoom);
+
+}  // namespace fulcrum

@@ -1,0 +1,59 @@
+#include "testing.hh"
+
+#include <rte_ip.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "io/mempool.hh"
+
+namespace fulcrum::testing {
+
+rte_mempool* test_pool() {
+  static rte_mempool* pool = [] {
+    auto r = create_packet_pool("test_pool", 8191);
+    if (!r) std::abort();
+    return r.value();
+  }();
+  return pool;
+}
+
+Packet* make_packet(const std::vector<uint8_t>& bytes, uint16_t in_port) {
+  Packet* m = rte_pktmbuf_alloc(test_pool());
+  if (m == nullptr) std::abort();
+  char* p = rte_pktmbuf_append(m, static_cast<uint16_t>(bytes.size()));
+  if (p == nullptr) std::abort();
+  std::memcpy(p, bytes.data(), bytes.size());
+  reset_anno(m, in_port);
+  return m;
+}
+
+std::vector<uint8_t> ipv4_udp_frame(uint32_t src, uint32_t dst, uint8_t ttl, uint32_t frame_len) {
+  std::vector<uint8_t> f(frame_len, 0);
+  const uint8_t dmac[6] = {0x02, 0, 0, 0, 0, 0x02}, smac[6] = {0x02, 0, 0, 0, 0, 0x01};
+  std::memcpy(&f[0], dmac, 6);
+  std::memcpy(&f[6], smac, 6);
+  f[12] = 0x08;
+  f[13] = 0x00;
+  auto* ip = reinterpret_cast<rte_ipv4_hdr*>(&f[14]);
+  ip->version_ihl = 0x45;
+  ip->total_length = rte_cpu_to_be_16(static_cast<uint16_t>(frame_len - 14));
+  ip->time_to_live = ttl;
+  ip->next_proto_id = 17;
+  ip->src_addr = rte_cpu_to_be_32(src);
+  ip->dst_addr = rte_cpu_to_be_32(dst);
+  ip->hdr_checksum = 0;
+  ip->hdr_checksum = rte_ipv4_cksum(ip);
+  uint8_t* udp = &f[34];
+  udp[0] = 0x13, udp[1] = 0x88, udp[2] = 0x13, udp[3] = 0x89;
+  uint16_t ulen = static_cast<uint16_t>(frame_len - 34);
+  udp[4] = static_cast<uint8_t>(ulen >> 8), udp[5] = static_cast<uint8_t>(ulen);
+  return f;
+}
+
+void free_batch(PacketBatch& batch) {
+  batch.for_each([](uint32_t, Packet* p) { rte_pktmbuf_free(p); });
+  batch.clear();
+}
+
+}  // namespace fulcrum::testing

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/registry.hh"
 #include "io/mempool.hh"
 
 namespace fulcrum::testing {
@@ -49,6 +50,49 @@ std::vector<uint8_t> ipv4_udp_frame(uint32_t src, uint32_t dst, uint8_t ttl, uin
   uint16_t ulen = static_cast<uint16_t>(frame_len - 34);
   udp[4] = static_cast<uint8_t>(ulen >> 8), udp[5] = static_cast<uint8_t>(ulen);
   return f;
+}
+
+std::unique_ptr<Element> make_element(const std::string& class_name,
+                                      const std::vector<std::string>& args, std::string* error,
+                                      int ports) {
+  static SharedStorage shared;
+  const ElementClassInfo* info = Registry::instance().find(class_name);
+  if (info == nullptr) {
+    if (error) *error = "unknown element class " + class_name;
+    return nullptr;
+  }
+  std::unique_ptr<Element> e = info->create();
+  e->set_name("test");
+  Args a(args, SourceLoc{"test.click", 1, 1}, "test", class_name);
+  Status s = e->configure(a);
+  if (s.ok()) {
+    InitContext ctx;
+    ctx.ports = ports;
+    ctx.shared = &shared;
+    s = e->initialize(ctx);
+  }
+  if (!s) {
+    if (error) *error = s.error();
+    return nullptr;
+  }
+  return e;
+}
+
+std::vector<Verdict> run_batch(Element& element, PacketBatch& batch,
+                               const std::vector<std::vector<uint8_t>>& frames, uint16_t in_port) {
+  batch.clear();
+  for (const auto& f : frames) batch.push(make_packet(f, in_port));
+  element.process_batch(batch);
+  std::vector<Verdict> out;
+  for (uint32_t i = 0; i < batch.count(); ++i) out.push_back(batch.result(i));
+  // Dropped packets are freed here, as the graph would, and excluded from the batch.
+  for (uint32_t i = 0; i < batch.count(); ++i) {
+    if (!batch.excluded(i) && batch.result(i).is_drop()) {
+      rte_pktmbuf_free(batch.at(i));
+      batch.exclude(i);
+    }
+  }
+  return out;
 }
 
 void free_batch(PacketBatch& batch) {

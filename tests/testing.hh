@@ -4,8 +4,13 @@
 #include <cstdint>
 #include <vector>
 
+#include <memory>
+#include <string>
+
 #include "core/batch.hh"
+#include "core/element.hh"
 #include "core/packet.hh"
+#include "core/shared_storage.hh"
 
 namespace fulcrum::testing {
 
@@ -20,5 +25,17 @@ std::vector<uint8_t> ipv4_udp_frame(uint32_t src, uint32_t dst, uint8_t ttl = 64
                                     uint32_t frame_len = 64);
 
 void free_batch(PacketBatch& batch);
+
+// Creates element class `class_name` from the registry and configures it with `args` (as the
+// pipeline file would pass them); initialises it with `ports` output ports. Returns nullptr and
+// stores the message in *error when configuration fails.
+std::unique_ptr<Element> make_element(const std::string& class_name,
+                                      const std::vector<std::string>& args, std::string* error = nullptr,
+                                      int ports = 4);
+
+// Runs `element` on one batch made of `frames` and returns the verdict per packet. Packets that
+// were not dropped stay owned by the returned batch (free them with free_batch).
+std::vector<Verdict> run_batch(Element& element, PacketBatch& batch,
+                               const std::vector<std::vector<uint8_t>>& frames, uint16_t in_port = 0);
 
 }  // namespace fulcrum::testing

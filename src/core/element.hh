@@ -66,6 +66,10 @@ class Element {
   virtual void run_task(uint64_t now_ns, PacketBatch& out) { (void)now_ns, (void)out; }
 
   int noutputs() const { return noutputs_; }
+  // Whether output `port` leads somewhere; set by the graph before initialize(). Packets sent to
+  // an unconnected output are dropped by the graph with reason "unconnected-output".
+  bool output_connected(int port) const { return (connected_ >> port) & 1; }
+  void set_output_connected(int port) { connected_ |= uint64_t{1} << port; }
   const std::string& name() const { return name_; }
   void set_name(std::string name) { name_ = std::move(name); }
 
@@ -75,6 +79,7 @@ class Element {
  private:
   std::string name_;
   int noutputs_ = 0;
+  uint64_t connected_ = 0;
 };
 
 template <class T>

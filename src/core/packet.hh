@@ -48,6 +48,12 @@ inline void reset_anno(Packet* m, uint16_t in_port) {
   a.out_port = kNoPort;
 }
 
+// The port a packet leaves through: the one a routing element set, else the one it came in on.
+inline uint16_t effective_out_port(Packet* m) {
+  const PacketAnno& a = anno(m);
+  return a.out_port == kNoPort ? a.in_port : a.out_port;
+}
+
 inline uint8_t* data(Packet* m) { return rte_pktmbuf_mtod(m, uint8_t*); }
 inline uint32_t length(const Packet* m) { return rte_pktmbuf_data_len(m); }
 

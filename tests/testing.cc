@@ -66,6 +66,7 @@ std::unique_ptr<Element> make_element(const std::string& class_name,
   Args a(args, SourceLoc{"test.click", 1, 1}, "test", class_name);
   Status s = e->configure(a);
   if (s.ok()) {
+    for (int p = 0; p < e->noutputs(); ++p) e->set_output_connected(p);
     InitContext ctx;
     ctx.ports = ports;
     ctx.shared = &shared;

@@ -1,7 +1,9 @@
 #include "testing.hh"
 
+#include <rte_ether.h>
 #include <rte_ip.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -55,6 +57,13 @@ std::vector<uint8_t> ipv4_udp_frame(uint32_t src, uint32_t dst, uint8_t ttl, uin
 std::unique_ptr<Element> make_element(const std::string& class_name,
                                       const std::vector<std::string>& args, std::string* error,
                                       int ports) {
+  constexpr uint64_t kAllOutputs = ~uint64_t{0};
+  return make_element_connected(class_name, args, kAllOutputs, error, ports);
+}
+
+std::unique_ptr<Element> make_element_connected(const std::string& class_name,
+                                                const std::vector<std::string>& args,
+                                                uint64_t connected, std::string* error, int ports) {
   static SharedStorage shared;
   const ElementClassInfo* info = Registry::instance().find(class_name);
   if (info == nullptr) {
@@ -66,7 +75,8 @@ std::unique_ptr<Element> make_element(const std::string& class_name,
   Args a(args, SourceLoc{"test.click", 1, 1}, "test", class_name);
   Status s = e->configure(a);
   if (s.ok()) {
-    for (int p = 0; p < e->noutputs(); ++p) e->set_output_connected(p);
+    for (int p = 0; p < e->noutputs(); ++p)
+      if ((connected >> p) & 1) e->set_output_connected(p);
     InitContext ctx;
     ctx.ports = ports;
     ctx.shared = &shared;
@@ -94,6 +104,33 @@ std::vector<Verdict> run_batch(Element& element, PacketBatch& batch,
     }
   }
   return out;
+}
+
+std::string_view drop_reason(const Element& element, Verdict v) {
+  if (!v.is_drop()) return "(not dropped)";
+  const auto reasons = element.traits().drop_reasons;
+  if (static_cast<size_t>(v.reason()) >= reasons.size()) return "(undeclared reason)";
+  return reasons[v.reason()];
+}
+
+std::vector<uint8_t> packet_bytes(Packet* m) {
+  const uint8_t* d = data(m);
+  return std::vector<uint8_t>(d, d + length(m));
+}
+
+std::vector<uint8_t> ether_frame(uint16_t ethertype, uint32_t frame_len) {
+  const std::vector<uint8_t> udp = ipv4_udp_frame(1, 2);
+  std::vector<uint8_t> f(frame_len, 0);
+  std::copy_n(udp.begin(), 2 * RTE_ETHER_ADDR_LEN, f.begin());
+  reinterpret_cast<rte_ether_hdr*>(f.data())->ether_type = rte_cpu_to_be_16(ethertype);
+  return f;
+}
+
+std::string config_error(const std::string& class_name, const std::vector<std::string>& args,
+                         int ports) {
+  std::string error = "(no error)";
+  make_element(class_name, args, &error, ports);
+  return error;
 }
 
 void free_batch(PacketBatch& batch) {

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "core/batch.hh"
 #include "core/element.hh"
@@ -37,5 +38,26 @@ std::unique_ptr<Element> make_element(const std::string& class_name,
 // were not dropped stay owned by the returned batch (free them with free_batch).
 std::vector<Verdict> run_batch(Element& element, PacketBatch& batch,
                                const std::vector<std::vector<uint8_t>>& frames, uint16_t in_port = 0);
+
+// Like make_element, but connects only the outputs whose bit is set in `connected` (bit i:
+// output i), as a pipeline that leaves the others open would.
+std::unique_ptr<Element> make_element_connected(const std::string& class_name,
+                                                const std::vector<std::string>& args,
+                                                uint64_t connected, std::string* error = nullptr,
+                                                int ports = 4);
+
+// The name of the drop reason in `v`, as `element` declares it; "(not dropped)" for an output.
+std::string_view drop_reason(const Element& element, Verdict v);
+
+// The bytes of a packet's first segment.
+std::vector<uint8_t> packet_bytes(Packet* m);
+
+// An Ethernet frame of `frame_len` bytes (>= 14) with ethertype `ethertype`, the MAC addresses of
+// ipv4_udp_frame and a zero payload.
+std::vector<uint8_t> ether_frame(uint16_t ethertype, uint32_t frame_len = 64);
+
+// The message make_element reports for this configuration; "(no error)" when it succeeds.
+std::string config_error(const std::string& class_name, const std::vector<std::string>& args,
+                         int ports = 4);
 
 }  // namespace fulcrum::testing

@@ -1,3 +1,35 @@
 #include <cstdio>
+#include <string>
+#include <vector>
 
-int main() { std::puts("fulcrum"); return 0; }
+#include "cli/commands.hh"
+
+namespace {
+
+constexpr const char* kUsage = R"(fulcrum: a batch-oriented packet-processing framework on DPDK
+
+usage:
+  fulcrum run PIPELINE.click --port SPEC [--port SPEC ...] [options]
+  fulcrum elements [NAME]          list element classes, or print one element's manual
+  fulcrum bench [--out FILE]       run the benchmark harness (JSON)
+  fulcrum help | --help
+
+`fulcrum run --help` lists the run options.
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
+    std::fputs(kUsage, args.empty() ? stderr : stdout);
+    return args.empty() ? 2 : 0;
+  }
+  const std::string cmd = args[0];
+  args.erase(args.begin());
+  if (cmd == "run") return fulcrum::cli::cmd_run(args);
+  if (cmd == "elements") return fulcrum::cli::cmd_elements(args);
+  if (cmd == "bench") return fulcrum::cli::cmd_bench(args);
+  std::fprintf(stderr, "fulcrum: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
+  return 2;
+}

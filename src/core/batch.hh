@@ -10,6 +10,7 @@
 //   anno_           BatchAnno        per-batch annotations (device decision, ...)
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstdint>
@@ -75,10 +76,12 @@ class PacketBatch {
   std::span<Packet* const> packets() const { return {pkts_.data(), count_}; }
   // Raw arrays for bulk operations (rx/tx bursts, device gathers).
   Packet** data() { return pkts_.data(); }
+  // Takes slots [0, n) as filled through data(); every verdict starts as output 0.
   void set_count(uint32_t n) {
-    count_ = n;
-    live_ = n;
+    count_ = static_cast<uint16_t>(n);
+    live_ = static_cast<uint16_t>(n);
     mask_.fill(0);
+    std::fill_n(results_.begin(), n, Verdict::out(0));
   }
 
   bool excluded(uint32_t i) const { return (mask_[i >> 6] >> (i & 63)) & 1; }

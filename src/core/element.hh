@@ -33,12 +33,23 @@ struct ElementTraits {
   std::span<const std::string_view> drop_reasons;
 };
 
+// Where ToOutput hands packets: the worker's transmit path. transmit() takes every live packet
+// of the batch (excluding it), queues it for effective_out_port(p), and counts what it cannot
+// send as a drop with a reason of its own.
+class PacketSink {
+ public:
+  virtual ~PacketSink() = default;
+  virtual void transmit(PacketBatch& batch) = 0;
+};
+
 // What an element may look at while it initializes: its place in the runtime.
 struct InitContext {
   int worker = 0;
   int workers = 1;
   int ports = 0;  // number of --port entries
   SharedStorage* shared = nullptr;
+  PacketSink* sink = nullptr;        // the worker's transmit path
+  rte_mempool* pool = nullptr;       // the worker's packet pool (for sources)
 };
 
 struct Counter {

@@ -43,7 +43,8 @@ bool hugepages_available() {
 Status init_eal(const EalOptions& options) {
   std::call_once(g_once, [&] {
     std::vector<std::string> args = {"fulcrum", "--lcores", lcore_map(options.workers),
-                                     "--file-prefix", "fulcrum" + std::to_string(getpid())};
+                                     "--file-prefix", "fulcrum" + std::to_string(getpid()),
+                                     "--no-telemetry"};
     if (options.force_no_huge || !hugepages_available()) {
       args.insert(args.end(), {"--no-huge", "--no-shconf", "-m", std::to_string(options.memory_mb)});
     } else {
@@ -51,7 +52,6 @@ Status init_eal(const EalOptions& options) {
     }
     if (options.pci.empty()) args.emplace_back("--no-pci");
     for (const std::string& p : options.pci) args.insert(args.end(), {"-a", p});
-    for (const std::string& v : options.vdevs) args.insert(args.end(), {"--vdev", v});
     if (options.quiet) args.emplace_back("--log-level=lib.*:warning");
     if (options.quiet) args.emplace_back("--log-level=pmd.*:warning");
     std::vector<char*> argv;

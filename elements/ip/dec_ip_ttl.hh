@@ -1,0 +1,76 @@
+// DecIPTTL — decrements the IPv4 time-to-live and patches the header checksum.
+//
+// Ports:     input 0: Ethernet frames with a checked IPv4 header at offset 14 (put
+//            CheckIPHeader before). output 0: the frame with TTL - 1 and the checksum updated
+//            incrementally (RFC 1624, eqn. 3). output 1 (optional): frames whose TTL is 0 or
+//            1, unchanged (e.g. to an ICMP time-exceeded generator); dropped when output 1 is
+//            not connected.
+// Config:    none.
+// Uses:      nothing.  Sets: nothing.
+// Counters:  none; the graph counts drops by reason: "ttl-expired" (TTL <= 1 and output 1 not
+//            connected), "truncated" (frame shorter than 34 bytes).
+// Offload:   none.
+#pragma once
+
+#include <rte_ether.h>
+#include <rte_ip.h>
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+#include "core/element.hh"
+
+namespace fulcrum {
+
+class DecIPTTL final : public PacketElement<DecIPTTL> {
+ public:
+  enum DropReason : int { kTtlExpired, kTruncated };
+  static constexpr std::array<std::string_view, 2> kDropReasons{"ttl-expired", "truncated"};
+  static constexpr ElementTraits kTraits{"DecIPTTL", 1, 2, kDropReasons};
+  static constexpr int kExpiredOutput = 1;
+
+  Status configure(Args& args) override { return args.finish(); }
+  Status initialize(const InitContext&) override {
+    expired_to_output_ = output_connected(kExpiredOutput);
+    return {};
+  }
+
+  Verdict process(Packet* p) {
+    if (length(p) < kMinFrameLen) return Verdict::drop(kTruncated);
+    auto* ip = rte_pktmbuf_mtod_offset(p, rte_ipv4_hdr*, RTE_ETHER_HDR_LEN);
+    if (ip->time_to_live <= kLastHopTtl)
+      return expired_to_output_ ? Verdict::out(kExpiredOutput) : Verdict::drop(kTtlExpired);
+    const uint16_t old_word = ttl_proto_word(ip);
+    --ip->time_to_live;
+    const uint16_t sum = rte_be_to_cpu_16(ip->hdr_checksum);
+    ip->hdr_checksum = rte_cpu_to_be_16(checksum_adjust(sum, old_word, ttl_proto_word(ip)));
+    return Verdict::out(0);
+  }
+
+  // RFC 1624, eqn. 3: the Internet checksum `hc` of data in which one 16-bit word changed from
+  // `m` to `m_new` becomes HC' = ~(~HC + ~m + m'). Never yields 0xFFFF when m_new != 0, so the
+  // result matches a full recomputation (RFC 1071), which cannot yield 0xFFFF either.
+  static constexpr uint16_t checksum_adjust(uint16_t hc, uint16_t m, uint16_t m_new) {
+    uint32_t sum = uint32_t{static_cast<uint16_t>(~hc)} + static_cast<uint16_t>(~m) + m_new;
+    sum = (sum & kWordMask) + (sum >> kWordBits);
+    sum = (sum & kWordMask) + (sum >> kWordBits);
+    return static_cast<uint16_t>(~sum);
+  }
+
+ private:
+  static constexpr uint32_t kMinFrameLen = RTE_ETHER_HDR_LEN + sizeof(rte_ipv4_hdr);
+  static constexpr uint8_t kLastHopTtl = 1;
+  static constexpr uint32_t kWordMask = 0xFFFF;
+  static constexpr int kWordBits = 16;
+  static constexpr int kByteBits = 8;
+
+  // The header's 16-bit word holding TTL (high byte) and protocol, in host order.
+  static uint16_t ttl_proto_word(const rte_ipv4_hdr* ip) {
+    return static_cast<uint16_t>(ip->time_to_live << kByteBits | ip->next_proto_id);
+  }
+
+  bool expired_to_output_ = false;
+};
+
+}  // namespace fulcrum

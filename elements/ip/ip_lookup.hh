@@ -1,0 +1,90 @@
+// IPLookup — routes IPv4 packets by longest-prefix match of the destination (DIR-24-8).
+//
+// Ports:     input 0: Ethernet frames. output 0: IPv4 packets with a route to an existing port.
+//            Drops: no-route (no prefix matches), no-such-port (the route's port is not below
+//            the number of --port flags), not-ipv4 (frame under 34 bytes or EtherType not
+//            0x0800; VLAN-tagged frames included).
+// Config:    FILE (positional): route file, lines "A.B.C.D/LEN PORT" with # comments (see
+//            src/lib/route_table.hh); a relative path is relative to the current directory.
+//            Loaded once per process in initialize() and shared by every worker
+//            (shared storage key "ipv4-routes:FILE").
+// Uses:      nothing.  Sets: out_port (the matching route's port).
+// Counters:  none (the graph counts packets per port and drops per reason).
+// Offload:   none.
+#pragma once
+
+#include <rte_byteorder.h>
+
+#include <array>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "core/element.hh"
+#include "lib/dir24_8.hh"
+
+namespace fulcrum {
+
+class IPLookup final : public ElementBase<IPLookup> {
+ public:
+  enum DropReason : int { kDropNoRoute, kDropNoSuchPort, kDropNotIpv4 };
+  static constexpr std::array<std::string_view, 3> kDropReasons{"no-route", "no-such-port",
+                                                                "not-ipv4"};
+  static constexpr ElementTraits kTraits{"IPLookup", 1, 1, kDropReasons};
+
+  static constexpr uint32_t kEtherHeaderLen = 14;
+  static constexpr uint32_t kEtherTypeOffset = 12;
+  static constexpr uint32_t kIpv4DstOffset = kEtherHeaderLen + 16;
+  static constexpr uint32_t kMinFrameLen = kEtherHeaderLen + 20;  // Ethernet + minimal IPv4
+  static constexpr uint16_t kEtherTypeIpv4 = 0x0800;
+  static constexpr uint16_t kEtherTypeIpv4Be = RTE_BE16(kEtherTypeIpv4);
+
+  Status configure(Args& args) override;
+  Status initialize(const InitContext& ctx) override;
+
+  // Three passes over the batch so that the table accesses of all packets overlap: gather the
+  // destinations, look them all up (Dir24_8::lookup_bulk prefetches), then write the verdicts.
+  void process_batch(PacketBatch& batch) override {
+    alignas(64) uint32_t addrs[kMaxBatch];
+    alignas(64) uint16_t hops[kMaxBatch];
+    alignas(64) bool ipv4[kMaxBatch];
+    const uint32_t n = batch.count();
+    // Excluded slots are looked up too (the bulk lookup runs over [0, n)), as address 0.
+    if (batch.has_mask()) std::memset(addrs, 0, n * sizeof(addrs[0]));
+    batch.for_each([&](uint32_t i, Packet* p) {
+      const uint8_t* d = data(p);
+      uint16_t ether_type;
+      std::memcpy(&ether_type, d + kEtherTypeOffset, sizeof(ether_type));
+      bool ok = length(p) >= kMinFrameLen && ether_type == kEtherTypeIpv4Be;
+      uint32_t dst = 0;
+      if (ok) std::memcpy(&dst, d + kIpv4DstOffset, sizeof(dst));
+      ipv4[i] = ok;
+      addrs[i] = rte_be_to_cpu_32(dst);
+    });
+    table_->lookup_bulk(addrs, hops, n);
+    batch.for_each([&](uint32_t i, Packet* p) {
+      const uint16_t hop = hops[i];
+      Verdict v = Verdict::out(0);
+      if (!ipv4[i]) [[unlikely]] {
+        v = Verdict::drop(kDropNotIpv4);
+      } else if (hop >= ports_) [[unlikely]] {
+        v = Verdict::drop(hop == Dir24_8::kNoRoute ? kDropNoRoute : kDropNoSuchPort);
+      } else {
+        anno(p).out_port = hop;
+      }
+      batch.set_result(i, v);
+    });
+  }
+
+  const Dir24_8& table() const { return *table_; }
+  const std::string& file() const { return file_; }
+
+ private:
+  std::string file_;
+  SourceLoc loc_;
+  std::shared_ptr<const Dir24_8> table_;
+  uint16_t ports_ = 0;
+};
+
+}  // namespace fulcrum

@@ -1,0 +1,44 @@
+#include "elements/l2/l2_forward.hh"
+
+#include <string>
+
+#include "core/registry.hh"
+
+namespace fulcrum {
+
+Status L2Forward::configure(Args& args) {
+  std::string method, port;
+  if (Status s = args.key("METHOD", method).key("PORT", port).finish(); !s) return s;
+  loc_ = args.loc();
+  if (!port.empty()) {
+    if (!method.empty()) return args.error("METHOD and PORT exclude each other");
+    if (!parse_value(port, next_port_) || next_port_ == kNoPort)
+      return args.error("PORT: expected port number, got '" + port + "'");
+    method_ = Method::kFixed;
+  } else if (method.empty() || method == "echo") {
+    method_ = Method::kEcho;
+  } else if (method == "roundrobin") {
+    method_ = Method::kRoundRobin;
+  } else {
+    return args.error("METHOD: expected echo or roundrobin, got '" + method + "'");
+  }
+  return {};
+}
+
+Status L2Forward::initialize(const InitContext& ctx) {
+  // Errors here are formatted like the configuration errors they are.
+  const Args args({}, loc_, name(), kTraits.class_name);
+  nports_ = static_cast<uint16_t>(ctx.ports);
+  if (method_ == Method::kFixed && next_port_ >= ctx.ports)
+    return args.error("PORT " + std::to_string(next_port_) + " is not a port (" +
+                      std::to_string(ctx.ports) + " ports)");
+  if (method_ == Method::kRoundRobin) {
+    if (ctx.ports == 0) return args.error("METHOD roundrobin: no ports");
+    next_port_ = 0;
+  }
+  return {};
+}
+
+FULCRUM_REGISTER_ELEMENT(L2Forward);
+
+}  // namespace fulcrum

@@ -1,0 +1,127 @@
+#include <unistd.h>
+
+#include <charconv>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "cli/commands.hh"
+#include "io/eal.hh"
+#include "io/port.hh"
+#include "runtime/runtime.hh"
+
+namespace fulcrum::cli {
+namespace {
+
+constexpr const char* kRunUsage = R"(usage: fulcrum run PIPELINE.click --port SPEC [--port SPEC ...] [options]
+
+  --port SPEC        a port, in order (port index = position): a DPDK device string
+                     (net_pcap0,rx_pcap=in.pcap,tx_pcap=out.pcap | net_null0 | net_ring0 |
+                     net_af_packet0,iface=veth0 | a PCI address) or the built-in generator
+                     gen:size=64,flows=1024,dst=uniform|routes|zipf,routes=FILE,rate=PPS,seed=N
+  --workers N        worker threads, each pinned to a core with its own pipeline replica (1)
+  --batch N          packets per batch, 1..256 (64)
+  --packets N        stop after N received packets
+  --seconds S        stop after S seconds
+  --branch MODE      reuse (default: reuse the batch for the majority output) | split
+  --stats-json FILE  write the run statistics as JSON
+  --quiet            no live progress line
+Without --packets/--seconds the run ends when all pcap inputs are drained (or on Ctrl-C).
+)";
+
+template <class T>
+bool parse_num(const std::string& s, T& out) {
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+int usage_error(const std::string& msg) {
+  std::fprintf(stderr, "fulcrum run: %s\n\n%s", msg.c_str(), kRunUsage);
+  return 2;
+}
+
+}  // namespace
+
+int cmd_run(const std::vector<std::string>& args) {
+  RunOptions opt;
+  std::string stats_json;
+  bool quiet = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&](std::string& out) {
+      if (i + 1 >= args.size()) return false;
+      out = args[++i];
+      return true;
+    };
+    std::string v;
+    if (a == "--help" || a == "-h") {
+      std::fputs(kRunUsage, stdout);
+      return 0;
+    } else if (a == "--port") {
+      if (!value(v)) return usage_error("--port needs a value");
+      opt.ports.push_back(v);
+    } else if (a == "--workers") {
+      if (!value(v) || !parse_num(v, opt.workers) || opt.workers < 1)
+        return usage_error("--workers needs a positive integer");
+    } else if (a == "--batch") {
+      if (!value(v) || !parse_num(v, opt.batch) || opt.batch < 1 || opt.batch > kMaxBatch)
+        return usage_error("--batch needs an integer 1.." + std::to_string(kMaxBatch));
+    } else if (a == "--packets") {
+      if (!value(v) || !parse_num(v, opt.packets)) return usage_error("--packets needs an integer");
+    } else if (a == "--seconds") {
+      if (!value(v)) return usage_error("--seconds needs a number");
+      char* end = nullptr;
+      opt.seconds = std::strtod(v.c_str(), &end);
+      if (end != v.c_str() + v.size() || opt.seconds <= 0) return usage_error("--seconds needs a positive number");
+    } else if (a == "--branch") {
+      if (!value(v) || (v != "reuse" && v != "split")) return usage_error("--branch is reuse or split");
+      opt.branch = v == "reuse" ? BranchMode::kReuse : BranchMode::kSplit;
+    } else if (a == "--stats-json") {
+      if (!value(stats_json)) return usage_error("--stats-json needs a file name");
+    } else if (a == "--quiet") {
+      quiet = true;
+    } else if (!a.empty() && a[0] == '-') {
+      return usage_error("unknown option '" + a + "'");
+    } else if (opt.pipeline_file.empty()) {
+      opt.pipeline_file = a;
+    } else {
+      return usage_error("unexpected argument '" + a + "'");
+    }
+  }
+  if (opt.pipeline_file.empty()) return usage_error("no pipeline file given");
+  if (opt.ports.empty()) return usage_error("no --port given");
+  opt.progress = !quiet && isatty(STDERR_FILENO);
+
+  // Configuration errors are reported before any device is touched.
+  Result<PipelineConfig> config = load_pipeline(opt);
+  if (!config) {
+    std::fprintf(stderr, "%s\n", config.error().c_str());
+    return 1;
+  }
+
+  EalOptions eal;
+  eal.workers = opt.workers;
+  for (const std::string& p : opt.ports)
+    if (eal_device_for(p).is_pci) eal.pci.push_back(p);
+  if (Status s = init_eal(eal); !s) {
+    std::fprintf(stderr, "fulcrum run: %s\n", s.error().c_str());
+    return 1;
+  }
+  Result<RunReport> report = run(opt);
+  if (!report) {
+    std::fprintf(stderr, "%s\n", report.error().c_str());
+    return 1;
+  }
+  std::fputs(report_text(report.value()).c_str(), stdout);
+  if (!stats_json.empty()) {
+    std::ofstream out(stats_json);
+    out << report_json(report.value());
+    if (!out) {
+      std::fprintf(stderr, "fulcrum run: cannot write %s\n", stats_json.c_str());
+      return 1;
+    }
+  }
+  return report.value().balanced() ? 0 : 3;
+}
+
+}  // namespace fulcrum::cli

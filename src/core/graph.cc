@@ -1,0 +1,219 @@
+#include "core/graph.hh"
+
+#include <rte_branch_prediction.h>
+#include <rte_mbuf.h>
+
+#include <algorithm>
+#include <functional>
+
+#include "core/registry.hh"
+
+namespace fulcrum {
+namespace {
+
+std::string describe(const ConfigElement& e) { return "'" + e.name + "' (" + e.class_name + ")"; }
+
+std::string plural(int n, const char* what) {
+  return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+}
+
+// Depth-first search for a cycle; returns the index of a connection on it, or -1.
+int find_cycle(const PipelineConfig& config) {
+  const size_t n = config.elements.size();
+  std::vector<std::vector<size_t>> out(n);
+  for (size_t c = 0; c < config.connections.size(); ++c)
+    out[config.connections[c].from].push_back(c);
+  std::vector<int> state(n, 0);  // 0 new, 1 on stack, 2 done
+  std::function<int(size_t)> visit = [&](size_t v) -> int {
+    state[v] = 1;
+    for (size_t c : out[v]) {
+      size_t w = config.connections[c].to;
+      if (state[w] == 1) return static_cast<int>(c);
+      if (state[w] == 0) {
+        int found = visit(w);
+        if (found >= 0) return found;
+      }
+    }
+    state[v] = 2;
+    return -1;
+  };
+  for (size_t v = 0; v < n; ++v) {
+    if (state[v] != 0) continue;
+    int found = visit(v);
+    if (found >= 0) return found;
+  }
+  return -1;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Pipeline>> Pipeline::build(const PipelineConfig& config,
+                                                  const InitContext& ctx, BranchMode mode) {
+  auto p = std::unique_ptr<Pipeline>(new Pipeline());
+  p->mode_ = mode;
+  p->nodes_.resize(config.elements.size());
+
+  for (size_t i = 0; i < config.elements.size(); ++i) {
+    const ConfigElement& ce = config.elements[i];
+    const ElementClassInfo* info = Registry::instance().find(ce.class_name);
+    if (info == nullptr)
+      return make_error(ce.loc.str() + ": unknown element class '" + ce.class_name + "'");
+    Node& node = p->nodes_[i];
+    node.element = info->create();
+    node.element->set_name(ce.name);
+    node.loc = ce.loc;
+    node.class_name = ce.class_name;
+    Args args(ce.args, ce.loc, ce.name, ce.class_name);
+    if (Status s = node.element->configure(args); !s) return make_error(s.error());
+    node.next.resize(static_cast<size_t>(node.element->noutputs()));
+    node.stats.out_packets.assign(node.next.size(), 0);
+    node.stats.drops.assign(std::max<size_t>(1, info->traits->drop_reasons.size()), 0);
+    if (node.element->schedulable()) p->schedulable_.push_back(static_cast<int>(i));
+    if (ce.class_name == "FromInput") {
+      if (p->input_node_ >= 0)
+        return make_error(ce.loc.str() + ": a second FromInput; a pipeline has one entry point (first at " +
+                          p->nodes_[static_cast<size_t>(p->input_node_)].loc.str() + ")");
+      p->input_node_ = static_cast<int>(i);
+    }
+  }
+
+  for (const ConfigConnection& c : config.connections) {
+    const ConfigElement& from = config.elements[c.from];
+    const ConfigElement& to = config.elements[c.to];
+    Node& src = p->nodes_[c.from];
+    const int outputs = src.element->noutputs();
+    if (c.from_port < 0 || c.from_port >= outputs)
+      return make_error(c.loc.str() + ": output port " + std::to_string(c.from_port) + " of " +
+                        describe(from) + " out of range: " + from.class_name + " has " +
+                        plural(outputs, "output"));
+    const int to_inputs = p->nodes_[c.to].element->traits().inputs;
+    if (c.to_port < 0 || c.to_port >= to_inputs)
+      return make_error(c.loc.str() + ": input port " + std::to_string(c.to_port) + " of " +
+                        describe(to) + " out of range: " + to.class_name + " has " +
+                        plural(to_inputs, "input"));
+    Node::Edge& e = src.next[static_cast<size_t>(c.from_port)];
+    if (e.node >= 0)
+      return make_error(c.loc.str() + ": output port " + std::to_string(c.from_port) + " of " +
+                        describe(from) + " is already connected to '" +
+                        config.elements[static_cast<size_t>(e.node)].name + "'");
+    e.node = static_cast<int>(c.to);
+    e.port = c.to_port;
+    src.element->set_output_connected(c.from_port);
+  }
+
+  if (int c = find_cycle(config); c >= 0)
+    return make_error(config.connections[static_cast<size_t>(c)].loc.str() +
+                      ": connection closes a cycle; pipelines must be acyclic");
+  if (p->input_node_ < 0 && p->schedulable_.empty())
+    return make_error(config.file + ": pipeline has no FromInput and no source element");
+
+  for (Node& node : p->nodes_) {
+    if (Status s = node.element->initialize(ctx); !s) {
+      const std::string& msg = s.error();
+      if (msg.rfind(node.loc.file, 0) == 0 && !node.loc.file.empty()) return make_error(msg);
+      return make_error(node.loc.str() + ": " + msg);
+    }
+  }
+  return p;
+}
+
+PacketBatch* Pipeline::alloc_batch() {
+  if (spare_.empty()) {
+    batch_store_.push_back(std::make_unique<PacketBatch>());
+    spare_.push_back(batch_store_.back().get());
+  }
+  PacketBatch* b = spare_.back();
+  spare_.pop_back();
+  b->clear();
+  return b;
+}
+
+void Pipeline::inject(PacketBatch& batch) {
+  nodes_[static_cast<size_t>(input_node_)].stats.in_packets += batch.live();
+  dispatch(input_node_, batch);
+}
+
+void Pipeline::run_tasks(uint64_t now_ns) {
+  for (int idx : schedulable_) {
+    Element& e = *nodes_[static_cast<size_t>(idx)].element;
+    if (now_ns < e.next_task_ns()) continue;
+    PacketBatch* b = alloc_batch();
+    e.run_task(now_ns, *b);
+    if (!b->empty()) dispatch(idx, *b);
+    free_batch(b);
+  }
+}
+
+void Pipeline::process(int node, PacketBatch& batch) {
+  Node& n = nodes_[static_cast<size_t>(node)];
+  n.stats.in_packets += batch.live();
+  n.element->process_batch(batch);
+  dispatch(node, batch);
+}
+
+void Pipeline::dispatch(int node, PacketBatch& batch) {
+  Node& n = nodes_[static_cast<size_t>(node)];
+  ++n.stats.batches;
+  const int nout = static_cast<int>(n.next.size());
+  const size_t nreasons = n.stats.drops.size();
+  uint32_t counts[kMaxOutputs] = {};
+  Packet* dead[kMaxBatch];
+  uint32_t ndead = 0;
+
+  batch.for_each([&](uint32_t i, Packet* p) {
+    const Verdict v = batch.result(i);
+    if (likely(!v.is_drop() && v.port() < nout && n.next[static_cast<size_t>(v.port())].node >= 0)) {
+      ++counts[v.port()];
+      return;
+    }
+    if (v.is_drop())
+      ++n.stats.drops[std::min(static_cast<size_t>(v.reason()), nreasons - 1)];
+    else
+      ++n.stats.unconnected_drops;
+    dead[ndead++] = p;
+    batch.exclude(i);
+  });
+  if (ndead > 0) {
+    rte_pktmbuf_free_bulk(dead, ndead);
+    dropped_ += ndead;
+  }
+  if (batch.empty()) return;
+
+  int majority = 0, taken = 0;
+  for (int o = 0; o < nout; ++o) {
+    if (counts[o] == 0) continue;
+    n.stats.out_packets[static_cast<size_t>(o)] += counts[o];
+    ++taken;
+    if (counts[o] > counts[majority]) majority = o;
+  }
+  if (taken == 1) {
+    process(n.next[static_cast<size_t>(majority)].node, batch);
+    return;
+  }
+  split(n, batch, counts, majority);
+}
+
+void Pipeline::split(Node& n, PacketBatch& batch, const uint32_t* counts, int majority) {
+  const int nout = static_cast<int>(n.next.size());
+  const bool reuse = mode_ == BranchMode::kReuse;
+  PacketBatch* outs[kMaxOutputs] = {};
+  for (int o = 0; o < nout; ++o) {
+    if (counts[o] == 0 || (reuse && o == majority)) continue;
+    outs[o] = alloc_batch();
+    outs[o]->anno() = batch.anno();
+  }
+  batch.for_each([&](uint32_t i, Packet* p) {
+    PacketBatch* dst = outs[batch.result(i).port()];
+    if (dst == nullptr) return;
+    dst->push(p);
+    batch.exclude(i);
+  });
+  for (int o = 0; o < nout; ++o) {
+    if (outs[o] == nullptr) continue;
+    process(n.next[static_cast<size_t>(o)].node, *outs[o]);
+    free_batch(outs[o]);
+  }
+  if (reuse) process(n.next[static_cast<size_t>(majority)].node, batch);
+}
+
+}  // namespace fulcrum

@@ -1,0 +1,207 @@
+#include "io/gen_port.hh"
+
+#include <rte_byteorder.h>
+#include <rte_cycles.h>
+#include <rte_ether.h>
+#include <rte_ip.h>
+#include <rte_memcpy.h>
+#include <rte_udp.h>
+
+#include <algorithm>
+#include <bit>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "io/mempool.hh"
+#include "lib/route_table.hh"
+
+namespace fulcrum {
+namespace {
+
+constexpr uint32_t kMinFrame = 60;
+constexpr uint32_t kMaxFrame = 1514;
+constexpr uint32_t kMinSequence = 1 << 16;
+constexpr unsigned kPoolPerQueue = 16383;
+constexpr uint32_t kSourceNet = 0x0A000000;  // 10.0.0.0/8
+constexpr uint16_t kBasePort = 1024;
+constexpr uint8_t kDefaultTtl = 64;
+constexpr rte_ether_addr kSrcMac{{0x02, 0x00, 0x00, 0x00, 0x00, 0x02}};
+constexpr rte_ether_addr kDstMac{{0x02, 0x00, 0x00, 0x00, 0x00, 0x01}};
+
+template <class T>
+bool parse_number(const std::string& s, T& out) {
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+bool parse_double(const std::string& s, double& out) {
+  char* end = nullptr;
+  out = std::strtod(s.c_str(), &end);
+  return !s.empty() && end == s.c_str() + s.size();
+}
+
+}  // namespace
+
+Result<GenConfig> parse_gen_spec(const std::string& spec) {
+  GenConfig c;
+  std::string body = spec.substr(spec.find(':') == std::string::npos ? spec.size() : spec.find(':') + 1);
+  size_t pos = 0;
+  while (pos < body.size()) {
+    size_t end = body.find(',', pos);
+    if (end == std::string::npos) end = body.size();
+    std::string kv = body.substr(pos, end - pos);
+    pos = end + 1;
+    if (kv.empty()) continue;
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos)
+      return make_error("--port " + spec + ": expected KEY=VALUE, got '" + kv + "'");
+    std::string key = kv.substr(0, eq), val = kv.substr(eq + 1);
+    bool ok = true;
+    if (key == "size") {
+      ok = parse_number(val, c.size) && c.size >= kMinFrame && c.size <= kMaxFrame;
+      if (!ok) return make_error("--port " + spec + ": size must be " + std::to_string(kMinFrame) + ".." +
+                                 std::to_string(kMaxFrame) + ", got '" + val + "'");
+    } else if (key == "flows") {
+      ok = parse_number(val, c.flows) && c.flows > 0;
+    } else if (key == "dst") {
+      if (val == "uniform") c.dst = GenConfig::Dst::kUniform;
+      else if (val == "routes") c.dst = GenConfig::Dst::kRoutes;
+      else if (val == "zipf") c.dst = GenConfig::Dst::kZipf;
+      else return make_error("--port " + spec + ": dst must be uniform, routes or zipf, got '" + val + "'");
+    } else if (key == "routes") {
+      c.routes = val;
+    } else if (key == "zipf") {
+      ok = parse_double(val, c.zipf) && c.zipf > 0;
+    } else if (key == "rate") {
+      ok = parse_double(val, c.rate) && c.rate >= 0;
+    } else if (key == "seed") {
+      ok = parse_number(val, c.seed);
+    } else {
+      return make_error("--port " + spec + ": unknown generator key '" + key +
+                        "' (known: size, flows, dst, routes, zipf, rate, seed)");
+    }
+    if (!ok) return make_error("--port " + spec + ": bad value for " + key + ": '" + val + "'");
+  }
+  if (c.dst == GenConfig::Dst::kRoutes && c.routes.empty())
+    return make_error("--port " + spec + ": dst=routes needs routes=FILE");
+  return c;
+}
+
+Result<std::unique_ptr<Port>> GenPort::open(const std::string& spec, const PortConfig& config) {
+  Result<GenConfig> cfg = parse_gen_spec(spec);
+  if (!cfg) return make_error(cfg.error());
+  auto port = std::unique_ptr<GenPort>(new GenPort());
+  port->spec_ = spec;
+  port->cfg_ = cfg.value();
+  port->port_index_ = config.index;
+  const GenConfig& c = port->cfg_;
+  std::mt19937_64 rng(c.seed);
+
+  std::vector<Route4> routes;
+  if (c.dst == GenConfig::Dst::kRoutes) {
+    Result<std::vector<Route4>> loaded = load_routes4(c.routes);
+    if (!loaded) return make_error("--port " + spec + ": " + loaded.error());
+    routes = std::move(loaded.value());
+    if (routes.empty()) return make_error("--port " + spec + ": route file " + c.routes + " is empty");
+  }
+
+  port->templates_.assign(static_cast<size_t>(c.flows) * kTemplateBytes, 0);
+  port->flow_hash_.resize(c.flows);
+  for (uint32_t f = 0; f < c.flows; ++f) {
+    uint32_t dst = static_cast<uint32_t>(rng());
+    if (!routes.empty()) {
+      const Route4& r = routes[rng() % routes.size()];
+      uint32_t host_mask = r.len == 0 ? ~0u : (r.len == 32 ? 0u : (~0u >> r.len));
+      dst = r.prefix | (static_cast<uint32_t>(rng()) & host_mask);
+    }
+    uint8_t* t = &port->templates_[static_cast<size_t>(f) * kTemplateBytes];
+    auto* eth = reinterpret_cast<rte_ether_hdr*>(t);
+    eth->dst_addr = kDstMac;
+    eth->src_addr = kSrcMac;
+    eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+    auto* ip = reinterpret_cast<rte_ipv4_hdr*>(eth + 1);
+    ip->version_ihl = RTE_IPV4_VHL_DEF;
+    ip->total_length = rte_cpu_to_be_16(static_cast<uint16_t>(c.size - sizeof(rte_ether_hdr)));
+    ip->time_to_live = kDefaultTtl;
+    ip->next_proto_id = IPPROTO_UDP;
+    ip->src_addr = rte_cpu_to_be_32(kSourceNet | (f & 0x00FFFFFF));
+    ip->dst_addr = rte_cpu_to_be_32(dst);
+    ip->hdr_checksum = rte_ipv4_cksum(ip);
+    auto* udp = reinterpret_cast<rte_udp_hdr*>(ip + 1);
+    udp->src_port = rte_cpu_to_be_16(static_cast<uint16_t>(kBasePort + (f & 0x7FFF)));
+    udp->dst_port = rte_cpu_to_be_16(static_cast<uint16_t>(kBasePort + ((f >> 15) & 0x7FFF)));
+    udp->dgram_len = rte_cpu_to_be_16(
+        static_cast<uint16_t>(c.size - sizeof(rte_ether_hdr) - sizeof(rte_ipv4_hdr)));
+    port->flow_hash_[f] = static_cast<uint32_t>(rng());
+  }
+
+  const uint32_t len = std::bit_ceil(std::max(kMinSequence, c.flows));
+  port->sequence_.resize(len);
+  port->sequence_mask_ = len - 1;
+  if (c.dst == GenConfig::Dst::kZipf) {
+    std::vector<double> cdf(c.flows);
+    double sum = 0;
+    for (uint32_t k = 0; k < c.flows; ++k) cdf[k] = sum += 1.0 / std::pow(k + 1.0, c.zipf);
+    std::uniform_real_distribution<double> u(0, sum);
+    for (uint32_t& s : port->sequence_)
+      s = static_cast<uint32_t>(std::lower_bound(cdf.begin(), cdf.end(), u(rng)) - cdf.begin());
+  } else {
+    for (uint32_t i = 0; i < len; ++i) port->sequence_[i] = i % c.flows;
+    std::shuffle(port->sequence_.begin(), port->sequence_.end(), rng);
+  }
+
+  port->tsc_hz_ = static_cast<double>(rte_get_tsc_hz());
+  const int nq = std::max(1, config.workers);
+  port->queues_.resize(static_cast<size_t>(nq));
+  for (int q = 0; q < nq; ++q) {
+    auto pool = create_packet_pool("gen" + std::to_string(config.index) + "q" + std::to_string(q),
+                                   kPoolPerQueue);
+    if (!pool) return make_error("--port " + spec + ": " + pool.error());
+    Queue& queue = port->queues_[static_cast<size_t>(q)];
+    queue.pool = pool.value();
+    queue.pos = static_cast<uint32_t>(q) * (len / static_cast<uint32_t>(nq));
+    queue.last_tsc = rte_rdtsc();
+  }
+  return std::unique_ptr<Port>(std::move(port));
+}
+
+GenPort::~GenPort() {
+  for (Queue& q : queues_) rte_mempool_free(q.pool);
+}
+
+uint16_t GenPort::rx_burst(uint16_t queue, Packet** pkts, uint16_t n) {
+  Queue& q = queues_[queue];
+  if (cfg_.rate > 0) {
+    const uint64_t now = rte_rdtsc();
+    const double per_queue = cfg_.rate / static_cast<double>(queues_.size());
+    q.tokens = std::min(q.tokens + static_cast<double>(now - q.last_tsc) / tsc_hz_ * per_queue,
+                        static_cast<double>(n));
+    q.last_tsc = now;
+    n = static_cast<uint16_t>(std::min<double>(n, q.tokens));
+    q.tokens -= n;
+    if (n == 0) return 0;
+  }
+  if (rte_pktmbuf_alloc_bulk(q.pool, pkts, n) != 0) return 0;
+  const uint16_t size = static_cast<uint16_t>(cfg_.size);
+  uint32_t pos = q.pos;
+  for (uint16_t i = 0; i < n; ++i) {
+    const uint32_t flow = sequence_[pos++ & sequence_mask_];
+    Packet* m = pkts[i];
+    rte_mov64(rte_pktmbuf_mtod(m, uint8_t*), &templates_[static_cast<size_t>(flow) * kTemplateBytes]);
+    m->data_len = size;
+    m->pkt_len = size;
+    m->hash.rss = flow_hash_[flow];
+    m->ol_flags |= RTE_MBUF_F_RX_RSS_HASH;
+  }
+  q.pos = pos;
+  return n;
+}
+
+uint16_t GenPort::tx_burst(uint16_t, Packet** pkts, uint16_t n) {
+  rte_pktmbuf_free_bulk(pkts, n);
+  return n;
+}
+
+}  // namespace fulcrum

@@ -1,0 +1,69 @@
+// GenPort: the built-in traffic generator, a port like any other (--port gen:KEYS).
+//
+// Keys (comma-separated KEY=VALUE):
+//   size=64          frame length in bytes as placed in the mbuf (60..1514)
+//   flows=1024       distinct 5-tuples (UDP, source 10.x.y.z, ports from the flow index)
+//   dst=uniform      destination addresses: uniform (random per flow), routes (inside the
+//                    prefixes of routes=FILE, chosen uniformly over routes), zipf (random per
+//                    flow, flow popularity zipf-distributed with exponent zipf=S, default 1.0)
+//   routes=FILE      route table for dst=routes (the IPLookup format)
+//   rate=0           packets per second over all queues; 0 = as fast as possible
+//   seed=1           random seed
+// Received frames are produced from per-flow header templates; frames transmitted to the
+// generator are discarded (counted as transmitted).
+#pragma once
+
+#include <rte_mempool.h>
+
+#include <vector>
+
+#include "io/port.hh"
+
+namespace fulcrum {
+
+struct GenConfig {
+  uint32_t size = 64;
+  uint32_t flows = 1024;
+  enum class Dst { kUniform, kRoutes, kZipf } dst = Dst::kUniform;
+  std::string routes;
+  double zipf = 1.0;
+  double rate = 0;
+  uint64_t seed = 1;
+};
+
+Result<GenConfig> parse_gen_spec(const std::string& spec);
+
+class GenPort final : public Port {
+ public:
+  static Result<std::unique_ptr<Port>> open(const std::string& spec, const PortConfig& config);
+  ~GenPort() override;
+
+  const std::string& spec() const override { return spec_; }
+  uint16_t rx_queues() const override { return static_cast<uint16_t>(queues_.size()); }
+  uint16_t tx_queues() const override { return static_cast<uint16_t>(queues_.size()); }
+  uint16_t rx_burst(uint16_t queue, Packet** pkts, uint16_t n) override;
+  uint16_t tx_burst(uint16_t queue, Packet** pkts, uint16_t n) override;
+
+  static constexpr uint32_t kTemplateBytes = 64;
+  static constexpr uint32_t kHeaderBytes = 42;  // Ethernet + IPv4 + UDP
+
+ private:
+  struct alignas(64) Queue {
+    rte_mempool* pool = nullptr;
+    uint32_t pos = 0;
+    double tokens = 0;
+    uint64_t last_tsc = 0;
+  };
+
+  std::string spec_;
+  GenConfig cfg_;
+  uint16_t port_index_ = 0;
+  std::vector<uint8_t> templates_;   // flows x kTemplateBytes
+  std::vector<uint32_t> flow_hash_;  // per flow
+  std::vector<uint32_t> sequence_;   // flow index per packet slot (power-of-two length)
+  uint32_t sequence_mask_ = 0;
+  double tsc_hz_ = 0;
+  std::vector<Queue> queues_;
+};
+
+}  // namespace fulcrum

@@ -1,0 +1,52 @@
+// Port: a packet source/sink the runtime polls. DPDK ethdevs (NICs and virtual devices) and the
+// built-in traffic generator implement it. Port index = order of --port flags.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/packet.hh"
+#include "core/result.hh"
+
+namespace fulcrum {
+
+struct PortConfig {
+  uint16_t index = 0;
+  int workers = 1;     // one RX and one TX queue per worker where the device allows
+  uint32_t burst = 64;
+};
+
+class Port {
+ public:
+  virtual ~Port() = default;
+
+  virtual const std::string& spec() const = 0;
+  virtual uint16_t rx_queues() const = 0;
+  virtual uint16_t tx_queues() const = 0;
+  virtual uint16_t rx_burst(uint16_t queue, Packet** pkts, uint16_t n) = 0;
+  virtual uint16_t tx_burst(uint16_t queue, Packet** pkts, uint16_t n) = 0;
+  // True when the port has a finite input (a pcap file) and all of it has been received.
+  virtual bool input_done(uint64_t received) const {
+    (void)received;
+    return false;
+  }
+  virtual bool finite_input() const { return false; }
+  virtual void stop() {}
+};
+
+// Creates the port for one --port SPEC after the EAL is up:
+//   gen:KEY=VAL,...        the built-in generator (see io/gen_port.hh)
+//   net_pcap0,rx_pcap=..   any DPDK virtual device string, or a PCI address (0000:01:00.0)
+Result<std::unique_ptr<Port>> open_port(const std::string& spec, const PortConfig& config);
+
+// The EAL arguments a spec needs before initialisation (--vdev, -a).
+struct EalDevice {
+  bool is_vdev = false;
+  bool is_pci = false;
+  std::string arg;
+};
+EalDevice eal_device_for(const std::string& spec);
+
+}  // namespace fulcrum

@@ -1,0 +1,102 @@
+// Dir24_8: IPv4 longest-prefix match with the DIR-24-8 layout (Gupta et al.; PacketShader, NBA).
+//
+//   TBL24    2^24 16-bit entries, indexed by the top 24 bits of the address (32 MiB).
+//   TBLlong  segments of exactly 256 16-bit entries, indexed by the low 8 bits of the address.
+//
+// A TBL24 entry is one of
+//   0x0000..0x7FFE  a next hop (every address of that /24 resolves to it),
+//   0xFFFF          kNoRoute,
+//   0x8000 | s      s in 0..0x7FFE: the /24 has routes longer than /24; look in segment s.
+// A TBLlong entry is a next hop or kNoRoute. One lookup is one memory access for prefixes up to
+// /24 and two for the /24s that hold longer prefixes.
+//
+// Usage: add() every route, build(), then lookup()/lookup_bulk() from any number of threads.
+// build() orders the routes by prefix length, so the result does not depend on insertion order;
+// it can be called again after more add()s. Adding a prefix twice keeps the last next hop.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/result.hh"
+
+namespace fulcrum {
+
+class Dir24_8 {
+ public:
+  static constexpr uint16_t kNoRoute = 0xFFFF;
+  static constexpr uint16_t kMaxNextHop = 0x7FFE;
+  static constexpr uint16_t kSegmentFlag = 0x8000;
+  static constexpr uint32_t kMaxSegments = 0x7FFF;  // segment indices 0..0x7FFE
+  static constexpr uint32_t kSegmentEntries = 256;
+  static constexpr uint32_t kTbl24Entries = 1u << 24;
+  static constexpr uint8_t kMaxPrefixLen = 32;
+  // lookup_bulk prefetches the TBL24 entries of this many addresses before resolving them.
+  static constexpr size_t kPrefetchGroup = 16;
+
+  Dir24_8();
+  ~Dir24_8();
+  Dir24_8(const Dir24_8&) = delete;
+  Dir24_8& operator=(const Dir24_8&) = delete;
+
+  // Adds a route (prefix in host byte order). Errors: length above 32, host bits set beyond the
+  // prefix length, next hop above kMaxNextHop. Takes effect at the next build().
+  Status add(uint32_t prefix, uint8_t len, uint16_t next_hop);
+
+  // (Re)builds the tables from every route added so far. Fails when the memory cannot be
+  // allocated or when more than kMaxSegments /24s hold routes longer than /24.
+  Status build();
+
+  // Next hop of the longest prefix matching `addr` (host byte order), or kNoRoute. Only valid
+  // after a successful build().
+  uint16_t lookup(uint32_t addr) const { return resolve(tbl24_[addr >> 8], addr); }
+
+  // lookup() for n addresses. Prefetches the TBL24 entries of a group of kPrefetchGroup addresses,
+  // then resolves the group, so the memory accesses of a group overlap.
+  void lookup_bulk(const uint32_t* addrs, uint16_t* out, size_t n) const {
+    size_t i = 0;
+    for (; i + kPrefetchGroup <= n; i += kPrefetchGroup) {
+      for (size_t j = 0; j < kPrefetchGroup; ++j) __builtin_prefetch(&tbl24_[addrs[i + j] >> 8]);
+      for (size_t j = 0; j < kPrefetchGroup; ++j) out[i + j] = lookup(addrs[i + j]);
+    }
+    for (size_t j = i; j < n; ++j) __builtin_prefetch(&tbl24_[addrs[j] >> 8]);
+    for (; i < n; ++i) out[i] = lookup(addrs[i]);
+  }
+
+  // Distinct routes in the table (as of the last build(); before it, routes added so far).
+  size_t size() const { return routes_.size(); }
+  size_t segments() const { return segments_; }
+  // Bytes of lookup tables: TBL24 plus the TBLlong segments in use.
+  size_t memory_bytes() const;
+  bool built() const { return tbl24_ != nullptr; }
+
+  static bool is_segment(uint16_t e) {
+    // True for 0x8000..0xFFFE: one unsigned compare excludes kNoRoute.
+    return static_cast<uint16_t>(e - kSegmentFlag) < kMaxSegments;
+  }
+
+ private:
+  struct Route {
+    uint32_t prefix;
+    uint8_t len;
+    uint16_t next_hop;
+  };
+  struct Memory;
+
+  uint16_t resolve(uint16_t e, uint32_t addr) const {
+    if (is_segment(e)) [[unlikely]]
+      return tbllong_[(static_cast<size_t>(e - kSegmentFlag) << 8) | (addr & 0xFF)];
+    return e;
+  }
+
+  std::vector<Route> routes_;
+  std::unique_ptr<Memory> tbl24_mem_;
+  std::unique_ptr<Memory> tbllong_mem_;
+  uint16_t* tbl24_ = nullptr;
+  const uint16_t* tbllong_ = nullptr;
+  size_t segments_ = 0;
+};
+
+}  // namespace fulcrum

@@ -1,0 +1,112 @@
+#include "runtime/stats.hh"
+
+#include <cstdio>
+#include <sstream>
+
+namespace fulcrum {
+namespace {
+
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+std::string pairs_json(const std::vector<std::pair<std::string, uint64_t>>& pairs) {
+  std::string out = "{";
+  for (size_t i = 0; i < pairs.size(); ++i)
+    out += (i ? ", " : "") + quoted(pairs[i].first) + ": " + std::to_string(pairs[i].second);
+  return out + "}";
+}
+
+}  // namespace
+
+std::string report_json(const RunReport& r) {
+  std::ostringstream o;
+  o << "{\n  \"duration_s\": " << number(r.duration_s) << ",\n  \"workers\": " << r.workers
+    << ",\n  \"batch\": " << r.batch << ",\n  \"packets_in\": " << r.packets_in
+    << ",\n  \"bytes_in\": " << r.bytes_in << ",\n  \"packets_out\": " << r.packets_out
+    << ",\n  \"bytes_out\": " << r.bytes_out << ",\n  \"dropped\": " << r.dropped
+    << ",\n  \"queued\": " << r.queued << ",\n  \"mpps_in\": " << number(r.mpps_in())
+    << ",\n  \"mpps_out\": " << number(r.mpps_out()) << ",\n  \"gbps_in\": " << number(r.gbps_in())
+    << ",\n  \"gbps_out\": " << number(r.gbps_out())
+    << ",\n  \"balanced\": " << (r.balanced() ? "true" : "false") << ",\n  \"ports\": [";
+  for (size_t i = 0; i < r.ports.size(); ++i) {
+    const PortReport& p = r.ports[i];
+    o << (i ? "," : "") << "\n    {\"index\": " << i << ", \"spec\": " << quoted(p.spec)
+      << ", \"rx_packets\": " << p.rx_packets << ", \"rx_bytes\": " << p.rx_bytes
+      << ", \"tx_packets\": " << p.tx_packets << ", \"tx_bytes\": " << p.tx_bytes << "}";
+  }
+  o << "\n  ],\n  \"elements\": [";
+  for (size_t i = 0; i < r.elements.size(); ++i) {
+    const ElementReport& e = r.elements[i];
+    o << (i ? "," : "") << "\n    {\"name\": " << quoted(e.name) << ", \"class\": " << quoted(e.class_name)
+      << ", \"in_packets\": " << e.in_packets << ", \"batches\": " << e.batches << ", \"out_packets\": [";
+    for (size_t k = 0; k < e.out_packets.size(); ++k) o << (k ? ", " : "") << e.out_packets[k];
+    o << "], \"drops\": " << pairs_json(e.drops) << ", \"counters\": " << pairs_json(e.counters) << "}";
+  }
+  o << "\n  ],\n  \"drops\": " << pairs_json(r.drops) << "\n}\n";
+  return o.str();
+}
+
+std::string report_text(const RunReport& r) {
+  std::ostringstream o;
+  char line[256];
+  std::snprintf(line, sizeof line, "%.3f s, %d worker(s), batch %u\n", r.duration_s, r.workers, r.batch);
+  o << line;
+  std::snprintf(line, sizeof line, "in   %12llu packets  %8.2f Mpps  %8.2f Gbps\n",
+                static_cast<unsigned long long>(r.packets_in), r.mpps_in(), r.gbps_in());
+  o << line;
+  std::snprintf(line, sizeof line, "out  %12llu packets  %8.2f Mpps  %8.2f Gbps\n",
+                static_cast<unsigned long long>(r.packets_out), r.mpps_out(), r.gbps_out());
+  o << line;
+  o << "ports:\n";
+  for (size_t i = 0; i < r.ports.size(); ++i) {
+    const PortReport& p = r.ports[i];
+    std::snprintf(line, sizeof line, "  [%zu] rx %12llu  tx %12llu  %s\n", i,
+                  static_cast<unsigned long long>(p.rx_packets),
+                  static_cast<unsigned long long>(p.tx_packets), p.spec.c_str());
+    o << line;
+  }
+  o << "elements:\n";
+  for (const ElementReport& e : r.elements) {
+    std::snprintf(line, sizeof line, "  %-24s %-16s in %12llu", e.name.c_str(), e.class_name.c_str(),
+                  static_cast<unsigned long long>(e.in_packets));
+    o << line;
+    for (size_t k = 0; k < e.out_packets.size(); ++k)
+      o << "  out[" << k << "] " << e.out_packets[k];
+    for (const auto& c : e.counters) o << "  " << c.first << " " << c.second;
+    o << "\n";
+  }
+  if (!r.drops.empty()) {
+    o << "drops:\n";
+    for (const auto& d : r.drops) {
+      std::snprintf(line, sizeof line, "  %-40s %12llu\n", d.first.c_str(),
+                    static_cast<unsigned long long>(d.second));
+      o << line;
+    }
+  }
+  std::snprintf(line, sizeof line, "balance: in %llu = out %llu + dropped %llu + queued %llu  [%s]\n",
+                static_cast<unsigned long long>(r.packets_in), static_cast<unsigned long long>(r.packets_out),
+                static_cast<unsigned long long>(r.dropped), static_cast<unsigned long long>(r.queued),
+                r.balanced() ? "ok" : "MISMATCH");
+  o << line;
+  return o.str();
+}
+
+}  // namespace fulcrum

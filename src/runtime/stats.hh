@@ -1,0 +1,63 @@
+// Run statistics: what the runtime counts while it runs, and the report it builds at the end.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fulcrum {
+
+// A counter written by one worker and read by the control thread while it runs.
+struct LiveCounter {
+  std::atomic<uint64_t> v{0};
+  void add(uint64_t n) { v.store(v.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
+  uint64_t get() const { return v.load(std::memory_order_relaxed); }
+};
+
+struct alignas(64) PortCounters {
+  LiveCounter rx_packets, rx_bytes, tx_packets, tx_bytes;
+};
+
+// Drop reasons owned by the runtime (not by an element).
+inline constexpr std::string_view kDropNoSuchPort = "no-such-port";
+inline constexpr std::string_view kDropTxFull = "tx-full";
+
+struct ElementReport {
+  std::string name;
+  std::string class_name;
+  uint64_t in_packets = 0;
+  uint64_t batches = 0;
+  std::vector<uint64_t> out_packets;
+  std::vector<std::pair<std::string, uint64_t>> drops;     // by reason, non-zero only
+  std::vector<std::pair<std::string, uint64_t>> counters;  // element-specific
+};
+
+struct PortReport {
+  std::string spec;
+  uint64_t rx_packets = 0, rx_bytes = 0, tx_packets = 0, tx_bytes = 0;
+};
+
+struct RunReport {
+  double duration_s = 0;
+  int workers = 0;
+  uint32_t batch = 0;
+  uint64_t packets_in = 0, bytes_in = 0;
+  uint64_t packets_out = 0, bytes_out = 0;
+  uint64_t dropped = 0;
+  uint64_t queued = 0;  // neither transmitted nor dropped at exit
+  std::vector<PortReport> ports;
+  std::vector<ElementReport> elements;
+  std::vector<std::pair<std::string, uint64_t>> drops;  // "element/reason" -> count
+
+  double mpps_in() const { return duration_s > 0 ? packets_in / duration_s / 1e6 : 0; }
+  double mpps_out() const { return duration_s > 0 ? packets_out / duration_s / 1e6 : 0; }
+  double gbps_in() const { return duration_s > 0 ? bytes_in * 8 / duration_s / 1e9 : 0; }
+  double gbps_out() const { return duration_s > 0 ? bytes_out * 8 / duration_s / 1e9 : 0; }
+  bool balanced() const { return packets_in == packets_out + dropped + queued && queued == 0; }
+};
+
+std::string report_json(const RunReport& r);
+std::string report_text(const RunReport& r);
+
+}  // namespace fulcrum

@@ -1,0 +1,64 @@
+// Worker: one core's run-to-completion loop. Polls its RX queues, runs each burst through its
+// pipeline replica, and transmits through per-port buffers (it is the pipeline's PacketSink).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "core/graph.hh"
+#include "io/port.hh"
+#include "runtime/stats.hh"
+
+namespace fulcrum {
+
+struct RxQueue {
+  uint16_t port;
+  uint16_t queue;
+};
+
+class Worker final : public PacketSink {
+ public:
+  Worker(int id, std::vector<Port*> ports, std::vector<RxQueue> rx, uint32_t burst);
+
+  void set_pipeline(std::unique_ptr<Pipeline> p) { pipeline_ = std::move(p); }
+  Pipeline& pipeline() { return *pipeline_; }
+
+  // Runs until `stop` is set or the shared packet budget (if any) is spent.
+  void run(const std::atomic<bool>& stop, std::atomic<int64_t>* budget);
+  void transmit(PacketBatch& batch) override;
+
+  const std::vector<PortCounters>& port_counters() const { return port_counters_; }
+  uint64_t drops_no_such_port() const { return no_such_port_.get(); }
+  uint64_t drops_tx_full() const { return tx_full_.get(); }
+  bool finished() const { return finished_.load(std::memory_order_acquire); }
+  // TSC at the start and end of run(), for exact rates.
+  uint64_t start_tsc() const { return start_tsc_; }
+  uint64_t end_tsc() const { return end_tsc_; }
+
+ private:
+  struct TxBuffer {
+    uint16_t queue = 0;
+    uint32_t count = 0;
+    uint64_t bytes = 0;
+    Packet* pkts[2 * kMaxBatch];
+  };
+
+  uint16_t receive(const RxQueue& rxq, PacketBatch& batch, std::atomic<int64_t>* budget);
+  void flush(uint16_t port);
+  void flush_all();
+
+  int id_;
+  std::vector<Port*> ports_;
+  std::vector<RxQueue> rx_;
+  uint32_t burst_;
+  std::unique_ptr<Pipeline> pipeline_;
+  std::vector<TxBuffer> tx_;
+  std::vector<PortCounters> port_counters_;
+  LiveCounter no_such_port_, tx_full_;
+  uint64_t batch_seq_ = 0;
+  uint64_t start_tsc_ = 0, end_tsc_ = 0;
+  std::atomic<bool> finished_{false};
+};
+
+}  // namespace fulcrum

@@ -4,6 +4,8 @@
 #include <rte_ip.h>
 
 #include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <random>
 #include <string>
@@ -27,7 +29,9 @@ constexpr uint32_t kMinIpFrame = RTE_ETHER_HDR_LEN + sizeof(rte_ipv4_hdr);
 constexpr uint8_t kTtl = 64;
 constexpr uint32_t kIpv4Words = 2;  // 16-bit words per 32-bit IHL unit
 
-rte_ipv4_hdr* ip(Frame& f) { return reinterpret_cast<rte_ipv4_hdr*>(f.data() + RTE_ETHER_HDR_LEN); }
+rte_ipv4_hdr* ip(Frame& f) {
+  return reinterpret_cast<rte_ipv4_hdr*>(f.data() + RTE_ETHER_HDR_LEN);
+}
 
 // RFC 1071, written out independently of DPDK: the complement of the one's complement sum of the
 // header's 16-bit words, the checksum field counted as zero.
@@ -42,9 +46,15 @@ uint16_t reference_checksum(const Frame& f) {
   return static_cast<uint16_t>(~sum);
 }
 
-uint16_t checksum_field(Frame& f) { return rte_be_to_cpu_16(ip(f)->hdr_checksum); }
-void set_checksum(Frame& f, uint16_t c) { ip(f)->hdr_checksum = rte_cpu_to_be_16(c); }
-void fix_checksum(Frame& f) { set_checksum(f, reference_checksum(f)); }
+uint16_t checksum_field(Frame& f) {
+  return rte_be_to_cpu_16(ip(f)->hdr_checksum);
+}
+void set_checksum(Frame& f, uint16_t c) {
+  ip(f)->hdr_checksum = rte_cpu_to_be_16(c);
+}
+void fix_checksum(Frame& f) {
+  set_checksum(f, reference_checksum(f));
+}
 
 Frame udp_frame(uint32_t src = RTE_IPV4(10, 0, 0, 1), uint32_t frame_len = 64) {
   return testing::ipv4_udp_frame(src, RTE_IPV4(10, 0, 0, 2), kTtl, frame_len);
@@ -136,8 +146,8 @@ TEST(ElementsIp, CheckIPHeaderNotIpv4) {
   Frame v6_version = udp_frame();
   ip(v6_version)->version_ihl = kVersionIhl6;
   Frame v4_as_ipv6 = udp_frame();  // a valid IPv4 header behind the IPv6 ethertype
-  v4_as_ipv6[12] = kEtherTypeIpv6 >> 8;
-  v4_as_ipv6[13] = kEtherTypeIpv6 & 0xff;
+  reinterpret_cast<rte_ether_hdr*>(v4_as_ipv6.data())->ether_type =
+      rte_cpu_to_be_16(kEtherTypeIpv6);
   auto r = results(*e, {testing::ether_frame(kEtherTypeArp), testing::ether_frame(kEtherTypeIpv6),
                         v6_version, v4_as_ipv6});
   for (const std::string& s : r) EXPECT_EQ(s, "not-ipv4");
@@ -196,8 +206,7 @@ TEST(ElementsIp, CheckIPHeaderChecksum) {
   set_checksum(negative_zero, 0xFFFF);
   EXPECT_EQ(results(*e, {flipped, stale, zero, negative_zero}),
             (std::vector<std::string>{"bad-checksum", "bad-checksum", "out 0", "out 0"}));
-  EXPECT_EQ(results(*unchecked, {flipped, stale}),
-            (std::vector<std::string>{"out 0", "out 0"}));
+  EXPECT_EQ(results(*unchecked, {flipped, stale}), (std::vector<std::string>{"out 0", "out 0"}));
 }
 
 TEST(ElementsIp, CheckIPHeaderBadSource) {

@@ -1,6 +1,7 @@
 // Golden tests for the standard elements: Discard, Counter, Classifier, DropBroadcasts.
 #include <gtest/gtest.h>
 #include <rte_ether.h>
+#include <rte_ip.h>
 
 #include <algorithm>
 #include <memory>
@@ -109,9 +110,9 @@ TEST(ElementsStandard, ClassifierDispatchesOnEthertype) {
 }
 
 TEST(ElementsStandard, ClassifierClausesMasksAndFirstMatch) {
-  auto e = make("Classifier", {"12/0800 23/11", "12/0800 23/06", "12/0800 30/0a000000%ff000000",
-                               "0/ffffffffffff",
-                               "12/0806 0/020000000002020000000001%ffffffffffffffffffff00ff"});
+  auto e = make("Classifier",
+                {"12/0800 23/11", "12/0800 23/06", "12/0800 30/0a000000%ff000000", "0/ffffffffffff",
+                 "12/0806 0/020000000002020000000001%ffffffffffffffffffff00ff"});
   ASSERT_NE(e, nullptr);
   Frame tcp = udp_frame(), icmp_local = udp_frame(), icmp_remote = udp_frame();
   tcp[kProtoOffset] = kProtoTcp;
@@ -125,9 +126,9 @@ TEST(ElementsStandard, ClassifierClausesMasksAndFirstMatch) {
   Frame arp_stranger = testing::ether_frame(kEtherTypeArp);
   arp_stranger[kMaskedOutByte + 1] ^= kFlip;
   PacketBatch b;
-  auto v = testing::run_batch(*e, b,
-                              {udp_frame(), tcp, icmp_local, icmp_remote, arp_bcast, arp_unicast,
-                               arp_other, arp_stranger});
+  auto v = testing::run_batch(
+      *e, b,
+      {udp_frame(), tcp, icmp_local, icmp_remote, arp_bcast, arp_unicast, arp_other, arp_stranger});
   ASSERT_EQ(v.size(), 8u);
   EXPECT_EQ(v[0].port(), 0);
   EXPECT_EQ(v[1].port(), 1);

@@ -9,6 +9,9 @@
 namespace fulcrum {
 namespace {
 
+constexpr size_t kEntryWords = 3;    // PORT SRC DST
+constexpr size_t kDefaultWords = 2;  // SRC DST
+
 std::vector<std::string> split_words(const std::string& s) {
   std::istringstream in(s);
   std::vector<std::string> words;
@@ -38,7 +41,8 @@ Status EtherRewrite::configure(Args& args) {
   default_ = Addrs{};
   if (!fallback.empty()) {
     std::vector<std::string> w = split_words(fallback);
-    if (w.size() != 2) return args.error("DEFAULT: expected 'SRC DST', got '" + fallback + "'");
+    if (w.size() != kDefaultWords)
+      return args.error("DEFAULT: expected 'SRC DST', got '" + fallback + "'");
     MacAddr src, dst;
     if (!parse_value(w[0], src)) return args.error("DEFAULT: " + bad_mac(w[0]));
     if (!parse_value(w[1], dst)) return args.error("DEFAULT: " + bad_mac(w[1]));
@@ -52,7 +56,7 @@ Status EtherRewrite::configure(Args& args) {
   for (size_t i = 0; i < entries.size(); ++i) {
     const std::string where = "argument " + std::to_string(i + 1) + ": ";
     std::vector<std::string> w = split_words(entries[i]);
-    if (w.size() != 3)
+    if (w.size() != kEntryWords)
       return args.error(where + "expected 'PORT SRC DST', got '" + entries[i] + "'");
     uint16_t port = 0;
     if (!parse_value(w[0], port))

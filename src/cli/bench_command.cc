@@ -1,12 +1,33 @@
 #include <cstdio>
+#include <cstdlib>
 
+#include "bench/harness.hh"
 #include "cli/commands.hh"
 
 namespace fulcrum::cli {
 
-int cmd_bench(const std::vector<std::string>&) {
-  std::fprintf(stderr, "fulcrum bench: not built yet\n");
-  return 1;
+int cmd_bench(const std::vector<std::string>& args) {
+  bench::BenchOptions opt;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    const bool has_value = i + 1 < args.size();
+    if (a == "--out" && has_value) {
+      opt.out = args[++i];
+    } else if (a == "--seconds" && has_value) {
+      opt.seconds = std::strtod(args[++i].c_str(), nullptr);
+    } else if (a == "--only" && has_value) {
+      opt.only = args[++i];
+    } else if (a == "--small") {
+      opt.large_tables = false;
+    } else {
+      std::fprintf(stderr,
+                   "usage: fulcrum bench [--out FILE] [--seconds S per point (1)] [--only GROUP] "
+                   "[--small]\n  groups: generator, noop_chain, l2_echo, branch, ipv4_router\n");
+      return a == "--help" ? 0 : 2;
+    }
+  }
+  if (opt.seconds <= 0) opt.seconds = 1.0;
+  return bench::run_benchmarks(opt);
 }
 
 }  // namespace fulcrum::cli

@@ -56,13 +56,10 @@ class Dir24_8 {
   // lookup() for n addresses. Prefetches the TBL24 entries of a group of kPrefetchGroup addresses,
   // then resolves the group, so the memory accesses of a group overlap.
   void lookup_bulk(const uint32_t* addrs, uint16_t* out, size_t n) const {
-    size_t i = 0;
-    for (; i + kPrefetchGroup <= n; i += kPrefetchGroup) {
-      for (size_t j = 0; j < kPrefetchGroup; ++j) __builtin_prefetch(&tbl24_[addrs[i + j] >> 8]);
-      for (size_t j = 0; j < kPrefetchGroup; ++j) out[i + j] = lookup(addrs[i + j]);
-    }
-    for (size_t j = i; j < n; ++j) __builtin_prefetch(&tbl24_[addrs[j] >> 8]);
-    for (; i < n; ++i) out[i] = lookup(addrs[i]);
+    const size_t full = n / kPrefetchGroup * kPrefetchGroup;
+    for (size_t i = 0; i < full; i += kPrefetchGroup)
+      lookup_group(addrs + i, out + i, kPrefetchGroup);
+    lookup_group(addrs + full, out + full, n - full);
   }
 
   // Distinct routes in the table (as of the last build(); before it, routes added so far).
@@ -84,6 +81,12 @@ class Dir24_8 {
     uint16_t next_hop;
   };
   struct Memory;
+
+  // Prefetch the TBL24 entries of g addresses, then resolve them.
+  void lookup_group(const uint32_t* addrs, uint16_t* out, size_t g) const {
+    for (size_t j = 0; j < g; ++j) __builtin_prefetch(&tbl24_[addrs[j] >> 8]);
+    for (size_t j = 0; j < g; ++j) out[j] = lookup(addrs[j]);
+  }
 
   uint16_t resolve(uint16_t e, uint32_t addr) const {
     if (is_segment(e)) [[unlikely]]

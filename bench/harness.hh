@@ -1,0 +1,19 @@
+// The benchmark harness (`fulcrum bench`): runs the foundation's experiments on one worker and
+// writes JSON. Every throughput figure comes with a ceiling measured in the same run, so results
+// read as ratios on a shared, noisy machine.
+#pragma once
+
+#include <string>
+
+namespace fulcrum::bench {
+
+struct BenchOptions {
+  double seconds = 1.0;   // per measured configuration
+  std::string only;       // run only the groups whose name contains this
+  std::string out;        // JSON file; stdout when empty
+  bool large_tables = true;  // include the 500k-route router
+};
+
+int run_benchmarks(const BenchOptions& options);
+
+}  // namespace fulcrum::bench

@@ -15,12 +15,13 @@ build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
 run: build
-	$(BUILD_DIR)/fulcrum run configs/ipv4-router.click --port gen:size=64,flows=1024,dst=routes,routes=configs/routes-demo.txt --port net_null0 --packets 20000000
+	$(BUILD_DIR)/fulcrum run configs/ipv4-router.click --port gen:size=64,flows=1024,dst=routes,routes=configs/routes-demo.txt --port net_null0,no-rx=1 --packets 50000000
 
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
 bench: build
+	@scripts/hugepages.sh
 	$(BUILD_DIR)/fulcrum bench --out $(BUILD_DIR)/bench.json
 
 format:

@@ -16,6 +16,7 @@
 #include <rte_byteorder.h>
 
 #include <array>
+#include <bit>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -43,44 +44,68 @@ class IPLookup final : public ElementBase<IPLookup> {
   Status configure(Args& args) override;
   Status initialize(const InitContext& ctx) override;
 
-  // Three passes over the batch so that the table accesses of all packets overlap: gather the
-  // destinations, look them all up (Dir24_8::lookup_bulk prefetches), then write the verdicts.
+  // Three passes so that the table accesses of all packets overlap: gather the destinations,
+  // look them all up (Dir24_8::lookup_bulk prefetches), then write the verdicts. A batch without
+  // excluded slots takes plain loops over [0, count).
   void process_batch(PacketBatch& batch) override {
-    alignas(64) uint32_t addrs[kMaxBatch];
-    alignas(64) uint16_t hops[kMaxBatch];
-    alignas(64) bool ipv4[kMaxBatch];
-    const uint32_t n = batch.count();
-    // Excluded slots are looked up too (the bulk lookup runs over [0, n)), as address 0.
-    if (batch.has_mask()) std::memset(addrs, 0, n * sizeof(addrs[0]));
-    batch.for_each([&](uint32_t i, Packet* p) {
-      const uint8_t* d = data(p);
-      uint16_t ether_type;
-      std::memcpy(&ether_type, d + kEtherTypeOffset, sizeof(ether_type));
-      bool ok = length(p) >= kMinFrameLen && ether_type == kEtherTypeIpv4Be;
-      uint32_t dst = 0;
-      if (ok) std::memcpy(&dst, d + kIpv4DstOffset, sizeof(dst));
-      ipv4[i] = ok;
-      addrs[i] = rte_be_to_cpu_32(dst);
-    });
-    table_->lookup_bulk(addrs, hops, n);
-    batch.for_each([&](uint32_t i, Packet* p) {
-      const uint16_t hop = hops[i];
-      Verdict v = Verdict::out(0);
-      if (!ipv4[i]) [[unlikely]] {
-        v = Verdict::drop(kDropNotIpv4);
-      } else if (hop >= ports_) [[unlikely]] {
-        v = Verdict::drop(hop == Dir24_8::kNoRoute ? kDropNoRoute : kDropNoSuchPort);
-      } else {
-        anno(p).out_port = hop;
-      }
-      batch.set_result(i, v);
-    });
+    if (!batch.has_mask()) [[likely]] {
+      Packet* const* pkts = batch.data();
+      const uint32_t n = batch.count();
+      process(batch, [pkts, n](auto&& f) {
+        for (uint32_t i = 0; i < n; ++i) f(i, pkts[i]);
+      });
+    } else {
+      process(batch, [&batch](auto&& f) { batch.for_each(f); });
+    }
   }
 
   const Dir24_8& table() const { return *table_; }
   const std::string& file() const { return file_; }
 
  private:
+  // Lookup result standing for "not an IPv4 frame": above every next hop, below kNoRoute.
+  static constexpr uint16_t kHopNotIpv4 = Dir24_8::kNoRoute - 1;
+  static_assert(kHopNotIpv4 > Dir24_8::kMaxNextHop);
+
+  template <class ForEachLive>
+  void process(PacketBatch& batch, ForEachLive&& for_each_live) {
+    alignas(64) uint32_t addrs[kMaxBatch];
+    alignas(64) uint16_t hops[kMaxBatch];
+    uint64_t not_ipv4[PacketBatch::kMaskWords] = {};
+    const uint32_t n = batch.count();
+    // Excluded slots are looked up too (the bulk lookup runs over [0, n)), as address 0.
+    if (batch.has_mask()) std::memset(addrs, 0, n * sizeof(addrs[0]));
+    for_each_live([&](uint32_t i, Packet* p) {
+      __builtin_prefetch(&anno(p), 1);
+      const uint8_t* d = data(p);
+      uint16_t ether_type;
+      std::memcpy(&ether_type, d + kEtherTypeOffset, sizeof(ether_type));
+      const bool ok = length(p) >= kMinFrameLen && ether_type == kEtherTypeIpv4Be;
+      uint32_t dst = 0;
+      if (ok) [[likely]]
+        std::memcpy(&dst, d + kIpv4DstOffset, sizeof(dst));
+      not_ipv4[i >> 6] |= uint64_t{!ok} << (i & 63);
+      addrs[i] = rte_be_to_cpu_32(dst);
+    });
+    table_->lookup_bulk(addrs, hops, n);
+    for (uint32_t w = 0; w < PacketBatch::kMaskWords; ++w)
+      for (uint64_t bits = not_ipv4[w]; bits != 0; bits &= bits - 1)
+        hops[w * 64 + std::countr_zero(bits)] = kHopNotIpv4;
+    Verdict* results = batch.results();
+    const uint16_t ports = ports_;
+    for_each_live([&](uint32_t i, Packet* p) {
+      const uint16_t hop = hops[i];
+      if (hop < ports) [[likely]] {
+        anno(p).out_port = hop;
+        results[i] = Verdict::out(0);
+      } else {
+        results[i] = Verdict::drop(hop == Dir24_8::kNoRoute ? kDropNoRoute
+                                   : hop == kHopNotIpv4     ? kDropNotIpv4
+                                                            : kDropNoSuchPort);
+      }
+    });
+  }
+
   std::string file_;
   SourceLoc loc_;
   std::shared_ptr<const Dir24_8> table_;

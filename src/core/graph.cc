@@ -160,6 +160,12 @@ void Pipeline::dispatch(int node, PacketBatch& batch) {
   Packet* dead[kMaxBatch];
   uint32_t ndead = 0;
 
+  // Fast path: no mask and every verdict is output 0 (the common case of a linear pipeline).
+  if (!batch.has_mask() && nout > 0 && n.next[0].node >= 0 && batch.all_first_output()) {
+    n.stats.out_packets[0] += batch.count();
+    process(n.next[0].node, batch);
+    return;
+  }
   batch.for_each([&](uint32_t i, Packet* p) {
     const Verdict v = batch.result(i);
     if (likely(!v.is_drop() && v.port() < nout && n.next[static_cast<size_t>(v.port())].node >= 0)) {

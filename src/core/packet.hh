@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace fulcrum {
 
@@ -20,7 +21,7 @@ inline constexpr uint16_t kNoPort = 0xFFFF;
 //   4  flow_hash     u32  RSS / generator flow hash
 //   8  timestamp_ns  u64  RX time (TSC-derived ns), 0 when not taken
 //  16  flow_id       u32  application flow id (e.g. IPsec SA index)
-//  20  batch_id      u32  id of the batch the packet entered in (for reordering checks)
+//  20  batch_id      u32  free for elements that track batches (the RX path does not set it)
 //  24  user[5]       u64  free slots for elements (documented by the element that sets them)
 struct alignas(64) PacketAnno {
   uint16_t in_port;
@@ -33,6 +34,7 @@ struct alignas(64) PacketAnno {
 };
 static_assert(sizeof(PacketAnno) == 64, "PacketAnno must be exactly one cache line");
 static_assert(offsetof(PacketAnno, out_port) == 2);
+static_assert(offsetof(PacketAnno, flow_hash) == 4);
 static_assert(offsetof(PacketAnno, timestamp_ns) == 8);
 static_assert(offsetof(PacketAnno, user) == 24);
 
@@ -40,6 +42,13 @@ static_assert(offsetof(PacketAnno, user) == 24);
 inline constexpr uint16_t kPacketPrivSize = sizeof(PacketAnno);
 
 inline PacketAnno& anno(Packet* m) { return *static_cast<PacketAnno*>(rte_mbuf_to_priv(m)); }
+
+// The RX path's annotation write: in_port, out_port = kNoPort and flow_hash in one 8-byte store
+// (the other slots are left as they are; elements that use them set them first).
+inline void set_rx_anno(Packet* m, uint16_t in_port, uint32_t flow_hash) {
+  const uint64_t word = uint64_t{in_port} | (uint64_t{kNoPort} << 16) | (uint64_t{flow_hash} << 32);
+  std::memcpy(&anno(m), &word, sizeof word);
+}
 
 inline void reset_anno(Packet* m, uint16_t in_port) {
   PacketAnno& a = anno(m);

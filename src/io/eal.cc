@@ -53,6 +53,7 @@ Status init_eal(const EalOptions& options) {
     if (options.pci.empty()) args.emplace_back("--no-pci");
     for (const std::string& p : options.pci) args.insert(args.end(), {"-a", p});
     if (options.quiet) args.emplace_back("--log-level=lib.*:warning");
+    if (options.quiet) args.emplace_back("--log-level=lib.eal:error");
     if (options.quiet) args.emplace_back("--log-level=pmd.*:warning");
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
@@ -73,6 +74,8 @@ bool eal_ready() { return g_ready; }
 void init_eal_for_tests() {
   EalOptions opt;
   opt.memory_mb = 512;
+  // Tests run in parallel processes: each takes its own memory instead of sharing hugepages.
+  opt.force_no_huge = true;
   Status s = init_eal(opt);
   if (!s) {
     std::fprintf(stderr, "%s\n", s.error().c_str());

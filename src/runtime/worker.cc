@@ -44,13 +44,10 @@ uint16_t Worker::receive(const RxQueue& rxq, PacketBatch& batch, std::atomic<int
   a.rx_tsc = rte_rdtsc();
   uint64_t bytes = 0;
   Packet** pkts = batch.data();
+  // Start loading every packet's first data line now; the elements read headers next.
   for (uint16_t i = 0; i < n; ++i) {
     Packet* m = pkts[i];
-    PacketAnno& pa = anno(m);
-    pa.in_port = rxq.port;
-    pa.out_port = kNoPort;
-    pa.flow_hash = m->hash.rss;
-    pa.batch_id = static_cast<uint32_t>(a.batch_id);
+    set_rx_anno(m, rxq.port, m->hash.rss);
     bytes += m->pkt_len;
   }
   PortCounters& c = port_counters_[rxq.port];

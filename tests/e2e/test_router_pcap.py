@@ -59,7 +59,7 @@ def expected_port(dst):
 
 def base(dst, ttl=64, size=64):
     p = Ether(src="02:aa:00:00:00:01", dst="02:bb:00:00:00:01") / IP(src="10.9.9.9", dst=dst, ttl=ttl) / UDP(
-        sport=1234, dport=5678)
+        sport=40000, dport=40001)
     pad = max(0, size - len(p))
     return p / Raw(b"\x00" * pad)
 
@@ -168,7 +168,7 @@ def main():
                 failures.append(f"port {port}: payload changed")
 
     for path in (out0, out1):
-        tsh = subprocess.run(["tshark", "-r", path, "-z", "expert,warn", "-q"], capture_output=True, text=True)
+        tsh = subprocess.run(["tshark", "-r", path, "-o", "ip.check_checksum:TRUE", "-z", "expert,warn", "-q"], capture_output=True, text=True)
         if tsh.returncode != 0:
             failures.append(f"tshark cannot read {path}: {tsh.stderr}")
         elif "Malformed" in tsh.stdout or "Bad checksum" in tsh.stdout:

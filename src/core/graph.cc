@@ -139,6 +139,7 @@ void Pipeline::run_tasks(uint64_t now_ns) {
     if (now_ns < e.next_task_ns()) continue;
     PacketBatch* b = alloc_batch();
     e.run_task(now_ns, *b);
+    created_ += b->count();
     if (!b->empty()) dispatch(idx, *b);
     free_batch(b);
   }

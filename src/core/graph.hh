@@ -63,6 +63,7 @@ class Pipeline {
 
   const std::vector<Node>& nodes() const { return nodes_; }
   uint64_t dropped() const { return dropped_; }
+  uint64_t created() const { return created_; }  // packets made by source elements
   BranchMode mode() const { return mode_; }
 
  private:
@@ -77,6 +78,7 @@ class Pipeline {
   std::vector<int> schedulable_;
   BranchMode mode_ = BranchMode::kReuse;
   uint64_t dropped_ = 0;
+  uint64_t created_ = 0;
   std::vector<std::unique_ptr<PacketBatch>> batch_store_;
   std::vector<PacketBatch*> spare_;
 };

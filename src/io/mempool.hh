@@ -4,6 +4,7 @@
 
 #include <rte_mempool.h>
 
+#include <memory>
 #include <string>
 
 #include "core/result.hh"
@@ -13,6 +14,11 @@ namespace fulcrum {
 inline constexpr unsigned kDefaultPoolSize = 16383;
 inline constexpr unsigned kPoolCacheSize = 256;
 inline constexpr uint16_t kDefaultDataRoom = 2048 + RTE_PKTMBUF_HEADROOM;
+
+struct PoolDeleter {
+  void operator()(rte_mempool* mp) const { rte_mempool_free(mp); }
+};
+using PoolHandle = std::unique_ptr<rte_mempool, PoolDeleter>;
 
 Result<rte_mempool*> create_packet_pool(const std::string& name, unsigned size = kDefaultPoolSize,
                                         uint16_t data_room = kDefaultDataRoom);

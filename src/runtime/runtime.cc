@@ -11,6 +11,7 @@
 
 #include "core/registry.hh"
 #include "core/shared_storage.hh"
+#include "io/mempool.hh"
 #include "runtime/worker.hh"
 
 namespace fulcrum {
@@ -18,6 +19,7 @@ namespace {
 
 constexpr auto kControlPeriod = std::chrono::milliseconds(20);
 constexpr double kProgressPeriodS = 0.5;
+constexpr unsigned kSourcePoolSize = 2047;
 
 bool is_class(std::string_view name) { return Registry::instance().find(name) != nullptr; }
 
@@ -110,8 +112,10 @@ RunReport build_report(const std::vector<std::unique_ptr<Worker>>& workers,
   if (no_such_port > 0) r.drops.emplace_back("runtime/" + std::string(kDropNoSuchPort), no_such_port);
   if (tx_full > 0) r.drops.emplace_back("runtime/" + std::string(kDropTxFull), tx_full);
   r.dropped += no_such_port + tx_full;
+  for (const auto& w : workers) r.packets_created += w->pipeline().created();
   const uint64_t accounted = r.packets_out + r.dropped;
-  r.queued = r.packets_in > accounted ? r.packets_in - accounted : 0;
+  const uint64_t entered = r.packets_in + r.packets_created;
+  r.queued = entered > accounted ? entered - accounted : 0;
   return r;
 }
 
@@ -153,6 +157,13 @@ Result<RunReport> run(const RunOptions& options) {
       rx[q % options.workers].push_back(RxQueue{p, q});
 
   SharedStorage shared;
+  // One small pool per worker for packets that source elements create.
+  std::vector<PoolHandle> source_pools;
+  for (int w = 0; w < options.workers; ++w) {
+    Result<rte_mempool*> pool = create_packet_pool("src" + std::to_string(w), kSourcePoolSize);
+    if (!pool) return make_error(pool.error());
+    source_pools.emplace_back(pool.value());
+  }
   std::vector<std::unique_ptr<Worker>> workers;
   for (int w = 0; w < options.workers; ++w) {
     auto worker = std::make_unique<Worker>(w, port_ptrs, rx[static_cast<size_t>(w)], options.batch);
@@ -162,6 +173,7 @@ Result<RunReport> run(const RunOptions& options) {
     ctx.ports = static_cast<int>(ports.size());
     ctx.shared = &shared;
     ctx.sink = worker.get();
+    ctx.pool = source_pools[static_cast<size_t>(w)].get();
     Result<std::unique_ptr<Pipeline>> pipe = Pipeline::build(config.value(), ctx, options.branch);
     if (!pipe) return make_error(pipe.error());
     worker->set_pipeline(std::move(pipe.value()));

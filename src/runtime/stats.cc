@@ -40,7 +40,7 @@ std::string report_json(const RunReport& r) {
   std::ostringstream o;
   o << "{\n  \"duration_s\": " << number(r.duration_s) << ",\n  \"workers\": " << r.workers
     << ",\n  \"batch\": " << r.batch << ",\n  \"packets_in\": " << r.packets_in
-    << ",\n  \"bytes_in\": " << r.bytes_in << ",\n  \"packets_out\": " << r.packets_out
+    << ",\n  \"bytes_in\": " << r.bytes_in << ",\n  \"packets_created\": " << r.packets_created << ",\n  \"packets_out\": " << r.packets_out
     << ",\n  \"bytes_out\": " << r.bytes_out << ",\n  \"dropped\": " << r.dropped
     << ",\n  \"queued\": " << r.queued << ",\n  \"mpps_in\": " << number(r.mpps_in())
     << ",\n  \"mpps_out\": " << number(r.mpps_out()) << ",\n  \"gbps_in\": " << number(r.gbps_in())
@@ -102,7 +102,7 @@ std::string report_text(const RunReport& r) {
     }
   }
   std::snprintf(line, sizeof line, "balance: in %llu = out %llu + dropped %llu + queued %llu  [%s]\n",
-                static_cast<unsigned long long>(r.packets_in), static_cast<unsigned long long>(r.packets_out),
+                static_cast<unsigned long long>(r.packets_in + r.packets_created), static_cast<unsigned long long>(r.packets_out),
                 static_cast<unsigned long long>(r.dropped), static_cast<unsigned long long>(r.queued),
                 r.balanced() ? "ok" : "MISMATCH");
   o << line;

@@ -43,6 +43,7 @@ struct RunReport {
   int workers = 0;
   uint32_t batch = 0;
   uint64_t packets_in = 0, bytes_in = 0;
+  uint64_t packets_created = 0;  // made inside the pipeline by source elements
   uint64_t packets_out = 0, bytes_out = 0;
   uint64_t dropped = 0;
   uint64_t queued = 0;  // neither transmitted nor dropped at exit
@@ -54,7 +55,9 @@ struct RunReport {
   double mpps_out() const { return duration_s > 0 ? packets_out / duration_s / 1e6 : 0; }
   double gbps_in() const { return duration_s > 0 ? bytes_in * 8 / duration_s / 1e9 : 0; }
   double gbps_out() const { return duration_s > 0 ? bytes_out * 8 / duration_s / 1e9 : 0; }
-  bool balanced() const { return packets_in == packets_out + dropped + queued && queued == 0; }
+  bool balanced() const {
+    return packets_in + packets_created == packets_out + dropped + queued && queued == 0;
+  }
 };
 
 std::string report_json(const RunReport& r);

@@ -1,0 +1,52 @@
+// TimedSource — a schedulable source: emits a burst of UDP/IPv4 frames every interval.
+//
+// Ports:     no input. output 0: the frames it creates.
+// Config:    INTERVAL_US  integer  1000   microseconds between bursts.
+//            BURST        integer  1      frames per burst (1..256).
+//            LIMIT        integer  0      stop after this many frames in all; 0 = never.
+//            SIZE         integer  64     frame length in bytes (60..1514).
+//            DST          IPv4     10.0.0.1  destination address.
+//            PORT         integer  none   output port annotation; unset = no port (the
+//                                          packets need a routing element before ToOutput).
+// Uses:      nothing.  Sets: in_port = none, out_port (PORT), timestamp_ns (creation time).
+// Counters:  "created" frames made.
+// Offload:   none.
+// Runs on every worker (each replica has its own timer); the worker calls it between RX polls.
+#pragma once
+
+#include <atomic>
+#include <vector>
+
+#include "core/element.hh"
+
+namespace fulcrum {
+
+class TimedSource final : public ElementBase<TimedSource> {
+ public:
+  static constexpr ElementTraits kTraits{"TimedSource", 0, 1, {}};
+
+  Status configure(Args& args) override;
+  Status initialize(const InitContext& ctx) override;
+  void process_batch(PacketBatch&) override {}
+  void counters(std::vector<Counter>& out) const override {
+    out.push_back({"created", created_.load(std::memory_order_relaxed)});
+  }
+
+  bool schedulable() const override { return true; }
+  uint64_t next_task_ns() const override { return next_ns_; }
+  void run_task(uint64_t now_ns, PacketBatch& out) override;
+
+ private:
+  uint64_t interval_ns_ = 0;
+  uint32_t burst_ = 1;
+  uint64_t limit_ = 0;
+  uint32_t size_ = 64;
+  uint32_t dst_ = 0;
+  uint16_t port_ = kNoPort;
+  uint64_t next_ns_ = 0;
+  std::atomic<uint64_t> created_{0};
+  rte_mempool* pool_ = nullptr;
+  std::vector<uint8_t> frame_;
+};
+
+}  // namespace fulcrum

@@ -1,0 +1,183 @@
+#include "core/graph.hh"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <vector>
+
+#include "core/registry.hh"
+#include "core/shared_storage.hh"
+#include "testing.hh"
+
+namespace fulcrum {
+namespace {
+
+// Collects what ToOutput transmits, in order, with the output port each packet would take.
+class CollectingSink final : public PacketSink {
+ public:
+  void transmit(PacketBatch& batch) override {
+    batch.for_each([&](uint32_t, Packet* p) {
+      sent.push_back(anno(p).in_port);
+      ports.push_back(effective_out_port(p));
+      rte_pktmbuf_free(p);
+    });
+    batch.set_count(0);
+  }
+  std::vector<uint16_t> sent;   // the in_port tag of each transmitted packet
+  std::vector<uint16_t> ports;
+};
+
+bool is_class(std::string_view n) { return Registry::instance().find(n) != nullptr; }
+
+Result<std::unique_ptr<Pipeline>> build(const std::string& text, CollectingSink& sink,
+                                        BranchMode mode = BranchMode::kReuse) {
+  static SharedStorage shared;
+  Result<PipelineConfig> cfg = parse_pipeline(text, "test.click", is_class);
+  if (!cfg) return make_error(cfg.error());
+  InitContext ctx;
+  ctx.ports = 4;
+  ctx.shared = &shared;
+  ctx.sink = &sink;
+  ctx.pool = testing::test_pool();
+  return Pipeline::build(cfg.value(), ctx, mode);
+}
+
+// A batch of n IPv4 frames; packet i is tagged with in_port = i so order can be checked.
+void fill(PacketBatch& b, int n) {
+  b.clear();
+  for (int i = 0; i < n; ++i)
+    b.push(testing::make_packet(testing::ipv4_udp_frame(0x0A000001, 0x0A000002), static_cast<uint16_t>(i)));
+}
+
+const NodeStats& stats_of(const Pipeline& p, const std::string& name) {
+  for (const Node& n : p.nodes())
+    if (n.element->name() == name) return n.stats;
+  ADD_FAILURE() << "no element " << name;
+  static NodeStats none;
+  return none;
+}
+
+TEST(Graph, LinearPipelineForwardsEveryPacketInOrder) {
+  CollectingSink sink;
+  auto p = build("FromInput -> NoOp -> EtherMirror -> ToOutput;", sink);
+  ASSERT_TRUE(p.ok()) << p.error();
+  PacketBatch b;
+  fill(b, 64);
+  p.value()->inject(b);
+  ASSERT_EQ(sink.sent.size(), 64u);
+  for (uint16_t i = 0; i < 64; ++i) EXPECT_EQ(sink.sent[i], i);
+  EXPECT_EQ(p.value()->dropped(), 0u);
+}
+
+TEST(Graph, DropsAreFreedAndCountedByReason) {
+  CollectingSink sink;
+  auto p = build("FromInput -> s :: RandomSplit(0.5); s[0] -> ToOutput; s[1] -> d :: Discard;", sink);
+  ASSERT_TRUE(p.ok()) << p.error();
+  const unsigned before = rte_mempool_avail_count(testing::test_pool());
+  PacketBatch b;
+  for (int round = 0; round < 100; ++round) {
+    fill(b, 64);
+    p.value()->inject(b);
+  }
+  const NodeStats& d = stats_of(*p.value(), "d");
+  EXPECT_EQ(d.drops[0] + sink.sent.size(), 6400u);
+  EXPECT_EQ(d.drops[0], stats_of(*p.value(), "s").out_packets[1]);
+  EXPECT_GT(d.drops[0], 2500u);
+  EXPECT_LT(d.drops[0], 3900u);
+  EXPECT_EQ(rte_mempool_avail_count(testing::test_pool()), before) << "a buffer leaked";
+}
+
+// Both branch modes deliver the same packets to the same outputs; only the batching differs.
+TEST(Graph, ReuseAndSplitModesDeliverTheSamePackets) {
+  const std::string text =
+      "FromInput -> s :: RandomSplit(0.1, SEED 9); s[0] -> a :: Counter -> ToOutput;"
+      "s[1] -> b :: Counter -> ToOutput;";
+  std::map<BranchMode, std::vector<uint16_t>> seen;
+  for (BranchMode mode : {BranchMode::kReuse, BranchMode::kSplit}) {
+    CollectingSink sink;
+    auto p = build(text, sink, mode);
+    ASSERT_TRUE(p.ok()) << p.error();
+    PacketBatch batch;
+    for (int round = 0; round < 50; ++round) {
+      fill(batch, 64);
+      p.value()->inject(batch);
+    }
+    seen[mode] = sink.sent;
+    EXPECT_EQ(sink.sent.size(), 3200u);
+  }
+  std::sort(seen[BranchMode::kReuse].begin(), seen[BranchMode::kReuse].end());
+  std::sort(seen[BranchMode::kSplit].begin(), seen[BranchMode::kSplit].end());
+  EXPECT_EQ(seen[BranchMode::kReuse], seen[BranchMode::kSplit]);
+}
+
+// The majority keeps the original batch (masked slots); the minority gets a new batch.
+TEST(Graph, ReuseModeKeepsTheBatchForTheMajorityOutput) {
+  CollectingSink sink;
+  auto p = build(
+      "FromInput -> s :: RandomSplit(0.05); s[0] -> big :: NoOp -> ToOutput; s[1] -> small :: NoOp -> ToOutput;",
+      sink);
+  ASSERT_TRUE(p.ok()) << p.error();
+  PacketBatch b;
+  fill(b, 64);
+  p.value()->inject(b);
+  EXPECT_EQ(stats_of(*p.value(), "big").batches, 1u);
+  const uint64_t minority = stats_of(*p.value(), "s").out_packets[1];
+  EXPECT_EQ(stats_of(*p.value(), "small").in_packets, minority);
+  EXPECT_EQ(b.count(), 0u) << "ToOutput took every packet of the reused batch";
+  EXPECT_EQ(sink.sent.size(), 64u);
+}
+
+TEST(Graph, UnconnectedOutputDropsWithReason) {
+  CollectingSink sink;
+  auto p = build("FromInput -> s :: RandomSplit(1.0); s[0] -> ToOutput;", sink);
+  ASSERT_TRUE(p.ok()) << p.error();
+  PacketBatch b;
+  fill(b, 10);
+  p.value()->inject(b);
+  EXPECT_EQ(stats_of(*p.value(), "s").unconnected_drops, 10u);
+  EXPECT_TRUE(sink.sent.empty());
+}
+
+TEST(Graph, TimedSourceRunsOnItsTimerUpToItsLimit) {
+  CollectingSink sink;
+  auto p = build("TimedSource(INTERVAL_US 10, BURST 3, LIMIT 7, PORT 2) -> CheckIPHeader -> ToOutput;", sink);
+  ASSERT_TRUE(p.ok()) << p.error();
+  ASSERT_TRUE(p.value()->has_tasks());
+  EXPECT_FALSE(p.value()->has_input());
+  p.value()->run_tasks(1000);
+  EXPECT_EQ(sink.sent.size(), 3u);
+  p.value()->run_tasks(1005);  // before the next expiry (1000 + 10 us)
+  EXPECT_EQ(sink.sent.size(), 3u);
+  p.value()->run_tasks(11000);
+  p.value()->run_tasks(22000);
+  p.value()->run_tasks(33000);
+  EXPECT_EQ(sink.sent.size(), 7u);
+  EXPECT_EQ(p.value()->created(), 7u);
+  for (uint16_t port : sink.ports) EXPECT_EQ(port, 2);
+}
+
+TEST(Graph, ErrorsNameTheLocation) {
+  CollectingSink sink;
+  struct Case {
+    const char* text;
+    const char* error;
+  } cases[] = {
+      {"FromInput -> c :: Classifier(12/0800);\nc[3] -> Discard;",
+       "test.click:2:6: output port 3 of 'c' (Classifier) out of range: Classifier has 1 output"},
+      {"FromInput -> [1]Discard;", "test.click:1:11: input port 1 of 'Discard@2' (Discard) out of range: Discard has 1 input"},
+      {"a :: NoOp; FromInput -> a -> b :: NoOp -> a;", "closes a cycle"},
+      {"s :: RandomSplit(0.5); FromInput -> s; s[0] -> Discard; s[0] -> ToOutput;",
+       "output port 0 of 's' (RandomSplit) is already connected to 'Discard@"},
+      {"FromInput -> RandomSplit(3) -> ToOutput;", "test.click:1:14: RandomSplit@2 :: RandomSplit: FRACTION must be between 0 and 1"},
+      {"FromInput -> Discard; FromInput -> Discard;", "a second FromInput"},
+      {"NoOp -> Discard;", "pipeline has no FromInput and no source element"},
+  };
+  for (const Case& c : cases) {
+    auto p = build(c.text, sink);
+    ASSERT_FALSE(p.ok()) << c.text;
+    EXPECT_NE(p.error().find(c.error), std::string::npos) << "got: " << p.error();
+  }
+}
+
+}  // namespace
+}  // namespace fulcrum

@@ -19,9 +19,12 @@ constexpr size_t kCacheLine = 64;
 constexpr uint8_t kTbl24Bits = 24;
 
 std::string format_prefix(uint32_t prefix, uint8_t len) {
-  return std::to_string(prefix >> 24) + "." + std::to_string((prefix >> 16) & 0xFF) + "." +
-         std::to_string((prefix >> 8) & 0xFF) + "." + std::to_string(prefix & 0xFF) + "/" +
-         std::to_string(len);
+  std::string s;
+  for (int shift = 24; shift >= 0; shift -= 8) {
+    s += std::to_string((prefix >> shift) & 0xFF);
+    s += shift > 0 ? '.' : '/';
+  }
+  return s + std::to_string(len);
 }
 
 uint32_t prefix_mask(uint8_t len) {
@@ -92,7 +95,7 @@ Status Dir24_8::build() {
   // Check the TBLlong capacity before touching the tables, so a failed build leaves them intact.
   std::vector<uint32_t> long_blocks;
   for (const Route& r : routes_)
-    if (r.len > kTbl24Bits) long_blocks.push_back(r.prefix >> 8);
+    if (r.len > kTbl24Bits) long_blocks.push_back(r.prefix >> kSegmentBits);
   std::sort(long_blocks.begin(), long_blocks.end());
   size_t needed = std::unique(long_blocks.begin(), long_blocks.end()) - long_blocks.begin();
   if (needed > kMaxSegments)
@@ -113,18 +116,19 @@ Status Dir24_8::build() {
   tbllong.reserve(needed * kSegmentEntries);
   for (const Route& r : routes_) {
     if (r.len <= kTbl24Bits) {
-      uint32_t first = r.prefix >> 8;
+      uint32_t first = r.prefix >> kSegmentBits;
       std::fill_n(tbl24 + first, size_t{1} << (kTbl24Bits - r.len), r.next_hop);
       continue;
     }
-    uint16_t& e = tbl24[r.prefix >> 8];
+    uint16_t& e = tbl24[r.prefix >> kSegmentBits];
     if (!is_segment(e)) {
       // The segment starts as the /24's current verdict: the covering route or kNoRoute.
       uint16_t segment = static_cast<uint16_t>(tbllong.size() / kSegmentEntries);
       tbllong.resize(tbllong.size() + kSegmentEntries, e);
       e = static_cast<uint16_t>(kSegmentFlag | segment);
     }
-    size_t base = (static_cast<size_t>(e - kSegmentFlag) << 8) | (r.prefix & 0xFF);
+    size_t base =
+        (static_cast<size_t>(e - kSegmentFlag) << kSegmentBits) | (r.prefix & kSegmentIndexMask);
     std::fill_n(tbllong.begin() + static_cast<long>(base), size_t{1} << (kMaxPrefixLen - r.len),
                 r.next_hop);
   }

@@ -10,7 +10,8 @@
 // A TBLlong entry is a next hop or kNoRoute. One lookup is one memory access for prefixes up to
 // /24 and two for the /24s that hold longer prefixes.
 //
-// Usage: add() every route, build(), then lookup()/lookup_bulk() from any number of threads.
+// Usage: add() every route, build(), then lookup()/lookup_bulk() from any number of threads
+// (build() itself must not run while other threads look up).
 // build() orders the routes by prefix length, so the result does not depend on insertion order;
 // it can be called again after more add()s. Adding a prefix twice keeps the last next hop.
 #pragma once
@@ -30,7 +31,9 @@ class Dir24_8 {
   static constexpr uint16_t kMaxNextHop = 0x7FFE;
   static constexpr uint16_t kSegmentFlag = 0x8000;
   static constexpr uint32_t kMaxSegments = 0x7FFF;  // segment indices 0..0x7FFE
-  static constexpr uint32_t kSegmentEntries = 256;
+  static constexpr uint32_t kSegmentBits = 8;       // address bits below the /24
+  static constexpr uint32_t kSegmentEntries = 1u << kSegmentBits;
+  static constexpr uint32_t kSegmentIndexMask = kSegmentEntries - 1;
   static constexpr uint32_t kTbl24Entries = 1u << 24;
   static constexpr uint8_t kMaxPrefixLen = 32;
   // lookup_bulk prefetches the TBL24 entries of this many addresses before resolving them.
@@ -51,7 +54,7 @@ class Dir24_8 {
 
   // Next hop of the longest prefix matching `addr` (host byte order), or kNoRoute. Only valid
   // after a successful build().
-  uint16_t lookup(uint32_t addr) const { return resolve(tbl24_[addr >> 8], addr); }
+  uint16_t lookup(uint32_t addr) const { return resolve(tbl24_[addr >> kSegmentBits], addr); }
 
   // lookup() for n addresses. Prefetches the TBL24 entries of a group of kPrefetchGroup addresses,
   // then resolves the group, so the memory accesses of a group overlap.
@@ -84,13 +87,14 @@ class Dir24_8 {
 
   // Prefetch the TBL24 entries of g addresses, then resolve them.
   void lookup_group(const uint32_t* addrs, uint16_t* out, size_t g) const {
-    for (size_t j = 0; j < g; ++j) __builtin_prefetch(&tbl24_[addrs[j] >> 8]);
+    for (size_t j = 0; j < g; ++j) __builtin_prefetch(&tbl24_[addrs[j] >> kSegmentBits]);
     for (size_t j = 0; j < g; ++j) out[j] = lookup(addrs[j]);
   }
 
   uint16_t resolve(uint16_t e, uint32_t addr) const {
     if (is_segment(e)) [[unlikely]]
-      return tbllong_[(static_cast<size_t>(e - kSegmentFlag) << 8) | (addr & 0xFF)];
+      return tbllong_[(static_cast<size_t>(e - kSegmentFlag) << kSegmentBits) |
+                      (addr & kSegmentIndexMask)];
     return e;
   }
 

@@ -13,8 +13,15 @@ namespace {
 
 constexpr uint32_t kOctets = 4;
 constexpr uint32_t kMaxOctet = 255;
+constexpr uint32_t kOctetBits = 8;
+constexpr uint32_t kOctetMask = 0xFF;
+constexpr uint32_t kFirstOctetShift = 24;
+constexpr uint32_t kLowOctetsMask = 0xFFFFFF;  // all but the first octet
 constexpr uint32_t kMaxLen = 32;
 constexpr uint32_t kLen24 = 24;
+// Sizing estimates: a route line is about 20 bytes and at most 25 ("255.255.255.255/32 32766\n").
+constexpr size_t kTypicalLineBytes = 20;
+constexpr size_t kMaxLineBytes = 25;
 
 bool is_blank(char c) {
   return c == ' ' || c == '\t' || c == '\r';
@@ -49,7 +56,7 @@ bool parse_address(std::string_view s, uint32_t& out) {
     auto [next, ec] = std::from_chars(p, end, octet);
     if (ec != std::errc() || octet > kMaxOctet) return false;
     p = next;
-    addr = (addr << 8) | octet;
+    addr = (addr << kOctetBits) | octet;
   }
   if (p != end) return false;
   out = addr;
@@ -116,7 +123,7 @@ void append_uint(std::string& out, uint32_t v) {
 void append_route(std::string& out, const Route4& r) {
   for (uint32_t i = 0; i < kOctets; ++i) {
     if (i > 0) out += '.';
-    append_uint(out, (r.prefix >> (24 - 8 * i)) & 0xFF);
+    append_uint(out, (r.prefix >> (kFirstOctetShift - kOctetBits * i)) & kOctetMask);
   }
   out += '/';
   append_uint(out, r.len);
@@ -168,7 +175,7 @@ uint32_t random_unicast(Rng& rng) {
   do {
     first = kFirstUnicastOctet + rng.below(kLastUnicastOctet - kFirstUnicastOctet + 1);
   } while (first == kLoopbackOctet);
-  return (first << 24) | (rng.u32() & 0xFFFFFF);
+  return (first << kFirstOctetShift) | (rng.u32() & kLowOctetsMask);
 }
 
 uint32_t base_len(Rng& rng) {
@@ -190,8 +197,8 @@ uint32_t cover_len(Rng& rng) {
 Result<std::vector<Route4>> parse_routes4(std::string_view text, const std::string& path) {
   std::vector<Route4> routes;
   std::vector<uint32_t> lines;
-  routes.reserve(text.size() / 20);
-  lines.reserve(text.size() / 20);
+  routes.reserve(text.size() / kTypicalLineBytes);
+  lines.reserve(text.size() / kTypicalLineBytes);
   LineParse parsed;
   uint32_t line_no = 0;
   size_t pos = 0;
@@ -225,7 +232,8 @@ Result<std::vector<Route4>> parse_routes4(std::string_view text, const std::stri
     }
   }
   if (dup_line != 0) {
-    Route4 r{static_cast<uint32_t>(dup_key >> 8), static_cast<uint8_t>(dup_key & 0xFF), 0};
+    Route4 r{static_cast<uint32_t>(dup_key >> kKeyLenBits),
+             static_cast<uint8_t>(dup_key & kOctetMask), 0};
     std::string text_route = format_route4(r);
     return make_error(path + ":" + std::to_string(dup_line) + ": duplicate route " +
                       text_route.substr(0, text_route.find(' ')) + " (first on line " +
@@ -267,7 +275,7 @@ Status write_routes4(const std::string& path, std::span<const Route4> routes,
     out += line.empty() ? "#\n" : "# " + std::string(line) + "\n";
     header = nl == std::string_view::npos ? std::string_view{} : header.substr(nl + 1);
   }
-  out.reserve(out.size() + routes.size() * 24);
+  out.reserve(out.size() + routes.size() * kMaxLineBytes);
   for (const Route4& r : routes) {
     append_route(out, r);
     out += '\n';
@@ -316,14 +324,14 @@ std::vector<Route4> generate_routes4(size_t n, uint64_t seed, uint16_t ports) {
     if (!deep) continue;
     uint32_t block;
     if (parent.len <= kLen24 && deep_blocks.size() < block_budget) {
-      block = (parent.prefix | (rng.u32() & ~mask_of(parent.len))) >> 8;
+      block = (parent.prefix | (rng.u32() & ~mask_of(parent.len))) >> Dir24_8::kSegmentBits;
       if (deep_block_set.insert(block).second) deep_blocks.push_back(block);
     } else {
       if (deep_blocks.empty()) continue;
       block = deep_blocks[rng.below(static_cast<uint32_t>(deep_blocks.size()))];
     }
     uint32_t len = kLen24 + 1 + rng.below(kMaxLen - kLen24);
-    try_add((block << 8) | (rng.u32() & 0xFF), len);
+    try_add((block << Dir24_8::kSegmentBits) | (rng.u32() & Dir24_8::kSegmentIndexMask), len);
   }
   std::sort(routes.begin(), routes.end(), [](const Route4& a, const Route4& b) {
     return a.prefix != b.prefix ? a.prefix < b.prefix : a.len < b.len;

@@ -5,7 +5,8 @@
 //   # comment            (whole-line and trailing comments; blank lines are ignored)
 //   10.0.0.0/8     1     prefix/length, then the output port index (order of --port flags)
 //
-// Spaces and tabs may surround the two fields. Errors name the file and line:
+// Spaces and tabs may surround the two fields. Errors name the file and line (<line text> is the
+// line without its comment and surrounding blanks):
 //   PATH:LINE: expected 'A.B.C.D/LEN PORT', got '<line text>'
 //   PATH:LINE: prefix length 33 out of range 0..32
 //   PATH:LINE: port 'x' is not a number

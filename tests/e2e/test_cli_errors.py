@@ -53,7 +53,7 @@ class Runner:
         print every string of `needles` and match every regex of `patterns` on stderr."""
         self.count += 1
         stats = self.path(f"stats-{self.count}.json")
-        res = self.fulcrum(args + ["--stats-json", stats])
+        res = self.fulcrum(args[:1] + ["--stats-json", stats] + args[1:])
         if res is None:
             self.failures.append(f"{name}: no exit within {TIMEOUT_S} s: {' '.join(args)}")
             return None

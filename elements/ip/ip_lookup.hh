@@ -36,8 +36,10 @@ class IPLookup final : public ElementBase<IPLookup> {
 
   static constexpr uint32_t kEtherHeaderLen = 14;
   static constexpr uint32_t kEtherTypeOffset = 12;
-  static constexpr uint32_t kIpv4DstOffset = kEtherHeaderLen + 16;
-  static constexpr uint32_t kMinFrameLen = kEtherHeaderLen + 20;  // Ethernet + minimal IPv4
+  static constexpr uint32_t kIpv4MinHeaderLen = 20;
+  static constexpr uint32_t kIpv4DstField = 16;  // offset of the destination in the IPv4 header
+  static constexpr uint32_t kIpv4DstOffset = kEtherHeaderLen + kIpv4DstField;
+  static constexpr uint32_t kMinFrameLen = kEtherHeaderLen + kIpv4MinHeaderLen;
   static constexpr uint16_t kEtherTypeIpv4 = 0x0800;
   static constexpr uint16_t kEtherTypeIpv4Be = RTE_BE16(kEtherTypeIpv4);
 
@@ -66,6 +68,7 @@ class IPLookup final : public ElementBase<IPLookup> {
   // Lookup result standing for "not an IPv4 frame": above every next hop, below kNoRoute.
   static constexpr uint16_t kHopNotIpv4 = Dir24_8::kNoRoute - 1;
   static_assert(kHopNotIpv4 > Dir24_8::kMaxNextHop);
+  static constexpr uint32_t kWordBits = 64;  // bits per word of the not-IPv4 slot mask
 
   template <class ForEachLive>
   void process(PacketBatch& batch, ForEachLive&& for_each_live) {
@@ -76,7 +79,6 @@ class IPLookup final : public ElementBase<IPLookup> {
     // Excluded slots are looked up too (the bulk lookup runs over [0, n)), as address 0.
     if (batch.has_mask()) std::memset(addrs, 0, n * sizeof(addrs[0]));
     for_each_live([&](uint32_t i, Packet* p) {
-      __builtin_prefetch(&anno(p), 1);
       const uint8_t* d = data(p);
       uint16_t ether_type;
       std::memcpy(&ether_type, d + kEtherTypeOffset, sizeof(ether_type));
@@ -84,13 +86,13 @@ class IPLookup final : public ElementBase<IPLookup> {
       uint32_t dst = 0;
       if (ok) [[likely]]
         std::memcpy(&dst, d + kIpv4DstOffset, sizeof(dst));
-      not_ipv4[i >> 6] |= uint64_t{!ok} << (i & 63);
+      not_ipv4[i / kWordBits] |= uint64_t{!ok} << (i % kWordBits);
       addrs[i] = rte_be_to_cpu_32(dst);
     });
     table_->lookup_bulk(addrs, hops, n);
     for (uint32_t w = 0; w < PacketBatch::kMaskWords; ++w)
       for (uint64_t bits = not_ipv4[w]; bits != 0; bits &= bits - 1)
-        hops[w * 64 + std::countr_zero(bits)] = kHopNotIpv4;
+        hops[w * kWordBits + std::countr_zero(bits)] = kHopNotIpv4;
     Verdict* results = batch.results();
     const uint16_t ports = ports_;
     for_each_live([&](uint32_t i, Packet* p) {

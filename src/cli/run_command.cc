@@ -91,6 +91,10 @@ int cmd_run(const std::vector<std::string>& args) {
   if (opt.pipeline_file.empty()) return usage_error("no pipeline file given");
   if (opt.ports.empty()) return usage_error("no --port given");
   opt.progress = !quiet && isatty(STDERR_FILENO);
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  if (opt.workers > cpus)
+    return usage_error("--workers " + std::to_string(opt.workers) + ": this machine has " +
+                       std::to_string(cpus) + " CPUs (one worker per core)");
 
   // Configuration errors are reported before any device is touched.
   Result<PipelineConfig> config = load_pipeline(opt);

@@ -34,7 +34,7 @@ std::vector<std::string> devarg_values(const std::string& spec, const std::strin
 Result<int64_t> count_pcap_packets(const std::string& path) {
   char err[PCAP_ERRBUF_SIZE];
   pcap_t* p = pcap_open_offline(path.c_str(), err);
-  if (p == nullptr) return make_error(path + ": cannot read pcap file: " + err);
+  if (p == nullptr) return make_error(std::string("cannot read pcap file: ") + err);
   int64_t n = 0;
   pcap_pkthdr* hdr;
   const u_char* bytes;
@@ -49,6 +49,18 @@ Result<std::unique_ptr<Port>> DpdkPort::open(const std::string& spec, const Port
   auto port = std::unique_ptr<DpdkPort>(new DpdkPort());
   port->spec_ = spec;
   const std::string name = device_name(spec);
+  // Read the pcap inputs first: a missing file is reported by name, not by the driver.
+  std::vector<std::string> infinite = devarg_values(spec, "infinite_rx");
+  bool loops = !infinite.empty() && infinite.back() != "0";
+  std::vector<std::string> rx_files = devarg_values(spec, "rx_pcap");
+  if (!rx_files.empty() && !loops) {
+    port->finite_packets_ = 0;
+    for (const std::string& f : rx_files) {
+      Result<int64_t> n = count_pcap_packets(f);
+      if (!n) return make_error("--port " + spec + ": " + n.error());
+      port->finite_packets_ += n.value();
+    }
+  }
   if (rte_eth_dev_get_port_by_name(name.c_str(), &port->port_id_) != 0 &&
       eal_device_for(spec).is_vdev) {
     const size_t comma = spec.find(',');
@@ -100,17 +112,6 @@ Result<std::unique_ptr<Port>> DpdkPort::open(const std::string& spec, const Port
   port->started_ = true;
   rte_eth_promiscuous_enable(pid);
 
-  std::vector<std::string> infinite = devarg_values(spec, "infinite_rx");
-  bool loops = !infinite.empty() && infinite.back() != "0";
-  std::vector<std::string> rx_files = devarg_values(spec, "rx_pcap");
-  if (!rx_files.empty() && !loops) {
-    port->finite_packets_ = 0;
-    for (const std::string& f : rx_files) {
-      Result<int64_t> n = count_pcap_packets(f);
-      if (!n) return make_error("--port " + spec + ": " + n.error());
-      port->finite_packets_ += n.value();
-    }
-  }
   return std::unique_ptr<Port>(std::move(port));
 }
 

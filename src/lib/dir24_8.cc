@@ -17,24 +17,28 @@ namespace {
 constexpr size_t kHugePageBytes = size_t{2} << 20;
 constexpr size_t kCacheLine = 64;
 constexpr uint8_t kTbl24Bits = 24;
+constexpr int kFirstOctetShift = 24;
+constexpr int kOctetBits = 8;
+constexpr uint32_t kOctetMask = 0xFF;
 
 std::string format_prefix(uint32_t prefix, uint8_t len) {
   std::string s;
-  for (int shift = 24; shift >= 0; shift -= 8) {
-    s += std::to_string((prefix >> shift) & 0xFF);
+  for (int shift = kFirstOctetShift; shift >= 0; shift -= kOctetBits) {
+    s += std::to_string((prefix >> shift) & kOctetMask);
     s += shift > 0 ? '.' : '/';
   }
   return s + std::to_string(len);
 }
 
 uint32_t prefix_mask(uint8_t len) {
-  return len == 0 ? 0 : ~uint32_t{0} << (32 - len);
+  return len == 0 ? 0 : ~uint32_t{0} << (Dir24_8::kMaxPrefixLen - len);
 }
 
 }  // namespace
 
-// Table memory: DPDK hugepage memory when the EAL runs on hugepages, otherwise 2 MiB-aligned
-// heap memory advised for transparent huge pages (TBL24 is read at random; TLB misses matter).
+// Table memory: DPDK hugepage memory when the EAL runs on hugepages (a table must then be freed
+// before any rte_eal_cleanup()), otherwise, or when that runs out, 2 MiB-aligned heap memory
+// advised for transparent huge pages (TBL24 is read at random; TLB misses matter).
 struct Dir24_8::Memory {
   void* ptr = nullptr;
   bool from_dpdk = false;
@@ -43,8 +47,9 @@ struct Dir24_8::Memory {
     auto m = std::make_unique<Memory>();
     if (eal_ready() && rte_eal_has_hugepages()) {
       m->ptr = rte_malloc_socket("dir24_8", bytes, kCacheLine, SOCKET_ID_ANY);
-      m->from_dpdk = true;
-    } else {
+      m->from_dpdk = m->ptr != nullptr;
+    }
+    if (m->ptr == nullptr) {
       size_t align = bytes >= kHugePageBytes ? kHugePageBytes : kCacheLine;
       size_t rounded = (bytes + align - 1) / align * align;
       m->ptr = std::aligned_alloc(align, rounded);

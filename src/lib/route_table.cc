@@ -131,8 +131,10 @@ void append_route(std::string& out, const Route4& r) {
   append_uint(out, r.port);
 }
 
+// prefix in the high bits, length in the low byte.
+constexpr uint32_t kKeyLenBits = 8;
 uint64_t route_key(const Route4& r) {
-  return (uint64_t{r.prefix} << 8) | r.len;
+  return (uint64_t{r.prefix} << kKeyLenBits) | r.len;
 }
 
 // splitmix64: a small, fast generator whose output is the same on every platform.

@@ -48,9 +48,9 @@ class Runner:
         except subprocess.TimeoutExpired:
             return None
 
-    def expect_error(self, name, args, codes, needles, patterns=()):
+    def expect_error(self, name, args, codes, needles):
         """Runs fulcrum with `args`; it must exit with one of `codes` before running anything and
-        print every string of `needles` and match every regex of `patterns` on stderr."""
+        print every string of `needles` on stderr."""
         self.count += 1
         stats = self.path(f"stats-{self.count}.json")
         res = self.fulcrum(args[:1] + ["--stats-json", stats] + args[1:])
@@ -63,9 +63,6 @@ class Runner:
         for n in needles:
             if n not in res.stderr:
                 problems.append(f"stderr lacks {n!r}")
-        for p in patterns:
-            if not re.search(p, res.stderr):
-                problems.append(f"stderr does not match /{p}/")
         if "balance:" in res.stdout or res.stdout.strip():
             problems.append(f"something ran: stdout {res.stdout!r}")
         if os.path.exists(stats):
@@ -75,11 +72,11 @@ class Runner:
                                  f"  stderr: {res.stderr.strip()!r}")
         return res
 
-    def pipeline_error(self, name, text, needles, patterns=(), extra=()):
+    def pipeline_error(self, name, text, needles, extra=()):
         """A pipeline that must be refused with exit code 1."""
         click = self.write(f"case{self.count + 1}.click", text)
         args = ["run", click, "--port", "net_null0", "--packets", "100", "--quiet"] + list(extra)
-        return self.expect_error(name, args, {1}, needles, patterns)
+        return self.expect_error(name, args, {1}, needles)
 
 
 def pipeline_cases(r):
@@ -107,6 +104,19 @@ def pipeline_cases(r):
     text = "FromInput -> Counter ->"
     r.pipeline_error("dangling '->' at end of file", text,
                      [f"{click(r.count + 1)}:1:", "expected element name or class, got end of file"])
+
+    text = "FromInput -> CheckIPHeader(CHECKSUM false\n  -> Discard;\n"
+    r.pipeline_error("unclosed argument list", text,
+                     [f"{click(r.count + 1)}:3:1: expected ')' to close argument list opened at "
+                      f"{loc(text, '(')}, got end of file"])
+
+    text = "FromInput -> Counter;\n/* no end\nFromInput -> Discard;\n"
+    r.pipeline_error("unterminated comment", text,
+                     [f"{click(r.count + 1)}:4:1: unterminated comment started at {loc(text, '/*')}"])
+
+    text = "c :: Classifier(12/0800);\nFromInput -> c;\nc[99999999999] -> Discard;\n"
+    r.pipeline_error("port number too large", text,
+                     [f"{click(r.count + 1)}:{loc(text, '99999999999')}: port number 99999999999 is too large"])
 
     text = "c :: Classifier(12/0800);\nFromInput -> c;\nc[3] -> Discard;\n"
     r.pipeline_error("output port out of range", text,
@@ -157,7 +167,7 @@ def pipeline_cases(r):
     text = f"FromInput -> IPLookup({routes}) -> ToOutput;\n"
     r.pipeline_error("route file: line without a port", text,
                      [f"{routes}:4: expected 'A.B.C.D/LEN PORT', got '10.1.0.0/16'",
-                      f"{click(r.count + 1)}:1:14: "])
+                      f"{click(r.count + 1)}:{loc(text, 'IPLookup')}: "])
 
     routes = r.write("bad-routes2.txt", "10.0.0.0/8 0\n# comment\n10.0.0.1/8 1\n")
     text = f"FromInput -> IPLookup({routes}) -> ToOutput;\n"

@@ -34,7 +34,7 @@ std::vector<std::string> devarg_values(const std::string& spec, const std::strin
 Result<int64_t> count_pcap_packets(const std::string& path) {
   char err[PCAP_ERRBUF_SIZE];
   pcap_t* p = pcap_open_offline(path.c_str(), err);
-  if (p == nullptr) return make_error(std::string("cannot read pcap file: ") + err);
+  if (p == nullptr) return make_error(err);
   int64_t n = 0;
   pcap_pkthdr* hdr;
   const u_char* bytes;
@@ -53,14 +53,15 @@ Result<std::unique_ptr<Port>> DpdkPort::open(const std::string& spec, const Port
   std::vector<std::string> infinite = devarg_values(spec, "infinite_rx");
   bool loops = !infinite.empty() && infinite.back() != "0";
   std::vector<std::string> rx_files = devarg_values(spec, "rx_pcap");
-  if (!rx_files.empty() && !loops) {
-    port->finite_packets_ = 0;
-    for (const std::string& f : rx_files) {
-      Result<int64_t> n = count_pcap_packets(f);
-      if (!n) return make_error("--port " + spec + ": " + n.error());
-      port->finite_packets_ += n.value();
-    }
+  int64_t pcap_packets = 0;
+  for (const std::string& f : rx_files) {
+    Result<int64_t> n = count_pcap_packets(f);
+    if (!n) return make_error("--port " + spec + ": cannot read pcap file: " + n.error());
+    pcap_packets += n.value();
   }
+  if (!rx_files.empty() && !loops) port->finite_packets_ = pcap_packets;
+  // With infinite_rx the driver keeps the whole capture in mbufs of the RX pool.
+  const unsigned replay_mbufs = loops ? static_cast<unsigned>(pcap_packets) : 0;
   if (rte_eth_dev_get_port_by_name(name.c_str(), &port->port_id_) != 0 &&
       eal_device_for(spec).is_vdev) {
     const size_t comma = spec.find(',');
@@ -96,7 +97,8 @@ Result<std::unique_ptr<Port>> DpdkPort::open(const std::string& spec, const Port
   rte_eth_dev_adjust_nb_rx_tx_desc(pid, &nrx, &ntx);
 
   auto pool = create_packet_pool("port" + std::to_string(config.index),
-                                 kPoolPerQueue * std::max<unsigned>(1, port->rxq_) + nrx * port->rxq_ - 1);
+                                 kPoolPerQueue * std::max<unsigned>(1, port->rxq_) + nrx * port->rxq_ +
+                                     replay_mbufs - 1);
   if (!pool) return make_error("--port " + spec + ": " + pool.error());
   port->pool_ = pool.value();
   const int socket = rte_eth_dev_socket_id(pid);

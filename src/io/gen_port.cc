@@ -24,7 +24,6 @@ namespace {
 constexpr uint32_t kMinFrame = 60;
 constexpr uint32_t kMaxFrame = 1514;
 constexpr uint32_t kMinSequence = 1 << 16;
-constexpr uint16_t kMaxBurst = 256;
 constexpr unsigned kPoolPerQueue = 16383;
 constexpr uint32_t kSourceNet = 0x0A000000;  // 10.0.0.0/8
 constexpr uint16_t kBasePort = 1024;
@@ -175,7 +174,6 @@ GenPort::~GenPort() {
 
 uint16_t GenPort::rx_burst(uint16_t queue, Packet** pkts, uint16_t n) {
   Queue& q = queues_[queue];
-  n = std::min(n, kMaxBurst);
   if (cfg_.rate > 0) {
     const uint64_t now = rte_rdtsc();
     const double per_queue = cfg_.rate / static_cast<double>(queues_.size());
@@ -190,15 +188,14 @@ uint16_t GenPort::rx_burst(uint16_t queue, Packet** pkts, uint16_t n) {
   // invariant for rte_mbuf_raw_alloc), so only the fields below need writing.
   if (rte_mempool_get_bulk(q.pool, reinterpret_cast<void**>(pkts), n) != 0) return 0;
   const uint16_t size = static_cast<uint16_t>(cfg_.size);
-  uint32_t flows[kMaxBurst];
-  // With many flows the templates do not fit in cache: fetch the whole burst's first.
-  for (uint16_t i = 0; i < n; ++i) {
-    flows[i] = sequence_[(q.pos + i) & sequence_mask_];
-    rte_prefetch0(&templates_[static_cast<size_t>(flows[i]) * kTemplateBytes]);
-  }
+  const uint32_t pos = q.pos;
   q.pos += n;
+  // With many flows the templates do not fit in cache: fetch the next burst's while this one
+  // is built.
+  for (uint16_t i = 0; i < n; ++i)
+    rte_prefetch0(&templates_[static_cast<size_t>(sequence_[(q.pos + i) & sequence_mask_]) * kTemplateBytes]);
   for (uint16_t i = 0; i < n; ++i) {
-    const uint32_t flow = flows[i];
+    const uint32_t flow = sequence_[(pos + i) & sequence_mask_];
     Packet* m = pkts[i];
     m->data_off = RTE_PKTMBUF_HEADROOM;
     m->port = port_index_;

@@ -16,6 +16,7 @@
 // it can be called again after more add()s. Adding a prefix twice keeps the last next hop.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -36,7 +37,7 @@ class Dir24_8 {
   static constexpr uint32_t kSegmentIndexMask = kSegmentEntries - 1;
   static constexpr uint32_t kTbl24Entries = 1u << 24;
   static constexpr uint8_t kMaxPrefixLen = 32;
-  // lookup_bulk prefetches the TBL24 entries of this many addresses before resolving them.
+  // lookup_bulk resolves addresses in groups of this many, prefetching one group ahead.
   static constexpr size_t kPrefetchGroup = 16;
 
   Dir24_8();
@@ -56,13 +57,16 @@ class Dir24_8 {
   // after a successful build().
   uint16_t lookup(uint32_t addr) const { return resolve(tbl24_[addr >> kSegmentBits], addr); }
 
-  // lookup() for n addresses. Prefetches the TBL24 entries of a group of kPrefetchGroup addresses,
-  // then resolves the group, so the memory accesses of a group overlap.
+  // lookup() for n addresses, in groups of kPrefetchGroup: the TBL24 entries of the next group
+  // are prefetched before the current group is resolved, so the table accesses of two groups are
+  // in flight together.
   void lookup_bulk(const uint32_t* addrs, uint16_t* out, size_t n) const {
-    const size_t full = n / kPrefetchGroup * kPrefetchGroup;
-    for (size_t i = 0; i < full; i += kPrefetchGroup)
-      lookup_group(addrs + i, out + i, kPrefetchGroup);
-    lookup_group(addrs + full, out + full, n - full);
+    prefetch(addrs, 0, std::min(n, kPrefetchGroup));
+    for (size_t i = 0; i < n; i += kPrefetchGroup) {
+      const size_t end = std::min(n, i + kPrefetchGroup);
+      prefetch(addrs, end, std::min(n, end + kPrefetchGroup));
+      for (size_t j = i; j < end; ++j) out[j] = lookup(addrs[j]);
+    }
   }
 
   // Distinct routes in the table (as of the last build(); before it, routes added so far).
@@ -85,10 +89,8 @@ class Dir24_8 {
   };
   struct Memory;
 
-  // Prefetch the TBL24 entries of g addresses, then resolve them.
-  void lookup_group(const uint32_t* addrs, uint16_t* out, size_t g) const {
-    for (size_t j = 0; j < g; ++j) __builtin_prefetch(&tbl24_[addrs[j] >> kSegmentBits]);
-    for (size_t j = 0; j < g; ++j) out[j] = lookup(addrs[j]);
+  void prefetch(const uint32_t* addrs, size_t begin, size_t end) const {
+    for (size_t j = begin; j < end; ++j) __builtin_prefetch(&tbl24_[addrs[j] >> kSegmentBits]);
   }
 
   uint16_t resolve(uint16_t e, uint32_t addr) const {

@@ -1,6 +1,10 @@
 // IPv4 LPM micro-benchmark: our Dir24_8 against DPDK's rte_lpm on the same generated table and
 // the same destination addresses, looked up in batches of 64 as the router does. Needs the EAL
 // (rte_lpm allocates from DPDK memory).
+//
+// Mind the rte_lpm build time: rte_lpm_add scans every rule of the same depth, so building is
+// quadratic in the routes per prefix length (about 1.3 s for 100k generated routes and 30-45 s
+// for 500k on a 2-vCPU EPYC VM; our build takes 15 ms and 60-100 ms).
 #pragma once
 
 #include <cstddef>

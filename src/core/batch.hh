@@ -85,8 +85,10 @@ class PacketBatch {
   }
 
   bool excluded(uint32_t i) const { return (mask_[i >> 6] >> (i & 63)) & 1; }
+  // Masks slot i. Its verdict is reset to output 0 so all_first_output() can ignore the mask.
   void exclude(uint32_t i) {
     mask_[i >> 6] |= uint64_t{1} << (i & 63);
+    results_[i] = Verdict::out(0);
     --live_;
   }
 
@@ -94,7 +96,7 @@ class PacketBatch {
   void set_result(uint32_t i, Verdict v) { results_[i] = v; }
   Verdict* results() { return results_.data(); }
 
-  // True when every used slot's verdict is output 0 (vectorizes to a few SIMD ORs).
+  // True when every live slot's verdict is output 0 (a few SIMD ORs; excluded slots read 0).
   bool all_first_output() const {
     int16_t acc = 0;
     for (uint32_t i = 0; i < count_; ++i) acc |= results_[i].v;

@@ -156,71 +156,62 @@ void Pipeline::dispatch(int node, PacketBatch& batch) {
   Node& n = nodes_[static_cast<size_t>(node)];
   ++n.stats.batches;
   const int nout = static_cast<int>(n.next.size());
-  const size_t nreasons = n.stats.drops.size();
-  uint32_t counts[kMaxOutputs] = {};
-  Packet* dead[kMaxBatch];
-  uint32_t ndead = 0;
+  // Naive mode moves every packet leaving a branch element into a new batch.
+  const bool naive = mode_ == BranchMode::kSplit && nout > 1;
 
-  // Fast path: no mask and every verdict is output 0 (the common case of a linear pipeline).
-  if (!batch.has_mask() && nout > 0 && n.next[0].node >= 0 && batch.all_first_output()) {
-    n.stats.out_packets[0] += batch.count();
+  // Fast path: every verdict is output 0 (excluded slots always read 0).
+  if (!naive && nout > 0 && n.next[0].node >= 0 && batch.all_first_output()) {
+    n.stats.out_packets[0] += batch.live();
     process(n.next[0].node, batch);
     return;
   }
+
+  // One pass (NBA's branch prediction): packets for the predicted output stay in this batch;
+  // the others move to a new batch per output; drops are freed in bulk.
+  const int predicted = naive ? -1 : n.predicted;
+  const size_t nreasons = n.stats.drops.size();
+  uint32_t counts[kMaxOutputs] = {};
+  PacketBatch* outs[kMaxOutputs] = {};
+  Packet* dead[kMaxBatch];
+  uint32_t ndead = 0;
   batch.for_each([&](uint32_t i, Packet* p) {
     const Verdict v = batch.result(i);
-    if (likely(!v.is_drop() && v.port() < nout && n.next[static_cast<size_t>(v.port())].node >= 0)) {
-      ++counts[v.port()];
-      return;
+    const int o = v.port();
+    if (likely(!v.is_drop() && o < nout && n.next[static_cast<size_t>(o)].node >= 0)) {
+      ++counts[o];
+      if (o == predicted) return;
+      if (outs[o] == nullptr) {
+        outs[o] = alloc_batch();
+        outs[o]->anno() = batch.anno();
+      }
+      outs[o]->push(p);
+    } else {
+      if (v.is_drop())
+        ++n.stats.drops[std::min(static_cast<size_t>(v.reason()), nreasons - 1)];
+      else
+        ++n.stats.unconnected_drops;
+      dead[ndead++] = p;
     }
-    if (v.is_drop())
-      ++n.stats.drops[std::min(static_cast<size_t>(v.reason()), nreasons - 1)];
-    else
-      ++n.stats.unconnected_drops;
-    dead[ndead++] = p;
     batch.exclude(i);
   });
   if (ndead > 0) {
     rte_pktmbuf_free_bulk(dead, ndead);
     dropped_ += ndead;
   }
-  if (batch.empty()) return;
 
-  int majority = 0, taken = 0;
   for (int o = 0; o < nout; ++o) {
     if (counts[o] == 0) continue;
     n.stats.out_packets[static_cast<size_t>(o)] += counts[o];
-    ++taken;
-    if (counts[o] > counts[majority]) majority = o;
+    if (n.stats.out_packets[static_cast<size_t>(o)] >
+        n.stats.out_packets[static_cast<size_t>(n.predicted)])
+      n.predicted = o;
   }
-  if (taken == 1) {
-    process(n.next[static_cast<size_t>(majority)].node, batch);
-    return;
-  }
-  split(n, batch, counts, majority);
-}
-
-void Pipeline::split(Node& n, PacketBatch& batch, const uint32_t* counts, int majority) {
-  const int nout = static_cast<int>(n.next.size());
-  const bool reuse = mode_ == BranchMode::kReuse;
-  PacketBatch* outs[kMaxOutputs] = {};
-  for (int o = 0; o < nout; ++o) {
-    if (counts[o] == 0 || (reuse && o == majority)) continue;
-    outs[o] = alloc_batch();
-    outs[o]->anno() = batch.anno();
-  }
-  batch.for_each([&](uint32_t i, Packet* p) {
-    PacketBatch* dst = outs[batch.result(i).port()];
-    if (dst == nullptr) return;
-    dst->push(p);
-    batch.exclude(i);
-  });
   for (int o = 0; o < nout; ++o) {
     if (outs[o] == nullptr) continue;
     process(n.next[static_cast<size_t>(o)].node, *outs[o]);
     free_batch(outs[o]);
   }
-  if (reuse) process(n.next[static_cast<size_t>(majority)].node, batch);
+  if (!batch.empty()) process(n.next[static_cast<size_t>(predicted)].node, batch);
 }
 
 }  // namespace fulcrum

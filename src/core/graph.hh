@@ -2,10 +2,11 @@
 //
 // After an element processed a batch, the graph reads the per-packet verdicts: drops are freed
 // and counted by reason, and the packets are forwarded per output. When every live packet takes
-// the same output the batch moves on as it is. Otherwise (a branch), in the default "reuse"
-// mode the batch is reused for the output most packets take and only the minority is moved into
-// new batches, leaving masked slots behind (NBA §3.2); the "split" mode moves every output into
-// a new batch (the naive approach NBA compares against).
+// output 0 the batch moves on as it is. Otherwise (a branch), in the default "reuse" mode the
+// batch is reused for the predicted output (the one most packets took so far, NBA §3.2) and
+// only the other packets move into new batches, leaving masked slots behind; the "split" mode
+// moves every packet leaving a branch element into a new batch per output (the naive approach
+// NBA compares against).
 #pragma once
 
 #include <cstdint>
@@ -42,6 +43,7 @@ struct Node {
     int port = 0;
   };
   std::vector<Edge> next;  // per output port
+  int predicted = 0;       // the output most packets took so far (branch prediction)
   NodeStats stats;
 };
 
@@ -69,7 +71,6 @@ class Pipeline {
  private:
   void process(int node, PacketBatch& batch);
   void dispatch(int node, PacketBatch& batch);
-  void split(Node& n, PacketBatch& batch, const uint32_t* counts, int majority);
   PacketBatch* alloc_batch();
   void free_batch(PacketBatch* b) { spare_.push_back(b); }
 

@@ -64,8 +64,8 @@ struct Measured {
   bool balanced = false;
 };
 
-Measured measure_once(const std::string& pipeline, const std::vector<std::string>& ports, double seconds,
-                      BranchMode mode) {
+Measured measure_once(const std::string& pipeline, const std::vector<std::string>& ports,
+                      double seconds, BranchMode mode) {
   RunOptions o;
   o.pipeline_file = "bench.click";
   o.pipeline_text = pipeline;
@@ -84,8 +84,10 @@ Measured measure_once(const std::string& pipeline, const std::vector<std::string
 Measured measure(const std::string& pipeline, const std::vector<std::string>& ports, double seconds,
                  BranchMode mode = BranchMode::kReuse) {
   std::vector<Measured> runs;
-  for (int i = 0; i < kRepeats; ++i) runs.push_back(measure_once(pipeline, ports, seconds / kRepeats, mode));
-  std::sort(runs.begin(), runs.end(), [](const Measured& a, const Measured& b) { return a.mpps < b.mpps; });
+  for (int i = 0; i < kRepeats; ++i)
+    runs.push_back(measure_once(pipeline, ports, seconds / kRepeats, mode));
+  std::sort(runs.begin(), runs.end(),
+            [](const Measured& a, const Measured& b) { return a.mpps < b.mpps; });
   Measured m = runs[runs.size() / 2];
   for (const Measured& r : runs) m.balanced &= r.balanced;
   return m;
@@ -112,14 +114,18 @@ double slope(const std::vector<double>& x, const std::vector<double>& y) {
   mx /= static_cast<double>(x.size());
   my /= static_cast<double>(y.size());
   double sxy = 0, sxx = 0;
-  for (size_t i = 0; i < x.size(); ++i) sxy += (x[i] - mx) * (y[i] - my), sxx += (x[i] - mx) * (x[i] - mx);
+  for (size_t i = 0; i < x.size(); ++i)
+    sxy += (x[i] - mx) * (y[i] - my), sxx += (x[i] - mx) * (x[i] - mx);
   return sxx > 0 ? sxy / sxx : 0;
 }
 
 std::string bench_generator(double s) {
   const double mpps = raw_echo_mpps("gen:size=64,flows=1024", s);
   std::fprintf(stderr, "bench: generator alone %.2f Mpps\n", mpps);
-  return Obj().str("what", "built-in generator alone: rx_burst + discard, 64 B").num("mpps", mpps).done();
+  return Obj()
+      .str("what", "built-in generator alone: rx_burst + discard, 64 B")
+      .num("mpps", mpps)
+      .done();
 }
 
 std::string bench_noop_chain(double s) {
@@ -132,7 +138,8 @@ std::string bench_noop_chain(double s) {
     Measured m = measure(p, {kNullPort}, s);
     ks.push_back(k);
     ns.push_back(m.mpps > 0 ? 1e3 / m.mpps : 0);
-    rows.push_back(Obj().num("noops", k).num("mpps", m.mpps).num("ns_per_packet", ns.back()).done());
+    rows.push_back(
+        Obj().num("noops", k).num("mpps", m.mpps).num("ns_per_packet", ns.back()).done());
     std::fprintf(stderr, "bench: noop chain %d: %.2f Mpps\n", k, m.mpps);
   }
   return Obj()
@@ -156,14 +163,16 @@ std::string bench_l2_echo(double s) {
 
 std::string bench_branch(double s) {
   const std::string tail = "s[0] -> EtherMirror -> ToOutput; s[1] -> EtherMirror -> ToOutput;";
-  auto pipeline = [&](double f) { return "FromInput -> s :: RandomSplit(" + fmt(f) + "); " + tail; };
+  auto pipeline = [&](double f) {
+    return "FromInput -> s :: RandomSplit(" + fmt(f) + "); " + tail;
+  };
   std::vector<std::string> rows;
   for (double f : {0.01, 0.10, 0.50}) {
     for (BranchMode mode : {BranchMode::kReuse, BranchMode::kSplit}) {
       auto [base, m] = measure_pair(pipeline(0), pipeline(f), {kNullPort}, s, mode);
       const char* name = mode == BranchMode::kReuse ? "reuse" : "split";
-      std::fprintf(stderr, "bench: branch %.0f/%.0f %s: %.2f Mpps (no branch %.2f)\n", (1 - f) * 100,
-                   f * 100, name, m.mpps, base.mpps);
+      std::fprintf(stderr, "bench: branch %.0f/%.0f %s: %.2f Mpps (no branch %.2f)\n",
+                   (1 - f) * 100, f * 100, name, m.mpps, base.mpps);
       rows.push_back(Obj()
                          .num("minority_share", f)
                          .str("mode", name)
@@ -174,8 +183,9 @@ std::string bench_branch(double s) {
     }
   }
   return Obj()
-      .str("what", "RandomSplit(f) -> two EtherMirror paths over net_null, reuse vs naive split; "
-                   "no branch = RandomSplit(0), measured alternately with each point")
+      .str("what",
+           "RandomSplit(f) -> two EtherMirror paths over net_null, reuse vs naive split; "
+           "no branch = RandomSplit(0), measured alternately with each point")
       .raw("points", array(rows))
       .done();
 }
@@ -232,7 +242,8 @@ std::string bench_router(double s, size_t routes, const std::string& dir) {
       .num("raw_pcap_replay_loop_mpps", raw_pcap)
       .num("dir24_8_bulk_mlookups", lpm.ours_mlookups_per_s)
       .num("rte_lpm_bulk_mlookups", lpm.rte_lpm_mlookups_per_s)
-      .num("router_to_rte_lpm_ratio", lpm.rte_lpm_mlookups_per_s > 0 ? from_gen.mpps / lpm.rte_lpm_mlookups_per_s : 0)
+      .num("router_to_rte_lpm_ratio",
+           lpm.rte_lpm_mlookups_per_s > 0 ? from_gen.mpps / lpm.rte_lpm_mlookups_per_s : 0)
       .num("dir24_8_to_rte_lpm_ratio", lpm.rte_lpm_mlookups_per_s > 0
                                            ? lpm.ours_mlookups_per_s / lpm.rte_lpm_mlookups_per_s
                                            : 0)
@@ -255,7 +266,9 @@ int run_benchmarks(const BenchOptions& options) {
   const char* dir = mkdtemp(tmpl);
   if (dir == nullptr) return 1;
   const double s = options.seconds;
-  auto wanted = [&](const char* name) { return options.only.empty() || std::string(name).find(options.only) != std::string::npos; };
+  auto wanted = [&](const char* name) {
+    return options.only.empty() || std::string(name).find(options.only) != std::string::npos;
+  };
 
   std::vector<std::string> groups;
   if (wanted("generator")) groups.push_back("\"generator\": " + bench_generator(s));
@@ -270,7 +283,8 @@ int run_benchmarks(const BenchOptions& options) {
   std::filesystem::remove_all(dir);
 
   std::string json = "{\n  \"machine_cores\": " + std::to_string(sysconf(_SC_NPROCESSORS_ONLN)) +
-                     ",\n  \"seconds_per_point\": " + fmt(s) + ",\n  \"workers\": 1,\n  \"batch\": 64";
+                     ",\n  \"seconds_per_point\": " + fmt(s) +
+                     ",\n  \"workers\": 1,\n  \"batch\": 64";
   for (const std::string& g : groups) json += ",\n  " + g;
   json += "\n}\n";
   if (options.out.empty()) {

@@ -8,9 +8,9 @@
 namespace fulcrum::bench {
 
 struct BenchOptions {
-  double seconds = 1.0;   // per measured configuration
-  std::string only;       // run only the groups whose name contains this
-  std::string out;        // JSON file; stdout when empty
+  double seconds = 1.0;      // per measured configuration
+  std::string only;          // run only the groups whose name contains this
+  std::string out;           // JSON file; stdout when empty
   bool large_tables = true;  // include the 500k-route router
 };
 

@@ -23,11 +23,13 @@ class CollectingSink final : public PacketSink {
     });
     batch.set_count(0);
   }
-  std::vector<uint16_t> sent;   // the in_port tag of each transmitted packet
+  std::vector<uint16_t> sent;  // the in_port tag of each transmitted packet
   std::vector<uint16_t> ports;
 };
 
-bool is_class(std::string_view n) { return Registry::instance().find(n) != nullptr; }
+bool is_class(std::string_view n) {
+  return Registry::instance().find(n) != nullptr;
+}
 
 Result<std::unique_ptr<Pipeline>> build(const std::string& text, CollectingSink& sink,
                                         BranchMode mode = BranchMode::kReuse) {
@@ -46,7 +48,8 @@ Result<std::unique_ptr<Pipeline>> build(const std::string& text, CollectingSink&
 void fill(PacketBatch& b, int n) {
   b.clear();
   for (int i = 0; i < n; ++i)
-    b.push(testing::make_packet(testing::ipv4_udp_frame(0x0A000001, 0x0A000002), static_cast<uint16_t>(i)));
+    b.push(testing::make_packet(testing::ipv4_udp_frame(0x0A000001, 0x0A000002),
+                                static_cast<uint16_t>(i)));
 }
 
 const NodeStats& stats_of(const Pipeline& p, const std::string& name) {
@@ -71,7 +74,8 @@ TEST(Graph, LinearPipelineForwardsEveryPacketInOrder) {
 
 TEST(Graph, DropsAreFreedAndCountedByReason) {
   CollectingSink sink;
-  auto p = build("FromInput -> s :: RandomSplit(0.5); s[0] -> ToOutput; s[1] -> d :: Discard;", sink);
+  auto p =
+      build("FromInput -> s :: RandomSplit(0.5); s[0] -> ToOutput; s[1] -> d :: Discard;", sink);
   ASSERT_TRUE(p.ok()) << p.error();
   const unsigned before = rte_mempool_avail_count(testing::test_pool());
   PacketBatch b;
@@ -114,7 +118,8 @@ TEST(Graph, ReuseAndSplitModesDeliverTheSamePackets) {
 TEST(Graph, ReuseModeKeepsTheBatchForTheMajorityOutput) {
   CollectingSink sink;
   auto p = build(
-      "FromInput -> s :: RandomSplit(0.05); s[0] -> big :: NoOp -> ToOutput; s[1] -> small :: NoOp -> ToOutput;",
+      "FromInput -> s :: RandomSplit(0.05); s[0] -> big :: NoOp -> ToOutput; s[1] -> small :: NoOp "
+      "-> ToOutput;",
       sink);
   ASSERT_TRUE(p.ok()) << p.error();
   PacketBatch b;
@@ -140,7 +145,8 @@ TEST(Graph, UnconnectedOutputDropsWithReason) {
 
 TEST(Graph, TimedSourceRunsOnItsTimerUpToItsLimit) {
   CollectingSink sink;
-  auto p = build("TimedSource(INTERVAL_US 10, BURST 3, LIMIT 7, PORT 2) -> CheckIPHeader -> ToOutput;", sink);
+  auto p = build(
+      "TimedSource(INTERVAL_US 10, BURST 3, LIMIT 7, PORT 2) -> CheckIPHeader -> ToOutput;", sink);
   ASSERT_TRUE(p.ok()) << p.error();
   ASSERT_TRUE(p.value()->has_tasks());
   EXPECT_FALSE(p.value()->has_input());
@@ -164,11 +170,13 @@ TEST(Graph, ErrorsNameTheLocation) {
   } cases[] = {
       {"FromInput -> c :: Classifier(12/0800);\nc[3] -> Discard;",
        "test.click:2:6: output port 3 of 'c' (Classifier) out of range: Classifier has 1 output"},
-      {"FromInput -> [1]Discard;", "test.click:1:11: input port 1 of 'Discard@2' (Discard) out of range: Discard has 1 input"},
+      {"FromInput -> [1]Discard;",
+       "test.click:1:11: input port 1 of 'Discard@2' (Discard) out of range: Discard has 1 input"},
       {"a :: NoOp; FromInput -> a -> b :: NoOp -> a;", "closes a cycle"},
       {"s :: RandomSplit(0.5); FromInput -> s; s[0] -> Discard; s[0] -> ToOutput;",
        "output port 0 of 's' (RandomSplit) is already connected to 'Discard@"},
-      {"FromInput -> RandomSplit(3) -> ToOutput;", "test.click:1:14: RandomSplit@2 :: RandomSplit: FRACTION must be between 0 and 1"},
+      {"FromInput -> RandomSplit(3) -> ToOutput;",
+       "test.click:1:14: RandomSplit@2 :: RandomSplit: FRACTION must be between 0 and 1"},
       {"FromInput -> Discard; FromInput -> Discard;", "a second FromInput"},
       {"NoOp -> Discard;", "pipeline has no FromInput and no source element"},
   };

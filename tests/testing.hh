@@ -2,11 +2,10 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
-
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/batch.hh"
 #include "core/element.hh"
@@ -31,13 +30,14 @@ void free_batch(PacketBatch& batch);
 // pipeline file would pass them); initialises it with `ports` output ports. Returns nullptr and
 // stores the message in *error when configuration fails.
 std::unique_ptr<Element> make_element(const std::string& class_name,
-                                      const std::vector<std::string>& args, std::string* error = nullptr,
-                                      int ports = 4);
+                                      const std::vector<std::string>& args,
+                                      std::string* error = nullptr, int ports = 4);
 
 // Runs `element` on one batch made of `frames` and returns the verdict per packet. Packets that
 // were not dropped stay owned by the returned batch (free them with free_batch).
 std::vector<Verdict> run_batch(Element& element, PacketBatch& batch,
-                               const std::vector<std::vector<uint8_t>>& frames, uint16_t in_port = 0);
+                               const std::vector<std::vector<uint8_t>>& frames,
+                               uint16_t in_port = 0);
 
 // Like make_element, but connects only the outputs whose bit is set in `connected` (bit i:
 // output i), as a pipeline that leaves the others open would.

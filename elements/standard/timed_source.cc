@@ -33,11 +33,13 @@ Status TimedSource::configure(Args& args) {
       .key("DST", dst)
       .key("PORT", port);
   if (Status s = args.finish(); !s) return s;
-  if (burst_ < 1 || burst_ > kMaxBatch) return args.error("BURST must be 1.." + std::to_string(kMaxBatch));
+  if (burst_ < 1 || burst_ > kMaxBatch)
+    return args.error("BURST must be 1.." + std::to_string(kMaxBatch));
   if (size_ < kMinSize || size_ > kMaxSize) return args.error("SIZE must be 60..1514");
   if (limit < 0) return args.error("LIMIT must not be negative");
   dst_ = kDefaultDst;
-  if (!dst.empty() && !parse_ipv4(dst, dst_)) return args.error("DST: expected an IPv4 address, got '" + dst + "'");
+  if (!dst.empty() && !parse_ipv4(dst, dst_))
+    return args.error("DST: expected an IPv4 address, got '" + dst + "'");
   if (port >= 0) port_ = static_cast<uint16_t>(port);
   interval_ns_ = uint64_t{interval_us} * kNsPerUs;
   limit_ = static_cast<uint64_t>(limit);
@@ -57,13 +59,15 @@ Status TimedSource::configure(Args& args) {
   ip->hdr_checksum = rte_ipv4_cksum(ip);
   auto* udp = reinterpret_cast<rte_udp_hdr*>(ip + 1);
   udp->src_port = udp->dst_port = rte_cpu_to_be_16(kUdpPort);
-  udp->dgram_len = rte_cpu_to_be_16(static_cast<uint16_t>(size_ - sizeof(rte_ether_hdr) - sizeof(rte_ipv4_hdr)));
+  udp->dgram_len =
+      rte_cpu_to_be_16(static_cast<uint16_t>(size_ - sizeof(rte_ether_hdr) - sizeof(rte_ipv4_hdr)));
   return {};
 }
 
 Status TimedSource::initialize(const InitContext& ctx) {
   pool_ = ctx.pool;
-  if (pool_ == nullptr) return make_error(name() + " :: TimedSource: no packet pool in this runtime");
+  if (pool_ == nullptr)
+    return make_error(name() + " :: TimedSource: no packet pool in this runtime");
   return {};
 }
 

@@ -21,7 +21,8 @@ class ToOutput final : public ElementBase<ToOutput> {
   Status configure(Args& args) override { return args.finish(); }
   Status initialize(const InitContext& ctx) override {
     sink_ = ctx.sink;
-    if (sink_ == nullptr) return make_error(name() + " :: ToOutput: no transmit path in this runtime");
+    if (sink_ == nullptr)
+      return make_error(name() + " :: ToOutput: no transmit path in this runtime");
     return {};
   }
   void process_batch(PacketBatch& batch) override { sink_->transmit(batch); }

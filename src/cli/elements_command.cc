@@ -13,14 +13,16 @@ int cmd_elements(const std::vector<std::string>& args) {
       std::string_view doc = element_doc(name);
       std::string_view summary = doc.substr(0, doc.find('\n'));
       const size_t dash = summary.find(" — ");
-      if (dash != std::string_view::npos) summary = summary.substr(dash + std::string_view(" — ").size());
+      if (dash != std::string_view::npos)
+        summary = summary.substr(dash + std::string_view(" — ").size());
       std::printf("%-18s %.*s\n", name.c_str(), static_cast<int>(summary.size()), summary.data());
     }
     return 0;
   }
   const ElementClassInfo* info = reg.find(args[0]);
   if (info == nullptr) {
-    std::fprintf(stderr, "fulcrum elements: no element class '%s' (run `fulcrum elements` for the list)\n",
+    std::fprintf(stderr,
+                 "fulcrum elements: no element class '%s' (run `fulcrum elements` for the list)\n",
                  args[0].c_str());
     return 1;
   }
@@ -28,11 +30,13 @@ int cmd_elements(const std::vector<std::string>& args) {
   std::printf("%.*s", static_cast<int>(doc.size()), doc.data());
   const ElementTraits& t = *info->traits;
   std::printf("\nInputs: %d. Outputs: %s.", t.inputs,
-              t.outputs == kConfiguredOutputs ? "set by the configuration" : std::to_string(t.outputs).c_str());
+              t.outputs == kConfiguredOutputs ? "set by the configuration"
+                                              : std::to_string(t.outputs).c_str());
   if (!t.drop_reasons.empty()) {
     std::printf(" Drop reasons:");
     for (size_t i = 0; i < t.drop_reasons.size(); ++i)
-      std::printf("%s %.*s", i ? "," : "", static_cast<int>(t.drop_reasons[i].size()), t.drop_reasons[i].data());
+      std::printf("%s %.*s", i ? "," : "", static_cast<int>(t.drop_reasons[i].size()),
+                  t.drop_reasons[i].data());
     std::printf(".");
   }
   std::printf("\n");

@@ -13,7 +13,8 @@
 namespace fulcrum::cli {
 namespace {
 
-constexpr const char* kRunUsage = R"(usage: fulcrum run PIPELINE.click --port SPEC [--port SPEC ...] [options]
+constexpr const char* kRunUsage =
+    R"(usage: fulcrum run PIPELINE.click --port SPEC [--port SPEC ...] [options]
 
   --port SPEC        a port, in order (port index = position): a DPDK device string
                      (net_pcap0,rx_pcap=in.pcap,tx_pcap=out.pcap | net_null0 | net_ring0 |
@@ -72,9 +73,11 @@ int cmd_run(const std::vector<std::string>& args) {
       if (!value(v)) return usage_error("--seconds needs a number");
       char* end = nullptr;
       opt.seconds = std::strtod(v.c_str(), &end);
-      if (end != v.c_str() + v.size() || opt.seconds <= 0) return usage_error("--seconds needs a positive number");
+      if (end != v.c_str() + v.size() || opt.seconds <= 0)
+        return usage_error("--seconds needs a positive number");
     } else if (a == "--branch") {
-      if (!value(v) || (v != "reuse" && v != "split")) return usage_error("--branch is reuse or split");
+      if (!value(v) || (v != "reuse" && v != "split"))
+        return usage_error("--branch is reuse or split");
       opt.branch = v == "reuse" ? BranchMode::kReuse : BranchMode::kSplit;
     } else if (a == "--stats-json") {
       if (!value(stats_json)) return usage_error("--stats-json needs a file name");

@@ -12,8 +12,8 @@ namespace {
 bool is_keyword(std::string_view word) {
   if (word.empty() || !std::isupper(static_cast<unsigned char>(word[0]))) return false;
   for (char c : word)
-    if (!(std::isupper(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
-          c == '_'))
+    if (!(std::isupper(static_cast<unsigned char>(c)) ||
+          std::isdigit(static_cast<unsigned char>(c)) || c == '_'))
       return false;
   return true;
 }
@@ -45,10 +45,18 @@ bool parse_value(std::string_view s, std::string& out) {
   out = std::string(trim(s));
   return true;
 }
-bool parse_value(std::string_view s, int64_t& out) { return parse_int(s, out); }
-bool parse_value(std::string_view s, uint32_t& out) { return parse_int(s, out); }
-bool parse_value(std::string_view s, uint16_t& out) { return parse_int(s, out); }
-bool parse_value(std::string_view s, int& out) { return parse_int(s, out); }
+bool parse_value(std::string_view s, int64_t& out) {
+  return parse_int(s, out);
+}
+bool parse_value(std::string_view s, uint32_t& out) {
+  return parse_int(s, out);
+}
+bool parse_value(std::string_view s, uint16_t& out) {
+  return parse_int(s, out);
+}
+bool parse_value(std::string_view s, int& out) {
+  return parse_int(s, out);
+}
 
 bool parse_value(std::string_view s, double& out) {
   std::string t(trim(s));

@@ -28,7 +28,9 @@ inline constexpr uint32_t kDefaultBatch = 64;
 struct Verdict {
   int16_t v;
   static constexpr Verdict out(int port) { return Verdict{static_cast<int16_t>(port)}; }
-  static constexpr Verdict drop(int reason = 0) { return Verdict{static_cast<int16_t>(-1 - reason)}; }
+  static constexpr Verdict drop(int reason = 0) {
+    return Verdict{static_cast<int16_t>(-1 - reason)};
+  }
   constexpr bool is_drop() const { return v < 0; }
   constexpr int port() const { return v; }
   constexpr int reason() const { return -1 - v; }

@@ -48,8 +48,8 @@ struct InitContext {
   int workers = 1;
   int ports = 0;  // number of --port entries
   SharedStorage* shared = nullptr;
-  PacketSink* sink = nullptr;        // the worker's transmit path
-  rte_mempool* pool = nullptr;       // the worker's packet pool (for sources)
+  PacketSink* sink = nullptr;   // the worker's transmit path
+  rte_mempool* pool = nullptr;  // the worker's packet pool (for sources)
 };
 
 struct Counter {
@@ -94,10 +94,9 @@ class Element {
 };
 
 template <class T>
-concept ElementClass = std::derived_from<T, Element> && std::default_initializable<T> &&
-    requires {
-      { T::kTraits } -> std::convertible_to<const ElementTraits&>;
-    };
+concept ElementClass = std::derived_from<T, Element> && std::default_initializable<T> && requires {
+  { T::kTraits } -> std::convertible_to<const ElementTraits&>;
+};
 
 // CRTP base providing traits() and the static port-count initialisation.
 template <class Derived>

@@ -11,7 +11,9 @@
 namespace fulcrum {
 namespace {
 
-std::string describe(const ConfigElement& e) { return "'" + e.name + "' (" + e.class_name + ")"; }
+std::string describe(const ConfigElement& e) {
+  return "'" + e.name + "' (" + e.class_name + ")";
+}
 
 std::string plural(int n, const char* what) {
   return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
@@ -71,7 +73,8 @@ Result<std::unique_ptr<Pipeline>> Pipeline::build(const PipelineConfig& config,
     if (node.element->schedulable()) p->schedulable_.push_back(static_cast<int>(i));
     if (ce.class_name == "FromInput") {
       if (p->input_node_ >= 0)
-        return make_error(ce.loc.str() + ": a second FromInput; a pipeline has one entry point (first at " +
+        return make_error(ce.loc.str() +
+                          ": a second FromInput; a pipeline has one entry point (first at " +
                           p->nodes_[static_cast<size_t>(p->input_node_)].loc.str() + ")");
       p->input_node_ = static_cast<int>(i);
     }

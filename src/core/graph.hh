@@ -56,8 +56,8 @@ class Pipeline {
                                                  BranchMode mode = BranchMode::kReuse);
 
   bool has_input() const { return input_node_ >= 0; }
-  // A received batch enters at FromInput's output 0 (only when has_input()). The pipeline runs it to completion; on
-  // return every packet was transmitted (through the sink) or dropped.
+  // A received batch enters at FromInput's output 0 (only when has_input()). The pipeline runs it
+  // to completion; on return every packet was transmitted (through the sink) or dropped.
   void inject(PacketBatch& batch);
   // Runs the tasks of schedulable elements whose timer expired.
   void run_tasks(uint64_t now_ns);

@@ -41,7 +41,9 @@ static_assert(offsetof(PacketAnno, user) == 24);
 // Mempools that carry Fulcrum packets are created with this private size (see io/mempool.hh).
 inline constexpr uint16_t kPacketPrivSize = sizeof(PacketAnno);
 
-inline PacketAnno& anno(Packet* m) { return *static_cast<PacketAnno*>(rte_mbuf_to_priv(m)); }
+inline PacketAnno& anno(Packet* m) {
+  return *static_cast<PacketAnno*>(rte_mbuf_to_priv(m));
+}
 
 // The RX path's annotation write: in_port, out_port = kNoPort and flow_hash in one 8-byte store
 // (the other slots are left as they are; elements that use them set them first).
@@ -63,7 +65,11 @@ inline uint16_t effective_out_port(Packet* m) {
   return a.out_port == kNoPort ? a.in_port : a.out_port;
 }
 
-inline uint8_t* data(Packet* m) { return rte_pktmbuf_mtod(m, uint8_t*); }
-inline uint32_t length(const Packet* m) { return rte_pktmbuf_data_len(m); }
+inline uint8_t* data(Packet* m) {
+  return rte_pktmbuf_mtod(m, uint8_t*);
+}
+inline uint32_t length(const Packet* m) {
+  return rte_pktmbuf_data_len(m);
+}
 
 }  // namespace fulcrum

@@ -1,5 +1,6 @@
 // Node-local shared storage (NBA §3.1): large read-mostly state, such as routing tables, built
-// once and shared by every worker's pipeline replica. Keyed by a string (e.g. "dir24_8:routes.txt").
+// once and shared by every worker's pipeline replica. Keyed by a string (e.g.
+// "dir24_8:routes.txt").
 #pragma once
 
 #include <functional>
@@ -17,8 +18,8 @@ class SharedStorage {
   // Returns the object stored under `key`, building it with `make` on first use. Thread-safe;
   // the object is never destroyed before the storage.
   template <class T>
-  Result<std::shared_ptr<const T>> get_or_build(const std::string& key,
-                                                const std::function<Result<std::shared_ptr<T>>()>& make) {
+  Result<std::shared_ptr<const T>> get_or_build(
+      const std::string& key, const std::function<Result<std::shared_ptr<T>>()>& make) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = objects_.find(key);
     if (it != objects_.end()) return std::static_pointer_cast<const T>(it->second);

@@ -16,7 +16,9 @@ constexpr uint16_t kRxDesc = 1024;
 constexpr uint16_t kTxDesc = 1024;
 constexpr unsigned kPoolPerQueue = 4096;
 
-std::string device_name(const std::string& spec) { return spec.substr(0, spec.find(',')); }
+std::string device_name(const std::string& spec) {
+  return spec.substr(0, spec.find(','));
+}
 
 // Values of `key=` in a device string ("net_pcap0,rx_pcap=a.pcap,rx_pcap=b.pcap").
 std::vector<std::string> devarg_values(const std::string& spec, const std::string& key) {
@@ -24,7 +26,8 @@ std::vector<std::string> devarg_values(const std::string& spec, const std::strin
   size_t pos = spec.find(',');
   while (pos != std::string::npos) {
     size_t next = spec.find(',', pos + 1);
-    std::string kv = spec.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1);
+    std::string kv =
+        spec.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1);
     if (kv.rfind(key + "=", 0) == 0) values.push_back(kv.substr(key.size() + 1));
     pos = next;
   }
@@ -67,8 +70,8 @@ Result<std::unique_ptr<Port>> DpdkPort::open(const std::string& spec, const Port
     const size_t comma = spec.find(',');
     const std::string args = comma == std::string::npos ? "" : spec.substr(comma + 1);
     if (int rc = rte_vdev_init(name.c_str(), args.c_str()); rc != 0)
-      return make_error("--port " + spec + ": cannot create virtual device '" + name + "': " +
-                        rte_strerror(-rc));
+      return make_error("--port " + spec + ": cannot create virtual device '" + name +
+                        "': " + rte_strerror(-rc));
     port->vdev_name_ = name;
   }
   if (rte_eth_dev_get_port_by_name(name.c_str(), &port->port_id_) != 0)
@@ -96,18 +99,20 @@ Result<std::unique_ptr<Port>> DpdkPort::open(const std::string& spec, const Port
   uint16_t nrx = kRxDesc, ntx = kTxDesc;
   rte_eth_dev_adjust_nb_rx_tx_desc(pid, &nrx, &ntx);
 
-  auto pool = create_packet_pool("port" + std::to_string(config.index),
-                                 kPoolPerQueue * std::max<unsigned>(1, port->rxq_) + nrx * port->rxq_ +
-                                     replay_mbufs - 1);
+  auto pool = create_packet_pool(
+      "port" + std::to_string(config.index),
+      kPoolPerQueue * std::max<unsigned>(1, port->rxq_) + nrx * port->rxq_ + replay_mbufs - 1);
   if (!pool) return make_error("--port " + spec + ": " + pool.error());
   port->pool_ = pool.value();
   const int socket = rte_eth_dev_socket_id(pid);
   for (uint16_t q = 0; q < port->rxq_; ++q)
-    if (int rc = rte_eth_rx_queue_setup(pid, q, nrx, static_cast<unsigned>(socket), nullptr, port->pool_);
+    if (int rc = rte_eth_rx_queue_setup(pid, q, nrx, static_cast<unsigned>(socket), nullptr,
+                                        port->pool_);
         rc != 0)
       return make_error("--port " + spec + ": cannot set up RX queue: " + rte_strerror(-rc));
   for (uint16_t q = 0; q < port->txq_; ++q)
-    if (int rc = rte_eth_tx_queue_setup(pid, q, ntx, static_cast<unsigned>(socket), nullptr); rc != 0)
+    if (int rc = rte_eth_tx_queue_setup(pid, q, ntx, static_cast<unsigned>(socket), nullptr);
+        rc != 0)
       return make_error("--port " + spec + ": cannot set up TX queue: " + rte_strerror(-rc));
   if (int rc = rte_eth_dev_start(pid); rc != 0)
     return make_error("--port " + spec + ": cannot start device: " + rte_strerror(-rc));
@@ -141,6 +146,8 @@ void DpdkPort::stop() {
   }
 }
 
-DpdkPort::~DpdkPort() { stop(); }
+DpdkPort::~DpdkPort() {
+  stop();
+}
 
 }  // namespace fulcrum

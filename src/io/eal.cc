@@ -23,7 +23,8 @@ std::string lcore_map(int workers) {
   int cpus = static_cast<int>(std::thread::hardware_concurrency());
   if (cpus < 1) cpus = 1;
   std::string map = "0@0";
-  for (int w = 1; w <= workers; ++w) map += "," + std::to_string(w) + "@" + std::to_string(w % cpus);
+  for (int w = 1; w <= workers; ++w)
+    map += "," + std::to_string(w) + "@" + std::to_string(w % cpus);
   return map;
 }
 
@@ -42,11 +43,15 @@ bool hugepages_available() {
 
 Status init_eal(const EalOptions& options) {
   std::call_once(g_once, [&] {
-    std::vector<std::string> args = {"fulcrum", "--lcores", lcore_map(options.workers),
-                                     "--file-prefix", "fulcrum" + std::to_string(getpid()),
+    std::vector<std::string> args = {"fulcrum",
+                                     "--lcores",
+                                     lcore_map(options.workers),
+                                     "--file-prefix",
+                                     "fulcrum" + std::to_string(getpid()),
                                      "--no-telemetry"};
     if (options.force_no_huge || !hugepages_available()) {
-      args.insert(args.end(), {"--no-huge", "--no-shconf", "-m", std::to_string(options.memory_mb)});
+      args.insert(args.end(),
+                  {"--no-huge", "--no-shconf", "-m", std::to_string(options.memory_mb)});
     } else {
       args.emplace_back("--in-memory");
     }
@@ -60,7 +65,8 @@ Status init_eal(const EalOptions& options) {
     argv.push_back(nullptr);
     int rc = rte_eal_init(static_cast<int>(args.size()), argv.data());
     if (rc < 0) {
-      g_status = make_error("DPDK EAL initialisation failed: " + std::string(rte_strerror(rte_errno)));
+      g_status =
+          make_error("DPDK EAL initialisation failed: " + std::string(rte_strerror(rte_errno)));
       return;
     }
     g_ready = true;
@@ -69,7 +75,9 @@ Status init_eal(const EalOptions& options) {
   return g_status;
 }
 
-bool eal_ready() { return g_ready; }
+bool eal_ready() {
+  return g_ready;
+}
 
 void init_eal_for_tests() {
   EalOptions opt;

@@ -10,9 +10,9 @@
 namespace fulcrum {
 
 struct EalOptions {
-  int workers = 1;                      // worker lcores besides the control lcore
-  std::vector<std::string> pci;         // PCI addresses to allow
-  int memory_mb = 1024;                 // memory when running without hugepages
+  int workers = 1;               // worker lcores besides the control lcore
+  std::vector<std::string> pci;  // PCI addresses to allow
+  int memory_mb = 1024;          // memory when running without hugepages
   bool force_no_huge = false;
   bool quiet = true;
 };

@@ -47,7 +47,8 @@ bool parse_double(const std::string& s, double& out) {
 
 Result<GenConfig> parse_gen_spec(const std::string& spec) {
   GenConfig c;
-  std::string body = spec.substr(spec.find(':') == std::string::npos ? spec.size() : spec.find(':') + 1);
+  std::string body =
+      spec.substr(spec.find(':') == std::string::npos ? spec.size() : spec.find(':') + 1);
   size_t pos = 0;
   while (pos < body.size()) {
     size_t end = body.find(',', pos);
@@ -62,15 +63,21 @@ Result<GenConfig> parse_gen_spec(const std::string& spec) {
     bool ok = true;
     if (key == "size") {
       ok = parse_number(val, c.size) && c.size >= kMinFrame && c.size <= kMaxFrame;
-      if (!ok) return make_error("--port " + spec + ": size must be " + std::to_string(kMinFrame) + ".." +
-                                 std::to_string(kMaxFrame) + ", got '" + val + "'");
+      if (!ok)
+        return make_error("--port " + spec + ": size must be " + std::to_string(kMinFrame) + ".." +
+                          std::to_string(kMaxFrame) + ", got '" + val + "'");
     } else if (key == "flows") {
       ok = parse_number(val, c.flows) && c.flows > 0;
     } else if (key == "dst") {
-      if (val == "uniform") c.dst = GenConfig::Dst::kUniform;
-      else if (val == "routes") c.dst = GenConfig::Dst::kRoutes;
-      else if (val == "zipf") c.dst = GenConfig::Dst::kZipf;
-      else return make_error("--port " + spec + ": dst must be uniform, routes or zipf, got '" + val + "'");
+      if (val == "uniform")
+        c.dst = GenConfig::Dst::kUniform;
+      else if (val == "routes")
+        c.dst = GenConfig::Dst::kRoutes;
+      else if (val == "zipf")
+        c.dst = GenConfig::Dst::kZipf;
+      else
+        return make_error("--port " + spec + ": dst must be uniform, routes or zipf, got '" + val +
+                          "'");
     } else if (key == "routes") {
       c.routes = val;
     } else if (key == "zipf") {
@@ -105,7 +112,8 @@ Result<std::unique_ptr<Port>> GenPort::open(const std::string& spec, const PortC
     Result<std::vector<Route4>> loaded = load_routes4(c.routes);
     if (!loaded) return make_error("--port " + spec + ": " + loaded.error());
     routes = std::move(loaded.value());
-    if (routes.empty()) return make_error("--port " + spec + ": route file " + c.routes + " is empty");
+    if (routes.empty())
+      return make_error("--port " + spec + ": route file " + c.routes + " is empty");
   }
 
   port->templates_.assign(static_cast<size_t>(c.flows) * kTemplateBytes, 0);
@@ -193,7 +201,8 @@ uint16_t GenPort::rx_burst(uint16_t queue, Packet** pkts, uint16_t n) {
   // With many flows the templates do not fit in cache: fetch the next burst's while this one
   // is built.
   for (uint16_t i = 0; i < n; ++i)
-    rte_prefetch0(&templates_[static_cast<size_t>(sequence_[(q.pos + i) & sequence_mask_]) * kTemplateBytes]);
+    rte_prefetch0(
+        &templates_[static_cast<size_t>(sequence_[(q.pos + i) & sequence_mask_]) * kTemplateBytes]);
   for (uint16_t i = 0; i < n; ++i) {
     const uint32_t flow = sequence_[(pos + i) & sequence_mask_];
     Packet* m = pkts[i];
@@ -205,7 +214,8 @@ uint16_t GenPort::rx_burst(uint16_t queue, Packet** pkts, uint16_t n) {
     m->pkt_len = size;
     m->hash.rss = flow_hash_[flow];
     m->tx_offload = 0;
-    rte_mov64(rte_pktmbuf_mtod(m, uint8_t*), &templates_[static_cast<size_t>(flow) * kTemplateBytes]);
+    rte_mov64(rte_pktmbuf_mtod(m, uint8_t*),
+              &templates_[static_cast<size_t>(flow) * kTemplateBytes]);
   }
   return n;
 }

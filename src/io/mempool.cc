@@ -10,7 +10,8 @@
 
 namespace fulcrum {
 
-Result<rte_mempool*> create_packet_pool(const std::string& name, unsigned size, uint16_t data_room) {
+Result<rte_mempool*> create_packet_pool(const std::string& name, unsigned size,
+                                        uint16_t data_room) {
   static std::atomic<unsigned> serial{0};
   // Pool names are global in DPDK; a serial number keeps them unique across runs in one process.
   const std::string unique = name + "_" + std::to_string(serial++);

@@ -14,7 +14,7 @@ namespace fulcrum {
 
 struct PortConfig {
   uint16_t index = 0;
-  int workers = 1;     // one RX and one TX queue per worker where the device allows
+  int workers = 1;  // one RX and one TX queue per worker where the device allows
   uint32_t burst = 64;
 };
 

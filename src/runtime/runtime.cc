@@ -21,10 +21,13 @@ constexpr auto kControlPeriod = std::chrono::milliseconds(20);
 constexpr double kProgressPeriodS = 0.5;
 constexpr unsigned kSourcePoolSize = 2047;
 
-bool is_class(std::string_view name) { return Registry::instance().find(name) != nullptr; }
+bool is_class(std::string_view name) {
+  return Registry::instance().find(name) != nullptr;
+}
 
 int worker_main(void* arg) {
-  auto* ctx = static_cast<std::tuple<Worker*, const std::atomic<bool>*, std::atomic<int64_t>*>*>(arg);
+  auto* ctx =
+      static_cast<std::tuple<Worker*, const std::atomic<bool>*, std::atomic<int64_t>*>*>(arg);
   std::get<0>(*ctx)->run(*std::get<1>(*ctx), std::get<2>(*ctx));
   return 0;
 }
@@ -109,7 +112,8 @@ RunReport build_report(const std::vector<std::unique_ptr<Worker>>& workers,
     }
     e.counters.assign(counters.begin(), counters.end());
   }
-  if (no_such_port > 0) r.drops.emplace_back("runtime/" + std::string(kDropNoSuchPort), no_such_port);
+  if (no_such_port > 0)
+    r.drops.emplace_back("runtime/" + std::string(kDropNoSuchPort), no_such_port);
   if (tx_full > 0) r.drops.emplace_back("runtime/" + std::string(kDropTxFull), tx_full);
   r.dropped += no_such_port + tx_full;
   for (const auto& w : workers) r.packets_created += w->pipeline().created();
@@ -203,7 +207,8 @@ Result<RunReport> run(const RunOptions& options) {
   Totals last{};
   while (true) {
     std::this_thread::sleep_for(kControlPeriod);
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     bool all_finished = true;
     for (auto& w : workers) all_finished &= w->finished();
     if (all_finished) break;
@@ -237,7 +242,8 @@ Result<RunReport> run(const RunOptions& options) {
     first_tsc = std::min(first_tsc, w->start_tsc());
     last_tsc = std::max(last_tsc, w->end_tsc());
   }
-  const double duration = static_cast<double>(last_tsc - first_tsc) / static_cast<double>(rte_get_tsc_hz());
+  const double duration =
+      static_cast<double>(last_tsc - first_tsc) / static_cast<double>(rte_get_tsc_hz());
   if (options.progress) std::fprintf(stderr, "\n");
 
   RunReport report = build_report(workers, ports, duration, options);

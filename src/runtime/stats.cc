@@ -40,11 +40,11 @@ std::string report_json(const RunReport& r) {
   std::ostringstream o;
   o << "{\n  \"duration_s\": " << number(r.duration_s) << ",\n  \"workers\": " << r.workers
     << ",\n  \"batch\": " << r.batch << ",\n  \"packets_in\": " << r.packets_in
-    << ",\n  \"bytes_in\": " << r.bytes_in << ",\n  \"packets_created\": " << r.packets_created << ",\n  \"packets_out\": " << r.packets_out
-    << ",\n  \"bytes_out\": " << r.bytes_out << ",\n  \"dropped\": " << r.dropped
-    << ",\n  \"queued\": " << r.queued << ",\n  \"mpps_in\": " << number(r.mpps_in())
-    << ",\n  \"mpps_out\": " << number(r.mpps_out()) << ",\n  \"gbps_in\": " << number(r.gbps_in())
-    << ",\n  \"gbps_out\": " << number(r.gbps_out())
+    << ",\n  \"bytes_in\": " << r.bytes_in << ",\n  \"packets_created\": " << r.packets_created
+    << ",\n  \"packets_out\": " << r.packets_out << ",\n  \"bytes_out\": " << r.bytes_out
+    << ",\n  \"dropped\": " << r.dropped << ",\n  \"queued\": " << r.queued
+    << ",\n  \"mpps_in\": " << number(r.mpps_in()) << ",\n  \"mpps_out\": " << number(r.mpps_out())
+    << ",\n  \"gbps_in\": " << number(r.gbps_in()) << ",\n  \"gbps_out\": " << number(r.gbps_out())
     << ",\n  \"balanced\": " << (r.balanced() ? "true" : "false") << ",\n  \"ports\": [";
   for (size_t i = 0; i < r.ports.size(); ++i) {
     const PortReport& p = r.ports[i];
@@ -55,10 +55,12 @@ std::string report_json(const RunReport& r) {
   o << "\n  ],\n  \"elements\": [";
   for (size_t i = 0; i < r.elements.size(); ++i) {
     const ElementReport& e = r.elements[i];
-    o << (i ? "," : "") << "\n    {\"name\": " << quoted(e.name) << ", \"class\": " << quoted(e.class_name)
-      << ", \"in_packets\": " << e.in_packets << ", \"batches\": " << e.batches << ", \"out_packets\": [";
+    o << (i ? "," : "") << "\n    {\"name\": " << quoted(e.name)
+      << ", \"class\": " << quoted(e.class_name) << ", \"in_packets\": " << e.in_packets
+      << ", \"batches\": " << e.batches << ", \"out_packets\": [";
     for (size_t k = 0; k < e.out_packets.size(); ++k) o << (k ? ", " : "") << e.out_packets[k];
-    o << "], \"drops\": " << pairs_json(e.drops) << ", \"counters\": " << pairs_json(e.counters) << "}";
+    o << "], \"drops\": " << pairs_json(e.drops) << ", \"counters\": " << pairs_json(e.counters)
+      << "}";
   }
   o << "\n  ],\n  \"drops\": " << pairs_json(r.drops) << "\n}\n";
   return o.str();
@@ -67,7 +69,8 @@ std::string report_json(const RunReport& r) {
 std::string report_text(const RunReport& r) {
   std::ostringstream o;
   char line[256];
-  std::snprintf(line, sizeof line, "%.3f s, %d worker(s), batch %u\n", r.duration_s, r.workers, r.batch);
+  std::snprintf(line, sizeof line, "%.3f s, %d worker(s), batch %u\n", r.duration_s, r.workers,
+                r.batch);
   o << line;
   std::snprintf(line, sizeof line, "in   %12llu packets  %8.2f Mpps  %8.2f Gbps\n",
                 static_cast<unsigned long long>(r.packets_in), r.mpps_in(), r.gbps_in());
@@ -85,8 +88,8 @@ std::string report_text(const RunReport& r) {
   }
   o << "elements:\n";
   for (const ElementReport& e : r.elements) {
-    std::snprintf(line, sizeof line, "  %-24s %-16s in %12llu", e.name.c_str(), e.class_name.c_str(),
-                  static_cast<unsigned long long>(e.in_packets));
+    std::snprintf(line, sizeof line, "  %-24s %-16s in %12llu", e.name.c_str(),
+                  e.class_name.c_str(), static_cast<unsigned long long>(e.in_packets));
     o << line;
     for (size_t k = 0; k < e.out_packets.size(); ++k)
       o << "  out[" << k << "] " << e.out_packets[k];
@@ -101,10 +104,11 @@ std::string report_text(const RunReport& r) {
       o << line;
     }
   }
-  std::snprintf(line, sizeof line, "balance: in %llu = out %llu + dropped %llu + queued %llu  [%s]\n",
-                static_cast<unsigned long long>(r.packets_in + r.packets_created), static_cast<unsigned long long>(r.packets_out),
-                static_cast<unsigned long long>(r.dropped), static_cast<unsigned long long>(r.queued),
-                r.balanced() ? "ok" : "MISMATCH");
+  std::snprintf(
+      line, sizeof line, "balance: in %llu = out %llu + dropped %llu + queued %llu  [%s]\n",
+      static_cast<unsigned long long>(r.packets_in + r.packets_created),
+      static_cast<unsigned long long>(r.packets_out), static_cast<unsigned long long>(r.dropped),
+      static_cast<unsigned long long>(r.queued), r.balanced() ? "ok" : "MISMATCH");
   o << line;
   return o.str();
 }

@@ -11,7 +11,9 @@ namespace fulcrum {
 // A counter written by one worker and read by the control thread while it runs.
 struct LiveCounter {
   std::atomic<uint64_t> v{0};
-  void add(uint64_t n) { v.store(v.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
+  void add(uint64_t n) {
+    v.store(v.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  }
   uint64_t get() const { return v.load(std::memory_order_relaxed); }
 };
 

@@ -11,7 +11,11 @@ constexpr int kTxRetries = 8;
 }  // namespace
 
 Worker::Worker(int id, std::vector<Port*> ports, std::vector<RxQueue> rx, uint32_t burst)
-    : id_(id), ports_(std::move(ports)), rx_(std::move(rx)), burst_(burst), tx_(ports_.size()),
+    : id_(id),
+      ports_(std::move(ports)),
+      rx_(std::move(rx)),
+      burst_(burst),
+      tx_(ports_.size()),
       port_counters_(ports_.size()) {
   for (size_t p = 0; p < ports_.size(); ++p) {
     const uint16_t txq = ports_[p]->tx_queues();
@@ -78,7 +82,8 @@ void Worker::flush(uint16_t port) {
   if (tb.count == 0) return;
   uint32_t sent = 0;
   for (int attempt = 0; attempt < kTxRetries && sent < tb.count; ++attempt)
-    sent += ports_[port]->tx_burst(tb.queue, tb.pkts + sent, static_cast<uint16_t>(tb.count - sent));
+    sent +=
+        ports_[port]->tx_burst(tb.queue, tb.pkts + sent, static_cast<uint16_t>(tb.count - sent));
   uint64_t unsent_bytes = 0;
   if (sent < tb.count) {
     for (uint32_t i = sent; i < tb.count; ++i) unsent_bytes += tb.pkts[i]->pkt_len;

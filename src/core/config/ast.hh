@@ -12,10 +12,10 @@
 namespace fulcrum {
 
 struct ConfigElement {
-  std::string name;        // declared name, or a generated "Class@N" for anonymous elements
-  std::string class_name;  // element class
+  std::string name;               // declared name, or a generated "Class@N" for anonymous elements
+  std::string class_name;         // element class
   std::vector<std::string> args;  // one string per comma-separated argument, quotes removed
-  SourceLoc loc;           // where the element was declared
+  SourceLoc loc;                  // where the element was declared
   bool anonymous = false;
 };
 

@@ -116,7 +116,9 @@ Result<std::unique_ptr<Port>> GenPort::open(const std::string& spec, const PortC
       return make_error("--port " + spec + ": route file " + c.routes + " is empty");
   }
 
-  port->templates_.assign(static_cast<size_t>(c.flows) * kTemplateBytes, 0);
+  port->template_mem_ = TableMemory::allocate(static_cast<size_t>(c.flows) * kTemplateBytes, "gen");
+  if (!port->template_mem_) return make_error("--port " + spec + ": out of memory for flow templates");
+  port->templates_ = static_cast<uint8_t*>(port->template_mem_->data());
   port->flow_hash_.resize(c.flows);
   for (uint32_t f = 0; f < c.flows; ++f) {
     uint32_t dst = static_cast<uint32_t>(rng());

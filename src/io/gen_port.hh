@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "io/port.hh"
+#include "lib/table_memory.hh"
 
 namespace fulcrum {
 
@@ -58,7 +59,8 @@ class GenPort final : public Port {
   std::string spec_;
   GenConfig cfg_;
   uint16_t port_index_ = 0;
-  std::vector<uint8_t> templates_;   // flows x kTemplateBytes
+  std::unique_ptr<TableMemory> template_mem_;
+  uint8_t* templates_ = nullptr;     // flows x kTemplateBytes
   std::vector<uint32_t> flow_hash_;  // per flow
   std::vector<uint32_t> sequence_;   // flow index per packet slot (power-of-two length)
   uint32_t sequence_mask_ = 0;

@@ -1,21 +1,15 @@
 #include "lib/dir24_8.hh"
 
-#include <rte_eal.h>
-#include <rte_malloc.h>
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
-#include "io/eal.hh"
+#include "lib/table_memory.hh"
 
 namespace fulcrum {
 namespace {
 
-constexpr size_t kHugePageBytes = size_t{2} << 20;
-constexpr size_t kCacheLine = 64;
 constexpr uint8_t kTbl24Bits = 24;
 constexpr int kFirstOctetShift = 24;
 constexpr int kOctetBits = 8;
@@ -35,37 +29,6 @@ uint32_t prefix_mask(uint8_t len) {
 }
 
 }  // namespace
-
-// Table memory: DPDK hugepage memory when the EAL runs on hugepages (a table must then be freed
-// before any rte_eal_cleanup()), otherwise, or when that runs out, 2 MiB-aligned heap memory
-// advised for transparent huge pages (TBL24 is read at random; TLB misses matter).
-struct Dir24_8::Memory {
-  void* ptr = nullptr;
-  bool from_dpdk = false;
-
-  static std::unique_ptr<Memory> allocate(size_t bytes) {
-    auto m = std::make_unique<Memory>();
-    if (eal_ready() && rte_eal_has_hugepages()) {
-      m->ptr = rte_malloc_socket("dir24_8", bytes, kCacheLine, SOCKET_ID_ANY);
-      m->from_dpdk = m->ptr != nullptr;
-    }
-    if (m->ptr == nullptr) {
-      size_t align = bytes >= kHugePageBytes ? kHugePageBytes : kCacheLine;
-      size_t rounded = (bytes + align - 1) / align * align;
-      m->ptr = std::aligned_alloc(align, rounded);
-      if (m->ptr != nullptr && align == kHugePageBytes) madvise(m->ptr, rounded, MADV_HUGEPAGE);
-    }
-    if (m->ptr == nullptr) return nullptr;
-    return m;
-  }
-
-  ~Memory() {
-    if (from_dpdk)
-      rte_free(ptr);
-    else
-      std::free(ptr);
-  }
-};
 
 Dir24_8::Dir24_8() = default;
 Dir24_8::~Dir24_8() = default;
@@ -110,10 +73,10 @@ Status Dir24_8::build() {
 
   const size_t tbl24_bytes = size_t{kTbl24Entries} * sizeof(uint16_t);
   if (!tbl24_mem_) {
-    tbl24_mem_ = Memory::allocate(tbl24_bytes);
+    tbl24_mem_ = TableMemory::allocate(tbl24_bytes, "dir24_8");
     if (!tbl24_mem_) return make_error("cannot allocate 32 MiB for the DIR-24-8 TBL24");
   }
-  uint16_t* tbl24 = static_cast<uint16_t*>(tbl24_mem_->ptr);
+  uint16_t* tbl24 = static_cast<uint16_t*>(tbl24_mem_->data());
   static_assert(kNoRoute == 0xFFFF, "memset below fills with kNoRoute");
   std::memset(tbl24, 0xFF, tbl24_bytes);
 
@@ -142,14 +105,14 @@ Status Dir24_8::build() {
   tbllong_mem_.reset();
   tbllong_ = nullptr;
   if (!tbllong.empty()) {
-    tbllong_mem_ = Memory::allocate(tbllong.size() * sizeof(uint16_t));
+    tbllong_mem_ = TableMemory::allocate(tbllong.size() * sizeof(uint16_t), "dir24_8");
     if (!tbllong_mem_) {
       tbl24_ = nullptr;
       return make_error("cannot allocate " + std::to_string(tbllong.size() * sizeof(uint16_t)) +
                         " bytes for the DIR-24-8 TBLlong");
     }
-    std::memcpy(tbllong_mem_->ptr, tbllong.data(), tbllong.size() * sizeof(uint16_t));
-    tbllong_ = static_cast<const uint16_t*>(tbllong_mem_->ptr);
+    std::memcpy(tbllong_mem_->data(), tbllong.data(), tbllong.size() * sizeof(uint16_t));
+    tbllong_ = static_cast<const uint16_t*>(tbllong_mem_->data());
   }
   tbl24_ = tbl24;
   return {};

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "core/result.hh"
+#include "lib/table_memory.hh"
 
 namespace fulcrum {
 
@@ -87,7 +88,6 @@ class Dir24_8 {
     uint8_t len;
     uint16_t next_hop;
   };
-  struct Memory;
 
   void prefetch(const uint32_t* addrs, size_t begin, size_t end) const {
     for (size_t j = begin; j < end; ++j) __builtin_prefetch(&tbl24_[addrs[j] >> kSegmentBits]);
@@ -101,8 +101,8 @@ class Dir24_8 {
   }
 
   std::vector<Route> routes_;
-  std::unique_ptr<Memory> tbl24_mem_;
-  std::unique_ptr<Memory> tbllong_mem_;
+  std::unique_ptr<TableMemory> tbl24_mem_;
+  std::unique_ptr<TableMemory> tbllong_mem_;
   uint16_t* tbl24_ = nullptr;
   const uint16_t* tbllong_ = nullptr;
   size_t segments_ = 0;

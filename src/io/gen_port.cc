@@ -117,7 +117,8 @@ Result<std::unique_ptr<Port>> GenPort::open(const std::string& spec, const PortC
   }
 
   port->template_mem_ = TableMemory::allocate(static_cast<size_t>(c.flows) * kTemplateBytes, "gen");
-  if (!port->template_mem_) return make_error("--port " + spec + ": out of memory for flow templates");
+  if (!port->template_mem_)
+    return make_error("--port " + spec + ": out of memory for flow templates");
   port->templates_ = static_cast<uint8_t*>(port->template_mem_->data());
   port->flow_hash_.resize(c.flows);
   for (uint32_t f = 0; f < c.flows; ++f) {
@@ -159,8 +160,9 @@ Result<std::unique_ptr<Port>> GenPort::open(const std::string& spec, const PortC
     for (uint32_t& s : port->sequence_)
       s = static_cast<uint32_t>(std::lower_bound(cdf.begin(), cdf.end(), u(rng)) - cdf.begin());
   } else {
+    // Flows round-robin (as hardware generators do): the destinations are random per flow, and
+    // the templates stream through the cache in order.
     for (uint32_t i = 0; i < len; ++i) port->sequence_[i] = i % c.flows;
-    std::shuffle(port->sequence_.begin(), port->sequence_.end(), rng);
   }
 
   port->tsc_hz_ = static_cast<double>(rte_get_tsc_hz());

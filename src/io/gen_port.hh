@@ -2,7 +2,8 @@
 //
 // Keys (comma-separated KEY=VALUE):
 //   size=64          frame length in bytes as placed in the mbuf (60..1514)
-//   flows=1024       distinct 5-tuples (UDP, source 10.x.y.z, ports from the flow index)
+//   flows=1024       distinct 5-tuples (UDP, source 10.x.y.z, ports from the flow index),
+//                    sent round-robin (uniform, routes) or zipf-distributed (zipf)
 //   dst=uniform      destination addresses: uniform (random per flow), routes (inside the
 //                    prefixes of routes=FILE, chosen uniformly over routes), zipf (random per
 //                    flow, flow popularity zipf-distributed with exponent zipf=S, default 1.0)

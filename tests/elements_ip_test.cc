@@ -61,16 +61,11 @@ Frame udp_frame(uint32_t src = RTE_IPV4(10, 0, 0, 1), uint32_t frame_len = 64) {
 }
 
 std::vector<Frame> prefixes(const Frame& f) {
-  std::vector<Frame> out;
-  for (uint32_t n = 0; n <= kMaxRobustLen; ++n) out.emplace_back(f.begin(), f.begin() + n);
-  return out;
+  return testing::prefixes(f, kMaxRobustLen);
 }
 
 std::unique_ptr<Element> make(const std::string& cls, const std::vector<std::string>& args = {}) {
-  std::string error;
-  std::unique_ptr<Element> e = testing::make_element(cls, args, &error);
-  EXPECT_NE(e, nullptr) << error;
-  return e;
+  return testing::make_or_fail(cls, args);
 }
 
 struct Outcome {

@@ -59,17 +59,12 @@ Frame prefix(const Frame& f, uint32_t n) {
 }
 
 std::vector<Frame> prefixes(const Frame& f) {
-  std::vector<Frame> out;
-  for (uint32_t n = 0; n <= kMaxRobustLen; ++n) out.push_back(prefix(f, n));
-  return out;
+  return testing::prefixes(f, kMaxRobustLen);
 }
 
 std::unique_ptr<Element> make(const std::string& cls, const std::vector<std::string>& args = {},
                               int ports = kPorts) {
-  std::string error;
-  std::unique_ptr<Element> e = testing::make_element(cls, args, &error, ports);
-  EXPECT_NE(e, nullptr) << error;
-  return e;
+  return testing::make_or_fail(cls, args, ports);
 }
 
 // Every prefix 0..kMaxRobustLen of `f`: "truncated" below 14 bytes, else out 0 with the bytes of

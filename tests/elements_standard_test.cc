@@ -38,16 +38,11 @@ Frame with_dst_mac(Frame f, uint8_t fill) {
 
 // Every prefix of `f` of length 0..kMaxRobustLen.
 std::vector<Frame> prefixes(const Frame& f) {
-  std::vector<Frame> out;
-  for (uint32_t n = 0; n <= kMaxRobustLen; ++n) out.emplace_back(f.begin(), f.begin() + n);
-  return out;
+  return testing::prefixes(f, kMaxRobustLen);
 }
 
 std::unique_ptr<Element> make(const std::string& cls, const std::vector<std::string>& args = {}) {
-  std::string error;
-  std::unique_ptr<Element> e = testing::make_element(cls, args, &error);
-  EXPECT_NE(e, nullptr) << error;
-  return e;
+  return testing::make_or_fail(cls, args);
 }
 
 TEST(ElementsStandard, DiscardDropsEverything) {

@@ -1,5 +1,6 @@
 #include "testing.hh"
 
+#include <gtest/gtest.h>
 #include <rte_ether.h>
 #include <rte_ip.h>
 
@@ -131,6 +132,21 @@ std::string config_error(const std::string& class_name, const std::vector<std::s
   std::string error = "(no error)";
   make_element(class_name, args, &error, ports);
   return error;
+}
+
+std::vector<std::vector<uint8_t>> prefixes(const std::vector<uint8_t>& frame, uint32_t max_len) {
+  std::vector<std::vector<uint8_t>> out;
+  for (uint32_t n = 0; n <= max_len; ++n)
+    out.emplace_back(frame.begin(), frame.begin() + std::min<size_t>(n, frame.size()));
+  return out;
+}
+
+std::unique_ptr<Element> make_or_fail(const std::string& class_name,
+                                      const std::vector<std::string>& args, int ports) {
+  std::string error;
+  std::unique_ptr<Element> e = make_element(class_name, args, &error, ports);
+  EXPECT_NE(e, nullptr) << error;
+  return e;
 }
 
 void free_batch(PacketBatch& batch) {

@@ -26,6 +26,13 @@ std::vector<uint8_t> ipv4_udp_frame(uint32_t src, uint32_t dst, uint8_t ttl = 64
 
 void free_batch(PacketBatch& batch);
 
+// Every prefix of `frame` of length 0..max_len (robustness tests feed truncated frames).
+std::vector<std::vector<uint8_t>> prefixes(const std::vector<uint8_t>& frame, uint32_t max_len);
+
+// make_element that records a test failure (with the configuration error) when it fails.
+std::unique_ptr<Element> make_or_fail(const std::string& class_name,
+                                      const std::vector<std::string>& args = {}, int ports = 4);
+
 // Creates element class `class_name` from the registry and configures it with `args` (as the
 // pipeline file would pass them); initialises it with `ports` output ports. Returns nullptr and
 // stores the message in *error when configuration fails.

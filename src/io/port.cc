@@ -1,6 +1,7 @@
 #include "io/port.hh"
 
-#include <regex>
+#include <cctype>
+#include <string_view>
 
 #include "io/dpdk_port.hh"
 #include "io/gen_port.hh"
@@ -8,9 +9,27 @@
 namespace fulcrum {
 namespace {
 
-bool is_pci_address(const std::string& s) {
-  static const std::regex pci(R"(^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7](,.*)?$)");
-  return std::regex_match(s, pci);
+bool hex_run(std::string_view s, size_t n) {
+  if (s.size() != n) return false;
+  for (char c : s)
+    if (!std::isxdigit(static_cast<unsigned char>(c))) return false;
+  return true;
+}
+
+// [DOMAIN:]BUS:DEVICE.FUNCTION, e.g. 0000:01:00.0 or 01:00.0, optionally ",devargs".
+bool is_pci_address(std::string_view s) {
+  s = s.substr(0, s.find(','));
+  const size_t dot = s.rfind('.');
+  if (dot == std::string_view::npos || dot + 2 != s.size() || s[dot + 1] < '0' || s[dot + 1] > '7')
+    return false;
+  std::string_view head = s.substr(0, dot);
+  constexpr size_t kDomain = 4, kBus = 2, kDevice = 2;
+  if (head.size() == kDomain + 1 + kBus + 1 + kDevice) {
+    if (!hex_run(head.substr(0, kDomain), kDomain) || head[kDomain] != ':') return false;
+    head.remove_prefix(kDomain + 1);
+  }
+  return head.size() == kBus + 1 + kDevice && hex_run(head.substr(0, kBus), kBus) &&
+         head[kBus] == ':' && hex_run(head.substr(kBus + 1), kDevice);
 }
 
 }  // namespace

@@ -1,0 +1,62 @@
+#include <gtest/gtest.h>
+
+#include "io/gen_port.hh"
+#include "io/port.hh"
+
+namespace fulcrum {
+namespace {
+
+TEST(PortSpec, TellsPciAddressesFromVirtualDevicesAndTheGenerator) {
+  EXPECT_TRUE(eal_device_for("0000:01:00.0").is_pci);
+  EXPECT_TRUE(eal_device_for("01:00.1").is_pci);
+  EXPECT_TRUE(eal_device_for("0000:af:00.7,rxq_cqe_comp_en=0").is_pci);
+  EXPECT_FALSE(eal_device_for("0000:01:00.8").is_pci);
+  EXPECT_TRUE(eal_device_for("net_pcap0,rx_pcap=a.pcap").is_vdev);
+  EXPECT_TRUE(eal_device_for("net_null0").is_vdev);
+  EXPECT_FALSE(eal_device_for("gen:size=64").is_vdev);
+  EXPECT_FALSE(eal_device_for("gen:size=64").is_pci);
+}
+
+TEST(PortSpec, ParsesGeneratorKeys) {
+  Result<GenConfig> c = parse_gen_spec("gen:size=128,flows=7,dst=zipf,zipf=1.2,rate=1000,seed=3");
+  ASSERT_TRUE(c.ok()) << c.error();
+  EXPECT_EQ(c->size, 128u);
+  EXPECT_EQ(c->flows, 7u);
+  EXPECT_EQ(c->dst, GenConfig::Dst::kZipf);
+  EXPECT_DOUBLE_EQ(c->zipf, 1.2);
+  EXPECT_DOUBLE_EQ(c->rate, 1000);
+  EXPECT_EQ(c->seed, 3u);
+}
+
+TEST(PortSpec, RejectsBadGeneratorKeysWithTheKeyNamed) {
+  EXPECT_NE(parse_gen_spec("gen:sizee=64").error().find("unknown generator key 'sizee'"),
+            std::string::npos);
+  EXPECT_NE(parse_gen_spec("gen:size=20").error().find("size must be 60..1514"), std::string::npos);
+  EXPECT_NE(parse_gen_spec("gen:dst=routes").error().find("dst=routes needs routes=FILE"),
+            std::string::npos);
+  EXPECT_NE(parse_gen_spec("gen:flows=0").error().find("bad value for flows"), std::string::npos);
+  EXPECT_NE(
+      parse_gen_spec("gen:dst=everywhere").error().find("dst must be uniform, routes or zipf"),
+      std::string::npos);
+}
+
+TEST(GenPort, ProducesValidFramesOfTheConfiguredSize) {
+  PortConfig pc;
+  Result<std::unique_ptr<Port>> port = open_port("gen:size=100,flows=16", pc);
+  ASSERT_TRUE(port.ok()) << port.error();
+  Packet* pkts[32];
+  const uint16_t n = port.value()->rx_burst(0, pkts, 32);
+  ASSERT_EQ(n, 32);
+  for (uint16_t i = 0; i < n; ++i) {
+    EXPECT_EQ(rte_pktmbuf_data_len(pkts[i]), 100);
+    const uint8_t* d = rte_pktmbuf_mtod(pkts[i], const uint8_t*);
+    EXPECT_EQ(d[12], 0x08);
+    EXPECT_EQ(d[13], 0x00);
+    EXPECT_EQ(d[14], 0x45);
+    EXPECT_EQ((d[16] << 8) | d[17], 86) << "IPv4 total length = frame - 14";
+  }
+  EXPECT_EQ(port.value()->tx_burst(0, pkts, n), n);
+}
+
+}  // namespace
+}  // namespace fulcrum

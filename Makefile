@@ -3,7 +3,7 @@ BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
 
-.PHONY: deps configure build run test bench clean format
+.PHONY: deps configure build run test test-asan bench clean format
 
 deps:
 	@scripts/install-deps.sh
@@ -19,6 +19,12 @@ run: build
 
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+
+# The same tests on an AddressSanitizer + UndefinedBehaviorSanitizer build (build-asan/).
+test-asan: deps
+	@test -f build-asan/build.ninja || cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFULCRUM_SANITIZE=ON
+	@cmake --build build-asan -j $(JOBS)
+	cd build-asan && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
 
 bench: build
 	@scripts/hugepages.sh

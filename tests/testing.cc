@@ -27,7 +27,7 @@ Packet* make_packet(const std::vector<uint8_t>& bytes, uint16_t in_port) {
   if (m == nullptr) std::abort();
   char* p = rte_pktmbuf_append(m, static_cast<uint16_t>(bytes.size()));
   if (p == nullptr) std::abort();
-  std::memcpy(p, bytes.data(), bytes.size());
+  if (!bytes.empty()) std::memcpy(p, bytes.data(), bytes.size());
   reset_anno(m, in_port);
   return m;
 }

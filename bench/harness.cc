@@ -42,6 +42,7 @@ std::string fmt(double v) {
 class Obj {
  public:
   Obj& num(const std::string& k, double v) { return raw(k, fmt(v)); }
+  Obj& count(const std::string& k, uint64_t v) { return raw(k, std::to_string(v)); }
   Obj& str(const std::string& k, const std::string& v) { return raw(k, "\"" + v + "\""); }
   Obj& raw(const std::string& k, const std::string& v) {
     body_ += (body_.empty() ? "" : ", ") + ("\"" + k + "\": ") + v;
@@ -236,7 +237,7 @@ std::string bench_router(double s, size_t routes, const std::string& dir) {
                routes, from_gen.mpps, from_pcap.mpps, raw_pcap, lpm.ours_mlookups_per_s,
                lpm.rte_lpm_mlookups_per_s);
   return Obj()
-      .num("routes", static_cast<double>(routes))
+      .count("routes", routes)
       .num("mpps_from_generator", from_gen.mpps)
       .num("mpps_from_pcap_replay", from_pcap.mpps)
       .num("raw_pcap_replay_loop_mpps", raw_pcap)

@@ -14,7 +14,8 @@ configure: deps
 build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
-run: build
+run: configure
+	@cmake --build $(BUILD_DIR) -j $(JOBS) --target fulcrum
 	$(BUILD_DIR)/fulcrum run configs/ipv4-router.click --port gen:size=64,flows=1024,dst=routes,routes=configs/routes-demo.txt --port net_null0,no-rx=1 --packets 50000000
 
 test: build

@@ -1,6 +1,8 @@
 #include <unistd.h>
 
+#include <atomic>
 #include <charconv>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -12,6 +14,12 @@
 
 namespace fulcrum::cli {
 namespace {
+
+std::atomic<bool> g_interrupted{false};
+
+void on_signal(int) {
+  g_interrupted.store(true);
+}
 
 constexpr const char* kRunUsage =
     R"(usage: fulcrum run PIPELINE.click --port SPEC [--port SPEC ...] [options]
@@ -27,7 +35,8 @@ constexpr const char* kRunUsage =
   --branch MODE      reuse (default: reuse the batch for the majority output) | split
   --stats-json FILE  write the run statistics as JSON
   --quiet            no live progress line
-Without --packets/--seconds the run ends when all pcap inputs are drained (or on Ctrl-C).
+Without --packets/--seconds the run ends when all pcap inputs are drained, or on Ctrl-C
+(SIGINT/SIGTERM), which stops it cleanly with the summary.
 )";
 
 template <class T>
@@ -114,6 +123,11 @@ int cmd_run(const std::vector<std::string>& args) {
     std::fprintf(stderr, "fulcrum run: %s\n", s.error().c_str());
     return 1;
   }
+  // Ctrl-C or SIGTERM ends the run cleanly: workers stop, pcap outputs are closed, the summary
+  // is printed.
+  opt.interrupt = &g_interrupted;
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
   Result<RunReport> report = run(opt);
   if (!report) {
     std::fprintf(stderr, "%s\n", report.error().c_str());

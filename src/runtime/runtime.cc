@@ -212,6 +212,7 @@ Result<RunReport> run(const RunOptions& options) {
     bool all_finished = true;
     for (auto& w : workers) all_finished &= w->finished();
     if (all_finished) break;
+    if (options.interrupt != nullptr && options.interrupt->load()) break;
     if (options.seconds > 0 && elapsed >= options.seconds) break;
     if (any_finite) {
       bool drained = true;

@@ -3,6 +3,7 @@
 // mapped here, outside the pipeline.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <string>
 #include <vector>
@@ -23,6 +24,8 @@ struct RunOptions {
   double seconds = 0;    // stop after this long; 0 = no limit
   BranchMode branch = BranchMode::kReuse;
   bool progress = false;  // live one-line progress on stderr
+  // Set (e.g. by a signal handler) to end the run early; the run still drains and reports.
+  const std::atomic<bool>* interrupt = nullptr;
 };
 
 // Parses and checks the pipeline against the registry without starting anything.

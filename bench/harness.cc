@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -220,6 +221,11 @@ Status write_pcap_from_generator(const std::string& gen, const std::string& path
 std::string bench_router(double s, size_t routes, const std::string& dir) {
   const std::string file = dir + "/routes-" + std::to_string(routes) + ".txt";
   if (Status st = write_routes4(file, generate_routes4(routes, kRouteSeed, 2)); !st) return "null";
+  const auto load_start = std::chrono::steady_clock::now();
+  const bool loaded = load_routes4(file).ok();
+  const double load_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start)
+          .count();
   const std::string pipeline = "FromInput -> CheckIPHeader -> IPLookup(\"" + file +
                                "\") -> DecIPTTL -> EtherRewrite(DEFAULT \"02:00:00:00:00:01 "
                                "02:00:00:00:00:02\") -> ToOutput;";
@@ -232,12 +238,14 @@ std::string bench_router(double s, size_t routes, const std::string& dir) {
   const double raw_pcap = raw_echo_mpps("net_pcap1,rx_pcap=" + pcap + ",infinite_rx=1", s);
   LpmBenchResult lpm = bench_lpm(routes, kLpmLookups, kRouteSeed);
   std::fprintf(stderr,
-               "bench: router %zu routes: gen %.2f Mpps, pcap %.2f Mpps (raw pcap loop %.2f); "
+               "bench: router %zu routes (file loads in %.0f ms): gen %.2f Mpps, pcap %.2f Mpps "
+               "(raw pcap loop %.2f); "
                "lookups/s ours %.1f M, rte_lpm %.1f M\n",
-               routes, from_gen.mpps, from_pcap.mpps, raw_pcap, lpm.ours_mlookups_per_s,
+               routes, load_ms, from_gen.mpps, from_pcap.mpps, raw_pcap, lpm.ours_mlookups_per_s,
                lpm.rte_lpm_mlookups_per_s);
   return Obj()
       .count("routes", routes)
+      .num("route_file_load_ms", loaded ? load_ms : -1)
       .num("mpps_from_generator", from_gen.mpps)
       .num("mpps_from_pcap_replay", from_pcap.mpps)
       .num("raw_pcap_replay_loop_mpps", raw_pcap)

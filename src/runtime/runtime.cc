@@ -25,6 +25,15 @@ bool is_class(std::string_view name) {
   return Registry::instance().find(name) != nullptr;
 }
 
+// The sink of the replica built only to check the configuration; it never sees a packet.
+class NullSink final : public PacketSink {
+ public:
+  void transmit(PacketBatch& batch) override {
+    batch.for_each([](uint32_t, Packet* p) { rte_pktmbuf_free(p); });
+    batch.set_count(0);
+  }
+};
+
 int worker_main(void* arg) {
   auto* ctx =
       static_cast<std::tuple<Worker*, const std::atomic<bool>*, std::atomic<int64_t>*>*>(arg);
@@ -141,6 +150,28 @@ Result<RunReport> run(const RunOptions& options) {
   Result<PipelineConfig> config = load_pipeline(options);
   if (!config) return make_error(config.error());
 
+  SharedStorage shared;
+  // One small pool per worker for packets that source elements create.
+  std::vector<PoolHandle> source_pools;
+  for (int w = 0; w < options.workers; ++w) {
+    Result<rte_mempool*> pool = create_packet_pool("src" + std::to_string(w), kSourcePoolSize);
+    if (!pool) return make_error(pool.error());
+    source_pools.emplace_back(pool.value());
+  }
+  // Build one replica before any device is opened, so every configuration error (ports,
+  // arguments, route files) is reported with nothing started. Tables it loads stay in `shared`.
+  {
+    NullSink sink;
+    InitContext ctx;
+    ctx.workers = options.workers;
+    ctx.ports = static_cast<int>(options.ports.size());
+    ctx.shared = &shared;
+    ctx.sink = &sink;
+    ctx.pool = source_pools.front().get();
+    Result<std::unique_ptr<Pipeline>> check = Pipeline::build(config.value(), ctx, options.branch);
+    if (!check) return make_error(check.error());
+  }
+
   std::vector<std::unique_ptr<Port>> ports;
   for (size_t i = 0; i < options.ports.size(); ++i) {
     PortConfig pc;
@@ -160,14 +191,6 @@ Result<RunReport> run(const RunOptions& options) {
     for (uint16_t q = 0; q < ports[p]->rx_queues(); ++q)
       rx[q % options.workers].push_back(RxQueue{p, q});
 
-  SharedStorage shared;
-  // One small pool per worker for packets that source elements create.
-  std::vector<PoolHandle> source_pools;
-  for (int w = 0; w < options.workers; ++w) {
-    Result<rte_mempool*> pool = create_packet_pool("src" + std::to_string(w), kSourcePoolSize);
-    if (!pool) return make_error(pool.error());
-    source_pools.emplace_back(pool.value());
-  }
   std::vector<std::unique_ptr<Worker>> workers;
   for (int w = 0; w < options.workers; ++w) {
     auto worker = std::make_unique<Worker>(w, port_ptrs, rx[static_cast<size_t>(w)], options.batch);

@@ -199,7 +199,7 @@ void Pipeline::dispatch(int node, PacketBatch& batch) {
   });
   if (ndead > 0) {
     rte_pktmbuf_free_bulk(dead, ndead);
-    dropped_ += ndead;
+    dropped_.store(dropped_.load(std::memory_order_relaxed) + ndead, std::memory_order_relaxed);
   }
 
   for (int o = 0; o < nout; ++o) {

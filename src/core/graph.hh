@@ -9,6 +9,7 @@
 // NBA compares against).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -64,7 +65,8 @@ class Pipeline {
   bool has_tasks() const { return !schedulable_.empty(); }
 
   const std::vector<Node>& nodes() const { return nodes_; }
-  uint64_t dropped() const { return dropped_; }
+  // Packets dropped inside the pipeline; safe to read from another thread while it runs.
+  uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
   uint64_t created() const { return created_; }  // packets made by source elements
   BranchMode mode() const { return mode_; }
 
@@ -78,7 +80,7 @@ class Pipeline {
   int input_node_ = -1;
   std::vector<int> schedulable_;
   BranchMode mode_ = BranchMode::kReuse;
-  uint64_t dropped_ = 0;
+  std::atomic<uint64_t> dropped_{0};
   uint64_t created_ = 0;
   std::vector<std::unique_ptr<PacketBatch>> batch_store_;
   std::vector<PacketBatch*> spare_;

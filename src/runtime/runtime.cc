@@ -54,7 +54,7 @@ Totals totals(const std::vector<std::unique_ptr<Worker>>& workers) {
       t.tx += c.tx_packets.get();
       t.tx_bytes += c.tx_bytes.get();
     }
-    t.drops += w->drops_no_such_port() + w->drops_tx_full();
+    t.drops += w->drops_no_such_port() + w->drops_tx_full() + w->pipeline().dropped();
   }
   return t;
 }

@@ -96,10 +96,10 @@ bool parse_ipv4(std::string_view s, uint32_t& out) {
   return true;
 }
 
-Args::Args(std::vector<std::string> raw, SourceLoc loc, std::string element_name,
+Args::Args(const std::vector<std::string>& raw, SourceLoc loc, std::string element_name,
            std::string_view class_name)
     : loc_(std::move(loc)), element_(std::move(element_name)), class_(class_name) {
-  for (std::string& arg : raw) {
+  for (const std::string& arg : raw) {
     std::string_view t = trim(arg);
     size_t sp = t.find_first_of(" \t\n");
     if (sp != std::string_view::npos && is_keyword(t.substr(0, sp))) {

@@ -47,7 +47,7 @@ constexpr std::string_view type_name() {
 
 class Args {
  public:
-  Args(std::vector<std::string> raw, SourceLoc loc, std::string element_name,
+  Args(const std::vector<std::string>& raw, SourceLoc loc, std::string element_name,
        std::string_view class_name);
 
   // Next positional argument into `out`.

@@ -187,7 +187,8 @@ Result<RunReport> run(const RunOptions& options) {
 
   // RX queues are dealt to workers round-robin, queue q of every port to worker q % workers.
   std::vector<std::vector<RxQueue>> rx(static_cast<size_t>(options.workers));
-  for (uint16_t p = 0; p < ports.size(); ++p)
+  const auto nports = static_cast<uint16_t>(ports.size());
+  for (uint16_t p = 0; p < nports; ++p)
     for (uint16_t q = 0; q < ports[p]->rx_queues(); ++q)
       rx[q % options.workers].push_back(RxQueue{p, q});
 

@@ -98,7 +98,8 @@ void Worker::flush(uint16_t port) {
 }
 
 void Worker::flush_all() {
-  for (uint16_t p = 0; p < ports_.size(); ++p) flush(p);
+  const auto nports = static_cast<uint16_t>(ports_.size());
+  for (uint16_t p = 0; p < nports; ++p) flush(p);
 }
 
 void Worker::run(const std::atomic<bool>& stop, std::atomic<int64_t>* budget) {

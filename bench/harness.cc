@@ -271,9 +271,16 @@ int run_benchmarks(const BenchOptions& options) {
     std::fprintf(stderr, "fulcrum bench: %s\n", st.error().c_str());
     return 1;
   }
-  char tmpl[] = "/tmp/fulcrum-bench-XXXXXX";
-  const char* dir = mkdtemp(tmpl);
-  if (dir == nullptr) return 1;
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / ("fulcrum-bench-" + std::to_string(getpid())))
+          .string();
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    std::fprintf(stderr, "fulcrum bench: cannot create %s: %s
+", dir.c_str(), ec.message().c_str());
+    return 1;
+  }
   const double s = options.seconds;
   auto wanted = [&](const char* name) {
     return options.only.empty() || std::string(name).find(options.only) != std::string::npos;

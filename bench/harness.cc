@@ -277,8 +277,8 @@ int run_benchmarks(const BenchOptions& options) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) {
-    std::fprintf(stderr, "fulcrum bench: cannot create %s: %s
-", dir.c_str(), ec.message().c_str());
+    std::fprintf(stderr, "fulcrum bench: cannot create %s: %s\n", dir.c_str(),
+                 ec.message().c_str());
     return 1;
   }
   const double s = options.seconds;

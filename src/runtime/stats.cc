@@ -106,7 +106,7 @@ std::string report_text(const RunReport& r) {
   }
   std::snprintf(
       line, sizeof line, "balance: in %llu = out %llu + dropped %llu + queued %llu  [%s]\n",
-      static_cast<unsigned long long>(r.packets_in + r.packets_created),
+      static_cast<unsigned long long>(r.packets_in) + r.packets_created,
       static_cast<unsigned long long>(r.packets_out), static_cast<unsigned long long>(r.dropped),
       static_cast<unsigned long long>(r.queued), r.balanced() ? "ok" : "MISMATCH");
   o << line;

@@ -4,7 +4,7 @@ set -euo pipefail
 
 DEB_PACKAGES=(
   build-essential cmake ninja-build pkg-config python3 python3-pip
-  libdpdk-dev dpdk libssl-dev libpcap-dev libhyperscan-dev
+  libdpdk-dev dpdk libssl-dev libpcap-dev libhyperscan-dev libipsec-mb-dev
   ocl-icd-opencl-dev pocl-opencl-icd
   libgtest-dev libbenchmark-dev tshark
 )

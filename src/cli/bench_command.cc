@@ -1,6 +1,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "bench/groups.hh"
 #include "bench/harness.hh"
 #include "cli/commands.hh"
 
@@ -22,7 +23,9 @@ int cmd_bench(const std::vector<std::string>& args) {
     } else {
       std::fprintf(stderr,
                    "usage: fulcrum bench [--out FILE] [--seconds S per point (1)] [--only GROUP] "
-                   "[--small]\n  groups: generator, noop_chain, l2_echo, branch, ipv4_router\n");
+                   "[--small]\n  groups:");
+      for (const bench::BenchGroup& g : bench::bench_groups()) std::fprintf(stderr, " %s", g.name);
+      std::fprintf(stderr, "\n");
       return a == "--help" ? 0 : 2;
     }
   }

@@ -1,0 +1,57 @@
+// Measurement helpers shared by the benchmark groups: pipeline runs (medians of repeats),
+// a small JSON writer, and traffic files made by the generator.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/graph.hh"
+#include "core/result.hh"
+
+namespace fulcrum::bench {
+
+inline constexpr int kRepeats = 3;
+
+std::string fmt(double v);
+
+// A JSON object built field by field.
+class Obj {
+ public:
+  Obj& num(const std::string& k, double v) { return raw(k, fmt(v)); }
+  Obj& count(const std::string& k, uint64_t v) { return raw(k, std::to_string(v)); }
+  Obj& str(const std::string& k, const std::string& v) { return raw(k, "\"" + v + "\""); }
+  Obj& raw(const std::string& k, const std::string& v) {
+    body_ += (body_.empty() ? "" : ", ") + ("\"" + k + "\": ") + v;
+    return *this;
+  }
+  std::string done() const { return "{" + body_ + "}"; }
+
+ private:
+  std::string body_;
+};
+
+std::string array(const std::vector<std::string>& items, const char* indent = "\n      ");
+
+struct Measured {
+  double mpps = 0;
+  bool balanced = false;
+};
+
+// One run of `pipeline` (Click text) on `ports` for `seconds`, one worker.
+Measured measure_once(const std::string& pipeline, const std::vector<std::string>& ports,
+                      double seconds, BranchMode mode);
+// The median of kRepeats runs: this machine is shared and single runs vary by 10-20%.
+Measured measure(const std::string& pipeline, const std::vector<std::string>& ports, double seconds,
+                 BranchMode mode = BranchMode::kReuse);
+// Two pipelines measured alternately, kRepeats times each; medians of both.
+std::pair<Measured, Measured> measure_pair(const std::string& a, const std::string& b,
+                                           const std::vector<std::string>& ports, double seconds,
+                                           BranchMode mode_b);
+// Least-squares slope of y over x.
+double slope(const std::vector<double>& x, const std::vector<double>& y);
+// Writes `count` frames from a generator spec ("gen:...") to a pcap file.
+Status write_pcap_from_generator(const std::string& gen, const std::string& path, uint32_t count);
+
+}  // namespace fulcrum::bench

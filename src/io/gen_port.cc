@@ -16,12 +16,14 @@
 #include <random>
 
 #include "io/mempool.hh"
+#include "lib/route6_table.hh"
 #include "lib/route_table.hh"
 
 namespace fulcrum {
 namespace {
 
 constexpr uint32_t kMinFrame = 60;
+constexpr uint32_t kMinFrame6 = GenPort::kIpv6HeaderBytes;
 constexpr uint32_t kMaxFrame = 1514;
 constexpr uint32_t kMinSequence = 1 << 16;
 constexpr unsigned kPoolPerQueue = 16383;
@@ -30,6 +32,34 @@ constexpr uint16_t kBasePort = 1024;
 constexpr uint8_t kDefaultTtl = 64;
 constexpr rte_ether_addr kSrcMac{{0x02, 0x00, 0x00, 0x00, 0x00, 0x02}};
 constexpr rte_ether_addr kDstMac{{0x02, 0x00, 0x00, 0x00, 0x00, 0x01}};
+constexpr uint64_t kSourceNet6 = 0xFD00000000000000ull;  // fd00::/64, flow index below
+constexpr uint64_t kGlobalUnicast6 = uint64_t{1} << 61;  // 2000::/3
+constexpr int kUnicast6Shift = 3;                        // bits of the /3
+constexpr uint32_t kIpv6VersionWord = 0x60000000;        // version 6, class 0, flow label 0
+constexpr uint32_t kFlowPortMask = 0x7FFF;
+constexpr int kFlowPortShift = 15;
+
+// Ethernet + IPv6 + UDP headers for flow f to `dst` (network order) into template t.
+void write_ipv6_template(uint8_t* t, uint32_t size, uint32_t f, const uint8_t* dst) {
+  auto* eth = reinterpret_cast<rte_ether_hdr*>(t);
+  eth->dst_addr = kDstMac;
+  eth->src_addr = kSrcMac;
+  eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6);
+  auto* ip = reinterpret_cast<rte_ipv6_hdr*>(eth + 1);
+  const uint16_t payload = static_cast<uint16_t>(size - sizeof(rte_ether_hdr) - sizeof(*ip));
+  ip->vtc_flow = rte_cpu_to_be_32(kIpv6VersionWord);
+  ip->payload_len = rte_cpu_to_be_16(payload);
+  ip->proto = IPPROTO_UDP;
+  ip->hop_limits = kDefaultTtl;
+  Addr6{kSourceNet6, f}.to_bytes(ip->src_addr);
+  std::memcpy(ip->dst_addr, dst, sizeof ip->dst_addr);
+  auto* udp = reinterpret_cast<rte_udp_hdr*>(ip + 1);
+  udp->src_port = rte_cpu_to_be_16(static_cast<uint16_t>(kBasePort + (f & kFlowPortMask)));
+  udp->dst_port =
+      rte_cpu_to_be_16(static_cast<uint16_t>(kBasePort + ((f >> kFlowPortShift) & kFlowPortMask)));
+  udp->dgram_len = rte_cpu_to_be_16(payload);
+  udp->dgram_cksum = 0;
+}
 
 template <class T>
 bool parse_number(const std::string& s, T& out) {
@@ -61,7 +91,14 @@ Result<GenConfig> parse_gen_spec(const std::string& spec) {
       return make_error("--port " + spec + ": expected KEY=VALUE, got '" + kv + "'");
     std::string key = kv.substr(0, eq), val = kv.substr(eq + 1);
     bool ok = true;
-    if (key == "size") {
+    if (key == "proto") {
+      if (val == "ipv4")
+        c.proto = GenConfig::Proto::kIpv4;
+      else if (val == "ipv6")
+        c.proto = GenConfig::Proto::kIpv6;
+      else
+        return make_error("--port " + spec + ": proto must be ipv4 or ipv6, got '" + val + "'");
+    } else if (key == "size") {
       ok = parse_number(val, c.size) && c.size >= kMinFrame && c.size <= kMaxFrame;
       if (!ok)
         return make_error("--port " + spec + ": size must be " + std::to_string(kMinFrame) + ".." +
@@ -88,10 +125,14 @@ Result<GenConfig> parse_gen_spec(const std::string& spec) {
       ok = parse_number(val, c.seed);
     } else {
       return make_error("--port " + spec + ": unknown generator key '" + key +
-                        "' (known: size, flows, dst, routes, zipf, rate, seed)");
+                        "' (known: proto, size, flows, dst, routes, zipf, rate, seed)");
     }
     if (!ok) return make_error("--port " + spec + ": bad value for " + key + ": '" + val + "'");
   }
+  if (c.proto == GenConfig::Proto::kIpv6 && c.size < kMinFrame6)
+    return make_error("--port " + spec + ": size must be " + std::to_string(kMinFrame6) + ".." +
+                      std::to_string(kMaxFrame) + " with proto=ipv6, got '" +
+                      std::to_string(c.size) + "'");
   if (c.dst == GenConfig::Dst::kRoutes && c.routes.empty())
     return make_error("--port " + spec + ": dst=routes needs routes=FILE");
   return c;
@@ -107,8 +148,17 @@ Result<std::unique_ptr<Port>> GenPort::open(const std::string& spec, const PortC
   const GenConfig& c = port->cfg_;
   std::mt19937_64 rng(c.seed);
 
+  const bool ipv6 = c.proto == GenConfig::Proto::kIpv6;
+  std::vector<Route6> routes6;
+  if (ipv6 && c.dst == GenConfig::Dst::kRoutes) {
+    Result<std::vector<Route6>> loaded = load_routes6(c.routes);
+    if (!loaded) return make_error("--port " + spec + ": " + loaded.error());
+    routes6 = std::move(loaded.value());
+    if (routes6.empty())
+      return make_error("--port " + spec + ": route file " + c.routes + " is empty");
+  }
   std::vector<Route4> routes;
-  if (c.dst == GenConfig::Dst::kRoutes) {
+  if (!ipv6 && c.dst == GenConfig::Dst::kRoutes) {
     Result<std::vector<Route4>> loaded = load_routes4(c.routes);
     if (!loaded) return make_error("--port " + spec + ": " + loaded.error());
     routes = std::move(loaded.value());
@@ -121,7 +171,22 @@ Result<std::unique_ptr<Port>> GenPort::open(const std::string& spec, const PortC
     return make_error("--port " + spec + ": out of memory for flow templates");
   port->templates_ = static_cast<uint8_t*>(port->template_mem_->data());
   port->flow_hash_.resize(c.flows);
-  for (uint32_t f = 0; f < c.flows; ++f) {
+  for (uint32_t f = 0; f < c.flows && ipv6; ++f) {
+    Addr6 dst{kGlobalUnicast6 | (rng() >> kUnicast6Shift), rng()};
+    if (!routes6.empty()) {
+      const Route6& r = routes6[rng() % routes6.size()];
+      const Addr6 p = Addr6::from_bytes(r.prefix.data());
+      const Addr6 host{rng(), rng()};
+      dst = Addr6{p.hi | (host.hi & ~Addr6::hi_mask(r.len)),
+                  p.lo | (host.lo & ~Addr6::lo_mask(r.len))};
+    }
+    uint8_t dst_bytes[Ip6Table::kAddrBytes];
+    dst.to_bytes(dst_bytes);
+    write_ipv6_template(&port->templates_[static_cast<size_t>(f) * kTemplateBytes], c.size, f,
+                        dst_bytes);
+    port->flow_hash_[f] = static_cast<uint32_t>(rng());
+  }
+  for (uint32_t f = 0; f < c.flows && !ipv6; ++f) {
     uint32_t dst = static_cast<uint32_t>(rng());
     if (!routes.empty()) {
       const Route4& r = routes[rng() % routes.size()];

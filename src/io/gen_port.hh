@@ -1,13 +1,18 @@
 // GenPort: the built-in traffic generator, a port like any other (--port gen:KEYS).
 //
 // Keys (comma-separated KEY=VALUE):
-//   size=64          frame length in bytes as placed in the mbuf (60..1514)
-//   flows=1024       distinct 5-tuples (UDP, source 10.x.y.z, ports from the flow index),
-//                    sent round-robin (uniform, routes) or zipf-distributed (zipf)
-//   dst=uniform      destination addresses: uniform (random per flow), routes (inside the
-//                    prefixes of routes=FILE, chosen uniformly over routes), zipf (random per
-//                    flow, flow popularity zipf-distributed with exponent zipf=S, default 1.0)
-//   routes=FILE      route table for dst=routes (the IPLookup format)
+//   proto=ipv4       ipv4: Ethernet + IPv4 + UDP frames; ipv6: Ethernet + IPv6 + UDP frames
+//                    (hop limit 64, UDP checksum 0, payload length filling the frame)
+//   size=64          frame length in bytes as placed in the mbuf (60..1514; 62..1514 for
+//                    proto=ipv6, whose Ethernet + IPv6 + UDP headers take 62 bytes)
+//   flows=1024       distinct 5-tuples (UDP, source 10.x.y.z or fd00::x, ports from the flow
+//                    index), sent round-robin (uniform, routes) or zipf-distributed (zipf)
+//   dst=uniform      destination addresses: uniform (random per flow; for ipv6 a random /64 in
+//                    2000::/3 and a random interface identifier), routes (inside the prefixes of
+//                    routes=FILE, chosen uniformly over routes), zipf (random per flow, flow
+//                    popularity zipf-distributed with exponent zipf=S, default 1.0)
+//   routes=FILE      route table for dst=routes (the IPLookup format; the IP6Lookup format,
+//                    "X:X::/LEN PORT", with proto=ipv6)
 //   rate=0           packets per second over all queues; 0 = as fast as possible
 //   seed=1           random seed
 // Received frames are produced from per-flow header templates; frames transmitted to the
@@ -24,6 +29,7 @@
 namespace fulcrum {
 
 struct GenConfig {
+  enum class Proto { kIpv4, kIpv6 } proto = Proto::kIpv4;
   uint32_t size = 64;
   uint32_t flows = 1024;
   enum class Dst { kUniform, kRoutes, kZipf } dst = Dst::kUniform;
@@ -47,7 +53,9 @@ class GenPort final : public Port {
   uint16_t tx_burst(uint16_t queue, Packet** pkts, uint16_t n) override;
 
   static constexpr uint32_t kTemplateBytes = 64;
-  static constexpr uint32_t kHeaderBytes = 42;  // Ethernet + IPv4 + UDP
+  static constexpr uint32_t kHeaderBytes = 42;      // Ethernet + IPv4 + UDP
+  static constexpr uint32_t kIpv6HeaderBytes = 62;  // Ethernet + IPv6 + UDP
+  static_assert(kIpv6HeaderBytes <= kTemplateBytes);
 
  private:
   struct alignas(64) Queue {

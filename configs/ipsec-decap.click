@@ -1,0 +1,8 @@
+// IPsec ESP tunnel gateway, inbound: verify the ICV, check the anti-replay window, decrypt,
+// check the padding and strip the outer headers. SA file: configs/sa-demo.txt ("in" SAs).
+//
+//   fulcrum run configs/ipsec-decap.click --port net_pcap0,rx_pcap=esp.pcap,tx_pcap=inner.pcap
+
+FromInput
+  -> IPsecESPDecap(configs/sa-demo.txt)
+  -> ToOutput;

@@ -1,0 +1,57 @@
+#include "elements/ipsec/ipsec_aes.hh"
+
+#include <cstring>
+
+#include "core/registry.hh"
+#include "lib/esp.hh"
+
+namespace fulcrum {
+
+Status IPsecAES::configure(Args& args) {
+  loc_ = args.loc();
+  return args.positional("SA_FILE", file_).finish();
+}
+
+Status IPsecAES::initialize(const InitContext& ctx) {
+  const std::string where =
+      loc_.str() + ": " + name() + " :: " + std::string(kTraits.class_name) + ": ";
+  auto t = get_sa_table(ctx.shared, file_, where);
+  if (!t) return make_error(t.error());
+  table_ = t.value();
+  auto c = MbCrypto::create();
+  if (!c) return make_error(where + c.error());
+  crypto_ = std::move(c.value());
+  return {};
+}
+
+void IPsecAES::process_batch(PacketBatch& batch) {
+  using namespace esp;
+  alignas(16) uint8_t ivs[kMaxBatch][kCtrNonceIvLen + kAlign];
+  const size_t sas = table_->size();
+  batch.for_each([&](uint32_t i, Packet* p) {
+    const uint32_t sa_index = anno(p).flow_id;
+    if (sa_index >= sas) return batch.set_result(i, Verdict::drop(kDropNoSa));
+    const uint32_t off = esp_offset(p);
+    if (off == 0) return batch.set_result(i, Verdict::drop(kDropTruncated));
+    const SecurityAssociation& sa = table_->at(sa_index);
+    uint8_t* e = data(p) + off;
+    const uint32_t start = off + kHdrLen + sa.cfg.iv_len();
+    const uint32_t end = length(p) - kEspIcvLen;
+    if (sa.cfg.cipher == EspCipher::kAesCbc) {
+      if (end < start + kAesBlockLen || (end - start) % kAesBlockLen != 0)
+        return batch.set_result(i, Verdict::drop(kDropTruncated));
+      crypto_->cbc_encrypt(sa.aes, e + kHdrLen, data(p) + start, end - start, i);
+    } else {
+      std::memcpy(ivs[i], sa.aes.nonce, kCtrNonceLen);
+      std::memcpy(ivs[i] + kCtrNonceLen, e + kHdrLen, kIvLen);
+      crypto_->ctr(sa.aes, ivs[i], data(p) + start, end - start, i);
+    }
+    batch.set_result(i, Verdict::out(0));
+  });
+  for (uint32_t failed : crypto_->finish())
+    batch.set_result(failed, Verdict::drop(kDropCryptoError));
+}
+
+FULCRUM_REGISTER_ELEMENT(IPsecAES);
+
+}  // namespace fulcrum

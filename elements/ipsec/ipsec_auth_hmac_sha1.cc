@@ -1,0 +1,44 @@
+#include "elements/ipsec/ipsec_auth_hmac_sha1.hh"
+
+#include "core/registry.hh"
+#include "lib/esp.hh"
+
+namespace fulcrum {
+
+Status IPsecAuthHMACSHA1::configure(Args& args) {
+  loc_ = args.loc();
+  return args.positional("SA_FILE", file_).finish();
+}
+
+Status IPsecAuthHMACSHA1::initialize(const InitContext& ctx) {
+  const std::string where =
+      loc_.str() + ": " + name() + " :: " + std::string(kTraits.class_name) + ": ";
+  auto t = get_sa_table(ctx.shared, file_, where);
+  if (!t) return make_error(t.error());
+  table_ = t.value();
+  auto c = MbCrypto::create();
+  if (!c) return make_error(where + c.error());
+  crypto_ = std::move(c.value());
+  return {};
+}
+
+void IPsecAuthHMACSHA1::process_batch(PacketBatch& batch) {
+  using namespace esp;
+  const size_t sas = table_->size();
+  batch.for_each([&](uint32_t i, Packet* p) {
+    const uint32_t sa_index = anno(p).flow_id;
+    if (sa_index >= sas) return batch.set_result(i, Verdict::drop(kDropNoSa));
+    const uint32_t off = esp_offset(p);
+    if (off == 0) return batch.set_result(i, Verdict::drop(kDropTruncated));
+    uint8_t* d = data(p);
+    const uint32_t icv = length(p) - kEspIcvLen;
+    crypto_->hmac_sha1(table_->at(sa_index).hmac, d + off, icv - off, d + icv, kIcvLen, i);
+    batch.set_result(i, Verdict::out(0));
+  });
+  for (uint32_t failed : crypto_->finish())
+    batch.set_result(failed, Verdict::drop(kDropCryptoError));
+}
+
+FULCRUM_REGISTER_ELEMENT(IPsecAuthHMACSHA1);
+
+}  // namespace fulcrum

@@ -1,0 +1,146 @@
+// L2Switch — a learning Ethernet switch: learns source addresses, forwards by destination.
+//
+// Ports:     input 0: Ethernet frames. output 0: frames whose destination was learned on another
+//            port, with out_port set to that port. output 1 (optional): frames to flood, i.e.
+//            whose destination is unknown, aged out, broadcast or multicast; when output 1 is
+//            not connected they are dropped as "unknown-destination".
+//            Drops: truncated (frame under 14 bytes), same-port (destination learned on the
+//            port the frame came in on: filtered, as real switches do), unknown-destination.
+// Config:    CAPACITY  integer  1048576  MAC table entries (1..268435456); a full table learns
+//                                        nothing new (counted as learn_failures).
+//            AGING_S   integer  0        seconds after which an address not seen as a source
+//                                        is treated as unknown; 0: no aging (and no last-seen
+//                                        array: the table is then 8 bytes per slot).
+// Uses:      in_port.  Sets: out_port (output 0).
+// Counters:  entries (addresses in the table), learn_failures (source addresses not learned
+//            because the table was full).
+// Offload:   none.
+//
+// Per batch: one insert_bulk over the source addresses (learn or refresh; multicast sources are
+// not learned), then one lookup_bulk over the destinations, both with group prefetch
+// (src/lib/mac_table.hh). Learning of the whole batch thus precedes its forwarding.
+//
+// The table is per worker replica (shared nothing): learning writes on every packet, and a
+// shared table would need locks or atomics and bounce its cache lines between cores. With RSS
+// a host's frames arrive on one queue, so each worker learns the hosts it serves; an address
+// learned only by another worker is unknown here and flooded (output 1), which costs extra
+// floods but never misdelivers. CAPACITY is per worker.
+#pragma once
+
+#include <rte_byteorder.h>
+#include <rte_cycles.h>
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "core/element.hh"
+#include "core/location.hh"
+#include "lib/mac_table.hh"
+
+namespace fulcrum {
+
+class L2Switch final : public ElementBase<L2Switch> {
+ public:
+  enum DropReason : int { kDropTruncated, kDropSamePort, kDropUnknown };
+  static constexpr std::array<std::string_view, 3> kDropReasons{"truncated", "same-port",
+                                                                "unknown-destination"};
+  static constexpr ElementTraits kTraits{"L2Switch", 1, 2, kDropReasons};
+
+  static constexpr uint32_t kDefaultCapacity = 1u << 20;
+  static constexpr uint32_t kEtherHeaderLen = 14;
+  static constexpr uint32_t kSrcOffset = 6;
+  static constexpr uint8_t kGroupBit = 0x01;  // I/G bit of the first address byte
+  static constexpr int kFloodOutput = 1;
+
+  Status configure(Args& args) override;
+  Status initialize(const InitContext& ctx) override;
+  void counters(std::vector<Counter>& out) const override;
+
+  void process_batch(PacketBatch& batch) override {
+    if (!batch.has_mask()) [[likely]] {
+      Packet* const* pkts = batch.data();
+      const uint32_t n = batch.count();
+      process(batch, [pkts, n](auto&& f) {
+        for (uint32_t i = 0; i < n; ++i) f(i, pkts[i]);
+      });
+    } else {
+      process(batch, [&batch](auto&& f) { batch.for_each(f); });
+    }
+  }
+
+  const MacTable& table() const { return *table_; }
+
+ private:
+  static constexpr uint32_t kKeyShift = 16;  // an 8-byte big-endian load holds the MAC on top
+
+  // The MacTable key of the 6 bytes at `p` (8 bytes must be readable).
+  static uint64_t load_mac(const uint8_t* p) {
+    uint64_t v;
+    std::memcpy(&v, p, sizeof v);
+    return rte_be_to_cpu_64(v) >> kKeyShift;
+  }
+
+  uint32_t now_s() const {
+    return aging_s_ == 0 ? 0 : static_cast<uint32_t>(rte_get_tsc_cycles() / tsc_hz_);
+  }
+
+  template <class ForEachLive>
+  void process(PacketBatch& batch, ForEachLive&& for_each_live) {
+    alignas(64) uint64_t learn_keys[kMaxBatch];
+    alignas(64) uint16_t learn_ports[kMaxBatch];
+    alignas(64) uint64_t dst_keys[kMaxBatch];
+    alignas(64) uint16_t found[kMaxBatch];
+    alignas(64) uint32_t seen[kMaxBatch];
+    uint16_t slot[kMaxBatch];
+    uint16_t in_port[kMaxBatch];
+    uint8_t group[kMaxBatch];
+    uint32_t nlearn = 0, nfwd = 0;
+    Verdict* results = batch.results();
+    for_each_live([&](uint32_t i, Packet* p) {
+      if (length(p) < kEtherHeaderLen) [[unlikely]] {
+        results[i] = Verdict::drop(kDropTruncated);
+        return;
+      }
+      const uint8_t* d = data(p);
+      const uint16_t port = anno(p).in_port;
+      learn_keys[nlearn] = load_mac(d + kSrcOffset);
+      learn_ports[nlearn] = port;
+      nlearn += (d[kSrcOffset] & kGroupBit) == 0;
+      dst_keys[nfwd] = load_mac(d);
+      group[nfwd] = d[0] & kGroupBit;
+      in_port[nfwd] = port;
+      slot[nfwd++] = static_cast<uint16_t>(i);
+    });
+    const uint32_t now = now_s();
+    learn_failures_ += table_->insert_bulk(learn_keys, learn_ports, nlearn, now);
+    table_->lookup_bulk(dst_keys, found, nfwd, aging_s_ != 0 ? seen : nullptr);
+    const Verdict unknown = flood_ ? Verdict::out(kFloodOutput) : Verdict::drop(kDropUnknown);
+    for (uint32_t k = 0; k < nfwd; ++k) {
+      const uint16_t port = found[k];
+      const uint32_t i = slot[k];
+      if (port == MacTable::kNotFound || group[k] != 0 ||
+          (aging_s_ != 0 && now - seen[k] > aging_s_)) [[unlikely]] {
+        results[i] = unknown;
+      } else if (port == in_port[k]) [[unlikely]] {
+        results[i] = Verdict::drop(kDropSamePort);
+      } else {
+        anno(batch.at(i)).out_port = port;
+        results[i] = Verdict::out(0);
+      }
+    }
+  }
+
+  uint32_t capacity_ = kDefaultCapacity;
+  uint32_t aging_s_ = 0;
+  uint64_t tsc_hz_ = 1;
+  bool flood_ = false;
+  uint64_t learn_failures_ = 0;
+  std::unique_ptr<MacTable> table_;
+  SourceLoc loc_;
+};
+
+}  // namespace fulcrum

@@ -1,0 +1,86 @@
+// Layout of an ESP tunnel-mode frame as the IPsec elements build and read it (RFC 4303):
+//
+//   Ethernet (14) | outer IPv4 (IHL*4, 20 when we build it) | SPI (4) | sequence (4) |
+//   IV (8 for AES-CTR, 16 for AES-CBC) |
+//   inner IPv4 packet | padding 1,2,3.. | pad length (1) | next header (1) = 4 | ICV (12)
+//
+// The cipher covers the inner packet through the next-header byte; the ICV covers SPI through
+// the next-header byte. Padding aligns the ICV to 4 bytes (AES-CTR itself needs none) and the
+// CBC ciphertext to 16.
+#pragma once
+
+#include <rte_byteorder.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "core/packet.hh"
+#include "lib/ipsec_crypto.hh"
+
+namespace fulcrum::esp {
+
+inline constexpr uint32_t kEtherHdrLen = 14;
+inline constexpr uint32_t kEtherTypeOffset = 12;
+inline constexpr uint16_t kEtherTypeIpv4 = 0x0800;
+inline constexpr uint32_t kIpv4HdrLen = 20;
+inline constexpr uint32_t kIpv4WordBytes = 4;  // IHL unit
+inline constexpr uint8_t kIpv4Version = 4;
+inline constexpr uint8_t kIpv4VersionIhl = 0x45;
+inline constexpr uint8_t kIpProtoEsp = 50;
+inline constexpr uint8_t kOuterTtl = 64;
+inline constexpr uint32_t kSpiLen = 4;
+inline constexpr uint32_t kSeqLen = 4;
+inline constexpr uint32_t kHdrLen = kSpiLen + kSeqLen;
+inline constexpr uint32_t kIvLen = kCtrIvLen;
+inline constexpr uint32_t kHdrIvLen = kHdrLen + kIvLen;
+inline constexpr uint32_t kTrailerLen = 2;  // pad length, next header
+inline constexpr uint32_t kEspIcvLen = fulcrum::kIcvLen;
+inline constexpr uint32_t kAlign = 4;
+inline constexpr uint8_t kNextHeaderIpv4 = 4;
+inline constexpr uint32_t kMaxIpv4Len = 0xFFFF;
+// What encapsulation adds in front of the inner packet (after the Ethernet header).
+inline constexpr uint32_t kPrependLen = kIpv4HdrLen + kHdrIvLen;
+// The smallest ESP part (SPI through ICV) with a non-empty trailer.
+inline constexpr uint32_t kMinEspLen = kHdrIvLen + kTrailerLen + kEspIcvLen;
+
+// Padding so that payload + trailer is a multiple of `align` (4, or the CBC block of 16).
+inline constexpr uint32_t pad_len(uint32_t payload_len, uint32_t align = kAlign) {
+  return (align - (payload_len + kTrailerLen) % align) % align;
+}
+
+inline uint16_t load_be16(const uint8_t* p) {
+  uint16_t v;
+  std::memcpy(&v, p, sizeof v);
+  return rte_be_to_cpu_16(v);
+}
+inline uint32_t load_be32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return rte_be_to_cpu_32(v);
+}
+inline void store_be16(uint8_t* p, uint16_t v) {
+  const uint16_t be = rte_cpu_to_be_16(v);
+  std::memcpy(p, &be, sizeof be);
+}
+inline void store_be32(uint8_t* p, uint32_t v) {
+  const uint32_t be = rte_cpu_to_be_32(v);
+  std::memcpy(p, &be, sizeof be);
+}
+inline void store_be64(uint8_t* p, uint64_t v) {
+  const uint64_t be = rte_cpu_to_be_64(v);
+  std::memcpy(p, &be, sizeof be);
+}
+
+// Where the ESP header of an outbound frame starts (Ethernet + the outer header's IHL), or 0
+// when the frame cannot hold an ESP packet with a non-empty trailer.
+inline uint32_t esp_offset(const Packet* m) {
+  const uint32_t len = length(m);
+  if (len < kEtherHdrLen + kIpv4HdrLen + kMinEspLen) return 0;
+  const uint8_t* d = rte_pktmbuf_mtod(m, const uint8_t*);
+  const uint32_t ihl = (d[kEtherHdrLen] & 0x0F) * kIpv4WordBytes;
+  if (ihl < kIpv4HdrLen || kEtherHdrLen + ihl + kMinEspLen > len) return 0;
+  return kEtherHdrLen + ihl;
+}
+
+}  // namespace fulcrum::esp

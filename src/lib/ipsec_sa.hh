@@ -1,0 +1,146 @@
+// IPsec security associations (RFC 4303 ESP, tunnel mode, AES-128-CTR or AES-128-CBC, and
+// HMAC-SHA1-96): the SA
+// file, the table the IPsec elements share, outbound sequence numbers and the inbound
+// anti-replay window.
+//
+// File format, one SA a line (# comments and blank lines are ignored):
+//
+//   SPI  TUNNEL_SRC  TUNNEL_DST  ENC_KEY_HEX  AUTH_KEY_HEX  SELECTOR_PREFIX  [DIR out|in]
+//   4096 192.0.2.1   198.51.100.1 <40 hex digits> <40 hex digits> 10.1.0.0/16 DIR out
+//
+//   SPI              256..4294967295, decimal or 0x-hex (0..255 are reserved, RFC 4303 §2.1)
+//   TUNNEL_SRC/DST   the outer IPv4 header's addresses
+//   ENC_KEY_HEX      20 bytes: the AES-128 key, then the 4-byte CTR nonce: AES-128-CTR
+//                    (RFC 3686 §5.1); or 16 bytes: the key alone, AES-128-CBC (RFC 3602)
+//   AUTH_KEY_HEX     20 bytes: the HMAC-SHA1 key (RFC 2404)
+//   SELECTOR_PREFIX  A.B.C.D/LEN: outbound packets whose inner destination matches it (longest
+//                    prefix wins) use this SA; ignored for inbound SAs
+//   DIR              out (default) or in; "DIR" itself may be left out
+//
+// Errors name the file and line: PATH:LINE: expected '...', got '...'; bad SPI, address, key,
+// prefix or direction; duplicate SPI within a direction; duplicate outbound selector.
+#pragma once
+
+#include <rte_spinlock.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/result.hh"
+#include "lib/dir24_8.hh"
+#include "lib/ipsec_crypto.hh"
+
+namespace fulcrum {
+
+enum class SaDir : uint8_t { kOut, kIn };
+enum class EspCipher : uint8_t { kAesCtr, kAesCbc };
+
+inline constexpr uint32_t kMinSpi = 256;
+inline constexpr size_t kEncKeyMaterialLen = kAesKeyLen + kCtrNonceLen;
+inline constexpr uint32_t kEspAlign = 4;
+
+struct SaConfig {
+  uint32_t spi = 0;
+  uint32_t tunnel_src = 0;  // host byte order
+  uint32_t tunnel_dst = 0;
+  uint8_t enc_key[kAesKeyLen] = {};
+  uint8_t nonce[kCtrNonceLen] = {};
+  uint8_t auth_key[kHmacSha1KeyLen] = {};
+  uint32_t selector = 0;  // host byte order, host bits zero
+  uint8_t selector_len = 0;
+  SaDir dir = SaDir::kOut;
+  EspCipher cipher = EspCipher::kAesCtr;
+  uint32_t line = 0;
+
+  // The IV carried in each packet, and the alignment of payload + trailer (RFC 4303 2.4).
+  uint32_t iv_len() const { return cipher == EspCipher::kAesCbc ? kCbcIvLen : kCtrIvLen; }
+  uint32_t align() const { return cipher == EspCipher::kAesCbc ? kAesBlockLen : kEspAlign; }
+};
+
+// Parses an SA file's contents; `path` only names the file in error messages.
+Result<std::vector<SaConfig>> parse_sa_file(std::string_view text, const std::string& path);
+Result<std::vector<SaConfig>> load_sa_file(const std::string& path);
+
+// RFC 4303 §3.4.3 anti-replay window of 64 packets (the algorithm of RFC 4303 Appendix A2,
+// without extended sequence numbers).
+class ReplayWindow {
+ public:
+  static constexpr uint32_t kSize = 64;
+  // Whether `seq` is new: above the highest seen, or inside the window and not yet seen.
+  bool check(uint32_t seq) const;
+  // Marks `seq` received (after its ICV verified); false when check(seq) fails.
+  bool update(uint32_t seq);
+  uint32_t top() const { return top_; }
+
+ private:
+  uint32_t top_ = 0;     // highest sequence number received
+  uint64_t bitmap_ = 0;  // bit i: top_ - i received
+};
+
+struct SecurityAssociation {
+  SaConfig cfg;
+  AesCtrKey aes;
+  HmacSha1Key hmac;
+  // Outbound: the last sequence number used (the first packet gets 1); shared by the workers.
+  alignas(64) std::atomic<uint64_t> last_seq{0};
+  // Inbound: the replay window and the lock that guards it.
+  alignas(64) rte_spinlock_t replay_lock = RTE_SPINLOCK_INITIALIZER;
+  ReplayWindow replay;
+};
+
+// The SAs of one file, with their expanded keys. Read-mostly: sequence numbers and replay
+// windows change through the mutable accessors, everything else is fixed after load().
+class SaTable {
+ public:
+  static constexpr uint16_t kNoSa = Dir24_8::kNoRoute;
+  static constexpr size_t kMaxSas = Dir24_8::kMaxNextHop + 1;
+
+  static Result<std::shared_ptr<SaTable>> load(const std::string& path);
+  static Result<std::shared_ptr<SaTable>> build(const std::vector<SaConfig>& sas,
+                                                const std::string& path);
+
+  size_t size() const { return count_; }
+  SecurityAssociation& at(size_t i) const { return sas_[i]; }
+  // Up to this many outbound SAs are matched by a scan (longest selector first) instead of
+  // the DIR-24-8 table, whose 32 MiB first level costs cache and TLB misses.
+  static constexpr size_t kMaxScannedSelectors = 8;
+
+  // The outbound SA whose selector matches `dst` (host byte order), or kNoSa.
+  uint16_t lookup_out(uint32_t dst) const {
+    if (selectors_) return selectors_->lookup(dst);
+    for (const Selector& s : scanned_)
+      if ((dst & s.mask) == s.prefix) return s.sa;
+    return kNoSa;
+  }
+  // The inbound SA with this SPI, or kNoSa.
+  uint16_t lookup_in(uint32_t spi) const {
+    auto it = inbound_.find(spi);
+    return it == inbound_.end() ? kNoSa : it->second;
+  }
+
+ private:
+  std::unique_ptr<SecurityAssociation[]> sas_;
+  size_t count_ = 0;
+  struct Selector {
+    uint32_t prefix;
+    uint32_t mask;
+    uint16_t sa;
+  };
+  std::vector<Selector> scanned_;  // longest prefix first; used when selectors_ is null
+  std::unique_ptr<Dir24_8> selectors_;
+  std::unordered_map<uint32_t, uint16_t> inbound_;
+};
+
+// The table for `path` from shared storage (key "ipsec-sa:PATH"), or a private one when
+// `shared` is null. Errors are prefixed with `where` (the element's location and name).
+class SharedStorage;
+Result<std::shared_ptr<const SaTable>> get_sa_table(SharedStorage* shared, const std::string& path,
+                                                    const std::string& where);
+
+}  // namespace fulcrum

@@ -1,0 +1,295 @@
+#include "lib/route6_table.hh"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <unordered_set>
+
+namespace fulcrum {
+namespace {
+
+constexpr uint32_t kMaxLen = Ip6Table::kMaxPrefixLen;
+constexpr size_t kAddrTextMax = INET6_ADDRSTRLEN;  // longest address text, NUL included
+// Sizing estimates: a generated route line is about 25 bytes, at most 52.
+constexpr size_t kTypicalLineBytes = 25;
+constexpr size_t kMaxLineBytes = INET6_ADDRSTRLEN + 12;
+
+bool is_blank(char c) {
+  return c == ' ' || c == '\t' || c == '\r';
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_blank(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+bool all_digits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+bool parse_address(std::string_view s, uint8_t* out) {
+  char buf[kAddrTextMax];
+  if (s.empty() || s.size() >= sizeof buf) return false;
+  std::memcpy(buf, s.data(), s.size());
+  buf[s.size()] = '\0';
+  return inet_pton(AF_INET6, buf, out) == 1;
+}
+
+struct LineParse {
+  Route6 route{};
+  std::string error;  // without the "PATH:LINE: " prefix
+};
+
+void parse_line(std::string_view content, LineParse& out) {
+  auto expected = [&] {
+    out.error = "expected 'X:X::/LEN PORT', got '" + std::string(content) + "'";
+  };
+  size_t sp = content.find_first_of(" \t");
+  if (sp == std::string_view::npos) return expected();
+  std::string_view prefix_text = content.substr(0, sp);
+  std::string_view port_text = trim(content.substr(sp));
+  if (port_text.find_first_of(" \t") != std::string_view::npos) return expected();
+
+  size_t slash = prefix_text.find('/');
+  if (slash == std::string_view::npos) return expected();
+  Route6 r{};
+  if (!parse_address(prefix_text.substr(0, slash), r.prefix.data())) return expected();
+  std::string_view len_text = prefix_text.substr(slash + 1);
+  if (!all_digits(len_text)) return expected();
+  uint32_t len = 0;
+  auto [lend, lec] = std::from_chars(len_text.data(), len_text.data() + len_text.size(), len);
+  if (lec != std::errc() || len > kMaxLen) {
+    out.error = "prefix length " + std::string(len_text) + " out of range 0..128";
+    return;
+  }
+  if (!all_digits(port_text)) {
+    out.error = "port '" + std::string(port_text) + "' is not a number";
+    return;
+  }
+  uint32_t port = 0;
+  auto [pend, pec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (pec != std::errc() || port > kMaxRoute6Port) {
+    out.error =
+        "port " + std::string(port_text) + " out of range 0.." + std::to_string(kMaxRoute6Port);
+    return;
+  }
+  const Addr6 a = Addr6::from_bytes(r.prefix.data());
+  if (a.masked(len) != a) {
+    out.error = "host bits set in " + std::string(prefix_text);
+    return;
+  }
+  r.len = static_cast<uint8_t>(len);
+  r.port = static_cast<uint16_t>(port);
+  out.route = r;
+}
+
+struct RouteKey {
+  Addr6 prefix;
+  uint8_t len;
+  bool operator==(const RouteKey&) const = default;
+  auto operator<=>(const RouteKey&) const = default;
+};
+
+RouteKey key_of(const Route6& r) {
+  return RouteKey{Addr6::from_bytes(r.prefix.data()), r.len};
+}
+
+struct RouteKeyHash {
+  size_t operator()(const RouteKey& k) const {
+    constexpr uint64_t kMulHi = 0x9E3779B97F4A7C15ull, kMulLo = 0xC2B2AE3D27D4EB4Full;
+    return static_cast<size_t>(k.prefix.hi * kMulHi ^ k.prefix.lo * kMulLo ^ k.len);
+  }
+};
+
+std::string prefix_text(const Route6& r) {
+  char text[kAddrTextMax];
+  inet_ntop(AF_INET6, r.prefix.data(), text, sizeof text);
+  return std::string(text) + "/" + std::to_string(r.len);
+}
+
+// splitmix64: a small, fast generator whose output is the same on every platform.
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : state_(seed) {}
+  uint64_t next() {
+    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  // Uniform in [0, n), n > 0.
+  uint32_t below(uint32_t n) {
+    return static_cast<uint32_t>((uint64_t{static_cast<uint32_t>(next() >> 32)} * n) >> 32);
+  }
+  uint32_t range(uint32_t lo, uint32_t hi) { return lo + below(hi - lo + 1); }
+
+ private:
+  uint64_t state_;
+};
+
+// Generator mix (see route6_table.hh).
+constexpr size_t kCoverPercent = 10;
+constexpr size_t kLongPercent = 5;
+constexpr uint32_t kBaseMinLen = 48;
+constexpr uint32_t kBaseMaxLen = 64;
+constexpr uint32_t kCoverMinLen = 16;
+constexpr uint32_t kCoverMaxLen = 47;
+constexpr uint32_t kLongMinLen = 65;
+constexpr uint32_t kHostRoutePercent = 25;
+constexpr uint32_t kThirds = 3;
+constexpr uint64_t kGlobalUnicast = uint64_t{1} << 61;  // 2000::/3
+constexpr uint64_t kUnder3 = ~uint64_t{0} >> 3;         // the bits below a /3
+
+uint32_t base_len(Rng& rng) {
+  switch (rng.below(kThirds)) {
+    case 0:
+      return kBaseMinLen;
+    case 1:
+      return kBaseMaxLen;
+    default:
+      return rng.range(kBaseMinLen + 1, kBaseMaxLen - 1);
+  }
+}
+
+}  // namespace
+
+Result<std::vector<Route6>> parse_routes6(std::string_view text, const std::string& path) {
+  std::vector<Route6> routes;
+  std::vector<uint32_t> lines;
+  routes.reserve(text.size() / kTypicalLineBytes);
+  lines.reserve(text.size() / kTypicalLineBytes);
+  LineParse parsed;
+  uint32_t line_no = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) nl = text.size();
+    std::string_view line = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    ++line_no;
+    size_t hash = line.find('#');
+    std::string_view content = trim(hash == std::string_view::npos ? line : line.substr(0, hash));
+    if (content.empty()) continue;
+    parse_line(content, parsed);
+    if (!parsed.error.empty())
+      return make_error(path + ":" + std::to_string(line_no) + ": " + parsed.error);
+    routes.push_back(parsed.route);
+    lines.push_back(line_no);
+  }
+
+  // Duplicates: sort (key, line) and report the earliest line that repeats a route.
+  std::vector<std::pair<RouteKey, uint32_t>> keys(routes.size());
+  for (size_t i = 0; i < routes.size(); ++i) keys[i] = {key_of(routes[i]), lines[i]};
+  std::sort(keys.begin(), keys.end());
+  size_t dup = 0;
+  uint32_t dup_line = 0, first_line = 0;
+  for (size_t i = 1; i < keys.size(); ++i) {
+    if (keys[i].first == keys[i - 1].first && (dup_line == 0 || keys[i].second < dup_line)) {
+      dup = i;
+      dup_line = keys[i].second;
+      first_line = keys[i - 1].second;
+    }
+  }
+  if (dup_line != 0) {
+    Route6 r{};
+    keys[dup].first.prefix.to_bytes(r.prefix.data());
+    r.len = keys[dup].first.len;
+    return make_error(path + ":" + std::to_string(dup_line) + ": duplicate route " +
+                      prefix_text(r) + " (first on line " + std::to_string(first_line) + ")");
+  }
+  return routes;
+}
+
+Result<std::vector<Route6>> load_routes6(const std::string& path) {
+  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!f) return make_error("cannot open route file " + path + ": " + std::strerror(errno));
+  std::string text;
+  constexpr size_t kChunk = size_t{1} << 20;
+  size_t used = 0;
+  for (;;) {
+    text.resize(used + kChunk);
+    size_t got = std::fread(text.data() + used, 1, kChunk, f.get());
+    used += got;
+    if (got < kChunk) break;
+  }
+  if (std::ferror(f.get()))
+    return make_error("cannot read route file " + path + ": " + std::strerror(errno));
+  text.resize(used);
+  return parse_routes6(text, path);
+}
+
+std::string format_route6(const Route6& r) {
+  return prefix_text(r) + " " + std::to_string(r.port);
+}
+
+Status write_routes6(const std::string& path, std::span<const Route6> routes,
+                     std::string_view header) {
+  std::string out;
+  while (!header.empty()) {
+    size_t nl = header.find('\n');
+    std::string_view line = header.substr(0, nl);
+    out += line.empty() ? "#\n" : "# " + std::string(line) + "\n";
+    header = nl == std::string_view::npos ? std::string_view{} : header.substr(nl + 1);
+  }
+  out.reserve(out.size() + routes.size() * kMaxLineBytes);
+  for (const Route6& r : routes) {
+    out += format_route6(r);
+    out += '\n';
+  }
+  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "wb"), &std::fclose);
+  if (!f) return make_error("cannot write route file " + path + ": " + std::strerror(errno));
+  if (std::fwrite(out.data(), 1, out.size(), f.get()) != out.size() || std::fflush(f.get()) != 0)
+    return make_error("cannot write route file " + path + ": " + std::strerror(errno));
+  return {};
+}
+
+std::vector<Route6> generate_routes6(size_t n, uint64_t seed, uint16_t ports) {
+  Rng rng(seed);
+  if (ports == 0) ports = 1;
+  std::vector<Route6> routes;
+  routes.reserve(n);
+  std::unordered_set<RouteKey, RouteKeyHash> seen;
+  seen.reserve(n * 2);
+  auto try_add = [&](Addr6 addr, uint32_t len) {
+    Route6 r{};
+    addr.masked(len).to_bytes(r.prefix.data());
+    r.len = static_cast<uint8_t>(len);
+    r.port = static_cast<uint16_t>(rng.below(ports));
+    if (!seen.insert(key_of(r)).second) return;
+    routes.push_back(r);
+  };
+
+  const size_t n_cover = n * kCoverPercent / 100;
+  const size_t n_long = n * kLongPercent / 100;
+  const size_t n_base = n - n_cover - n_long;
+  while (routes.size() < n_base)
+    try_add(Addr6{kGlobalUnicast | (rng.next() & kUnder3), rng.next()}, base_len(rng));
+  // Covering routes: a random base route cut to /16../47.
+  while (routes.size() < n_base + n_cover) {
+    const Route6& base = routes[rng.below(static_cast<uint32_t>(n_base))];
+    try_add(Addr6::from_bytes(base.prefix.data()), rng.range(kCoverMinLen, kCoverMaxLen));
+  }
+  // More-specifics: a random base route extended with random host bits.
+  while (routes.size() < n) {
+    const Route6& base = routes[rng.below(static_cast<uint32_t>(n_base))];
+    const Addr6 parent = Addr6::from_bytes(base.prefix.data());
+    const uint32_t len =
+        rng.below(100) < kHostRoutePercent ? kMaxLen : rng.range(kLongMinLen, kMaxLen);
+    const Addr6 host{rng.next(), rng.next()};
+    const uint32_t plen = base.len;
+    try_add(Addr6{parent.hi | (host.hi & ~Addr6::hi_mask(plen)),
+                  parent.lo | (host.lo & ~Addr6::lo_mask(plen))},
+            len);
+  }
+  std::sort(routes.begin(), routes.end(),
+            [](const Route6& a, const Route6& b) { return key_of(a) < key_of(b); });
+  return routes;
+}
+
+}  // namespace fulcrum

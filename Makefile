@@ -22,8 +22,9 @@ test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
 # The same tests on an AddressSanitizer + UndefinedBehaviorSanitizer build (build-asan/).
+# Warnings are not errors there: GCC 12's flow warnings report false positives under -fsanitize.
 test-asan: deps
-	@test -f build-asan/build.ninja || cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFULCRUM_SANITIZE=ON
+	@test -f build-asan/build.ninja || cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFULCRUM_SANITIZE=ON -DFULCRUM_WERROR=OFF
 	@cmake --build build-asan -j $(JOBS)
 	cd build-asan && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
 

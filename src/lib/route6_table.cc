@@ -10,6 +10,8 @@
 #include <memory>
 #include <unordered_set>
 
+#include "lib/table_file.hh"
+
 namespace fulcrum {
 namespace {
 
@@ -165,23 +167,15 @@ Result<std::vector<Route6>> parse_routes6(std::string_view text, const std::stri
   routes.reserve(text.size() / kTypicalLineBytes);
   lines.reserve(text.size() / kTypicalLineBytes);
   LineParse parsed;
-  uint32_t line_no = 0;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string_view::npos) nl = text.size();
-    std::string_view line = text.substr(pos, nl - pos);
-    pos = nl + 1;
-    ++line_no;
-    size_t hash = line.find('#');
-    std::string_view content = trim(hash == std::string_view::npos ? line : line.substr(0, hash));
-    if (content.empty()) continue;
-    parse_line(content, parsed);
-    if (!parsed.error.empty())
-      return make_error(path + ":" + std::to_string(line_no) + ": " + parsed.error);
-    routes.push_back(parsed.route);
-    lines.push_back(line_no);
-  }
+  Status read = for_each_table_line(
+      text, path, [&](std::string_view content, uint32_t line_no, std::string* error) {
+        parse_line(content, parsed);
+        if (!parsed.error.empty()) return *error = parsed.error, false;
+        routes.push_back(parsed.route);
+        lines.push_back(line_no);
+        return true;
+      });
+  if (!read) return make_error(read.error());
 
   // Duplicates: sort (key, line) and report the earliest line that repeats a route.
   std::vector<std::pair<RouteKey, uint32_t>> keys(routes.size());

@@ -31,17 +31,8 @@ Status IPLookup::configure(Args& args) {
 
 Status IPLookup::initialize(const InitContext& ctx) {
   ports_ = static_cast<uint16_t>(std::clamp(ctx.ports, 0, int{Dir24_8::kMaxNextHop} + 1));
-  Result<std::shared_ptr<const Dir24_8>> table = make_error("no table");
-  if (ctx.shared != nullptr) {
-    table = ctx.shared->get_or_build<Dir24_8>("ipv4-routes:" + file_,
-                                              [this] { return build_table(file_); });
-  } else {
-    Result<std::shared_ptr<Dir24_8>> own = build_table(file_);
-    if (own)
-      table = std::shared_ptr<const Dir24_8>(own.value());
-    else
-      table = make_error(own.error());
-  }
+  Result<std::shared_ptr<const Dir24_8>> table = shared_or_own<Dir24_8>(
+      ctx.shared, "ipv4-routes:" + file_, [this] { return build_table(file_); });
   if (!table)
     return make_error(loc_.str() + ": " + name() + " :: " + std::string(kTraits.class_name) + ": " +
                       table.error());

@@ -31,17 +31,8 @@ Status IP6Lookup::configure(Args& args) {
 
 Status IP6Lookup::initialize(const InitContext& ctx) {
   ports_ = static_cast<uint16_t>(std::clamp(ctx.ports, 0, int{Ip6Table::kMaxNextHop} + 1));
-  Result<std::shared_ptr<const Ip6Table>> table = make_error("no table");
-  if (ctx.shared != nullptr) {
-    table = ctx.shared->get_or_build<Ip6Table>("ipv6-routes:" + file_,
-                                               [this] { return build_table(file_); });
-  } else {
-    Result<std::shared_ptr<Ip6Table>> own = build_table(file_);
-    if (own)
-      table = std::shared_ptr<const Ip6Table>(own.value());
-    else
-      table = make_error(own.error());
-  }
+  Result<std::shared_ptr<const Ip6Table>> table = shared_or_own<Ip6Table>(
+      ctx.shared, "ipv6-routes:" + file_, [this] { return build_table(file_); });
   if (!table)
     return make_error(loc_.str() + ": " + name() + " :: " + std::string(kTraits.class_name) + ": " +
                       table.error());

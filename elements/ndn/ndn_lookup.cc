@@ -39,17 +39,8 @@ Status NDNLookup::configure(Args& args) {
 
 Status NDNLookup::initialize(const InitContext& ctx) {
   ports_ = static_cast<uint16_t>(std::clamp(ctx.ports, 0, int{NameTable::kMaxPort} + 1));
-  Result<std::shared_ptr<const NameTable>> table = make_error("no table");
-  if (ctx.shared != nullptr) {
-    table = ctx.shared->get_or_build<NameTable>("ndn-names:" + file_,
-                                                [this] { return load_names(file_); });
-  } else {
-    Result<std::shared_ptr<NameTable>> own = load_names(file_);
-    if (own)
-      table = std::shared_ptr<const NameTable>(own.value());
-    else
-      table = make_error(own.error());
-  }
+  Result<std::shared_ptr<const NameTable>> table = shared_or_own<NameTable>(
+      ctx.shared, "ndn-names:" + file_, [this] { return load_names(file_); });
   if (!table) {
     const Args args({}, loc_, name(), kTraits.class_name);
     return args.error(table.error());

@@ -39,4 +39,16 @@ class SharedStorage {
   std::map<std::string, std::shared_ptr<void>> objects_;
 };
 
+// The object from `shared` under `key` (built once), or, without shared storage (a lone element
+// in a test), one built for the caller alone.
+template <class T>
+Result<std::shared_ptr<const T>> shared_or_own(
+    SharedStorage* shared, const std::string& key,
+    const std::function<Result<std::shared_ptr<T>>()>& make) {
+  if (shared != nullptr) return shared->get_or_build<T>(key, make);
+  Result<std::shared_ptr<T>> own = make();
+  if (!own) return make_error(own.error());
+  return std::shared_ptr<const T>(own.value());
+}
+
 }  // namespace fulcrum

@@ -7,23 +7,6 @@
 
 namespace fulcrum {
 
-Status IPsecAES::configure(Args& args) {
-  loc_ = args.loc();
-  return args.positional("SA_FILE", file_).finish();
-}
-
-Status IPsecAES::initialize(const InitContext& ctx) {
-  const std::string where =
-      loc_.str() + ": " + name() + " :: " + std::string(kTraits.class_name) + ": ";
-  auto t = get_sa_table(ctx.shared, file_, where);
-  if (!t) return make_error(t.error());
-  table_ = t.value();
-  auto c = MbCrypto::create();
-  if (!c) return make_error(where + c.error());
-  crypto_ = std::move(c.value());
-  return {};
-}
-
 void IPsecAES::process_batch(PacketBatch& batch) {
   using namespace esp;
   alignas(16) uint8_t ivs[kMaxBatch][kCtrNonceIvLen + kAlign];

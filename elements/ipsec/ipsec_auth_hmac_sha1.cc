@@ -5,23 +5,6 @@
 
 namespace fulcrum {
 
-Status IPsecAuthHMACSHA1::configure(Args& args) {
-  loc_ = args.loc();
-  return args.positional("SA_FILE", file_).finish();
-}
-
-Status IPsecAuthHMACSHA1::initialize(const InitContext& ctx) {
-  const std::string where =
-      loc_.str() + ": " + name() + " :: " + std::string(kTraits.class_name) + ": ";
-  auto t = get_sa_table(ctx.shared, file_, where);
-  if (!t) return make_error(t.error());
-  table_ = t.value();
-  auto c = MbCrypto::create();
-  if (!c) return make_error(where + c.error());
-  crypto_ = std::move(c.value());
-  return {};
-}
-
 void IPsecAuthHMACSHA1::process_batch(PacketBatch& batch) {
   using namespace esp;
   const size_t sas = table_->size();

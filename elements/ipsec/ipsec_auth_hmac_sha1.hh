@@ -14,33 +14,15 @@
 //            the library hashes several packets together (SIMD lanes or SHA-NI).
 #pragma once
 
-#include <array>
-#include <memory>
-#include <string>
-#include <string_view>
-
-#include "core/element.hh"
-#include "lib/ipsec_crypto.hh"
-#include "lib/ipsec_sa.hh"
+#include "elements/ipsec/esp_crypto_element.hh"
 
 namespace fulcrum {
 
-class IPsecAuthHMACSHA1 final : public ElementBase<IPsecAuthHMACSHA1> {
+class IPsecAuthHMACSHA1 final : public EspCryptoElement<IPsecAuthHMACSHA1> {
  public:
-  enum DropReason : int { kDropNoSa, kDropTruncated, kDropCryptoError };
-  static constexpr std::array<std::string_view, 3> kDropReasons{"no-sa", "truncated",
-                                                                "crypto-error"};
   static constexpr ElementTraits kTraits{"IPsecAuthHMACSHA1", 1, 1, kDropReasons};
 
-  Status configure(Args& args) override;
-  Status initialize(const InitContext& ctx) override;
   void process_batch(PacketBatch& batch) override;
-
- private:
-  std::string file_;
-  SourceLoc loc_;
-  std::shared_ptr<const SaTable> table_;
-  std::unique_ptr<MbCrypto> crypto_;
 };
 
 }  // namespace fulcrum

@@ -162,42 +162,16 @@ uint32_t base_len(Rng& rng) {
 }  // namespace
 
 Result<std::vector<Route6>> parse_routes6(std::string_view text, const std::string& path) {
-  std::vector<Route6> routes;
-  std::vector<uint32_t> lines;
-  routes.reserve(text.size() / kTypicalLineBytes);
-  lines.reserve(text.size() / kTypicalLineBytes);
-  LineParse parsed;
-  Status read = for_each_table_line(
-      text, path, [&](std::string_view content, uint32_t line_no, std::string* error) {
+  return parse_unique_table<Route6>(
+      text, path, kTypicalLineBytes,
+      [](std::string_view content, Route6& route, std::string* error) {
+        LineParse parsed;
         parse_line(content, parsed);
         if (!parsed.error.empty()) return *error = parsed.error, false;
-        routes.push_back(parsed.route);
-        lines.push_back(line_no);
+        route = parsed.route;
         return true;
-      });
-  if (!read) return make_error(read.error());
-
-  // Duplicates: sort (key, line) and report the earliest line that repeats a route.
-  std::vector<std::pair<RouteKey, uint32_t>> keys(routes.size());
-  for (size_t i = 0; i < routes.size(); ++i) keys[i] = {key_of(routes[i]), lines[i]};
-  std::sort(keys.begin(), keys.end());
-  size_t dup = 0;
-  uint32_t dup_line = 0, first_line = 0;
-  for (size_t i = 1; i < keys.size(); ++i) {
-    if (keys[i].first == keys[i - 1].first && (dup_line == 0 || keys[i].second < dup_line)) {
-      dup = i;
-      dup_line = keys[i].second;
-      first_line = keys[i - 1].second;
-    }
-  }
-  if (dup_line != 0) {
-    Route6 r{};
-    keys[dup].first.prefix.to_bytes(r.prefix.data());
-    r.len = keys[dup].first.len;
-    return make_error(path + ":" + std::to_string(dup_line) + ": duplicate route " +
-                      prefix_text(r) + " (first on line " + std::to_string(first_line) + ")");
-  }
-  return routes;
+      },
+      key_of, prefix_text);
 }
 
 Result<std::vector<Route6>> load_routes6(const std::string& path) {

@@ -199,43 +199,20 @@ uint32_t cover_len(Rng& rng) {
 }  // namespace
 
 Result<std::vector<Route4>> parse_routes4(std::string_view text, const std::string& path) {
-  std::vector<Route4> routes;
-  std::vector<uint32_t> lines;
-  routes.reserve(text.size() / kTypicalLineBytes);
-  lines.reserve(text.size() / kTypicalLineBytes);
-  LineParse parsed;
-  Status read = for_each_table_line(
-      text, path, [&](std::string_view content, uint32_t line_no, std::string* error) {
+  return parse_unique_table<Route4>(
+      text, path, kTypicalLineBytes,
+      [](std::string_view content, Route4& route, std::string* error) {
+        LineParse parsed;
         parse_line(content, parsed);
         if (!parsed.error.empty()) return *error = parsed.error, false;
-        routes.push_back(parsed.route);
-        lines.push_back(line_no);
+        route = parsed.route;
         return true;
+      },
+      route_key,
+      [](const Route4& r) {
+        const std::string text = format_route4(r);
+        return text.substr(0, text.find(' '));
       });
-  if (!read) return make_error(read.error());
-
-  // Duplicates: sort (key, line) and report the earliest line that repeats a route.
-  std::vector<std::pair<uint64_t, uint32_t>> keys(routes.size());
-  for (size_t i = 0; i < routes.size(); ++i) keys[i] = {route_key(routes[i]), lines[i]};
-  std::sort(keys.begin(), keys.end());
-  uint32_t dup_line = 0, first_line = 0;
-  uint64_t dup_key = 0;
-  for (size_t i = 1; i < keys.size(); ++i) {
-    if (keys[i].first == keys[i - 1].first && (dup_line == 0 || keys[i].second < dup_line)) {
-      dup_line = keys[i].second;
-      first_line = keys[i - 1].second;
-      dup_key = keys[i].first;
-    }
-  }
-  if (dup_line != 0) {
-    Route4 r{static_cast<uint32_t>(dup_key >> kKeyLenBits),
-             static_cast<uint8_t>(dup_key & kOctetMask), 0};
-    std::string text_route = format_route4(r);
-    return make_error(path + ":" + std::to_string(dup_line) + ": duplicate route " +
-                      text_route.substr(0, text_route.find(' ')) + " (first on line " +
-                      std::to_string(first_line) + ")");
-  }
-  return routes;
 }
 
 Result<std::vector<Route4>> load_routes4(const std::string& path) {

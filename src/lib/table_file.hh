@@ -2,9 +2,12 @@
 // lines are ignored. Shared by the table loaders so they report errors the same way.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <vector>
 
 #include "core/result.hh"
 
@@ -40,6 +43,48 @@ Status for_each_table_line(std::string_view text, const std::string& path, Parse
       return make_error(path + ":" + std::to_string(line_no) + ": " + error);
   }
   return {};
+}
+
+// Parses a route-style table: parse(content, Entry&, std::string* error) per line, then rejects
+// a repeated key_of(entry) with "PATH:LINE: duplicate route <describe(entry)> (first on line N)"
+// naming the earliest repeating line.
+template <class Entry, class Parse, class KeyOf, class Describe>
+Result<std::vector<Entry>> parse_unique_table(std::string_view text, const std::string& path,
+                                              size_t typical_line_bytes, Parse&& parse,
+                                              KeyOf&& key_of, Describe&& describe) {
+  std::vector<Entry> entries;
+  std::vector<uint32_t> lines;
+  entries.reserve(text.size() / typical_line_bytes);
+  lines.reserve(text.size() / typical_line_bytes);
+  Status read = for_each_table_line(
+      text, path, [&](std::string_view content, uint32_t line_no, std::string* error) {
+        Entry e{};
+        if (!parse(content, e, error)) return false;
+        entries.push_back(e);
+        lines.push_back(line_no);
+        return true;
+      });
+  if (!read) return make_error(read.error());
+
+  using Key = decltype(key_of(entries.front()));
+  std::vector<std::tuple<Key, uint32_t, size_t>> keys(entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) keys[i] = {key_of(entries[i]), lines[i], i};
+  std::sort(keys.begin(), keys.end());
+  size_t dup = 0;
+  uint32_t dup_line = 0, first_line = 0;
+  for (size_t i = 1; i < keys.size(); ++i) {
+    const uint32_t line = std::get<1>(keys[i]);
+    if (std::get<0>(keys[i]) == std::get<0>(keys[i - 1]) && (dup_line == 0 || line < dup_line)) {
+      dup = std::get<2>(keys[i]);
+      dup_line = line;
+      first_line = std::get<1>(keys[i - 1]);
+    }
+  }
+  if (dup_line != 0)
+    return make_error(path + ":" + std::to_string(dup_line) + ": duplicate route " +
+                      describe(entries[dup]) + " (first on line " + std::to_string(first_line) +
+                      ")");
+  return entries;
 }
 
 }  // namespace fulcrum

@@ -1,0 +1,107 @@
+// RouteLookup<Derived, Table>: the per-batch longest-prefix-match element that IPLookup (IPv4)
+// and IP6Lookup (IPv6) share. Derived provides:
+//   using Addr = ...;                                  the address as Table::lookup_bulk takes it
+//   static bool destination(Packet*, Addr& out);       false when the frame is not of its family
+//   static Result<std::shared_ptr<Table>> build_table(const std::string& file);
+//   static constexpr std::string_view kStorageKey;     shared storage key prefix
+// and its kTraits with drop reasons in DropReason order. The table is built once per process
+// and shared by every worker.
+#pragma once
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "core/element.hh"
+#include "core/shared_storage.hh"
+
+namespace fulcrum {
+
+template <class Derived, class Table>
+class RouteLookup : public ElementBase<Derived> {
+ public:
+  enum DropReason : int { kDropNoRoute, kDropNoSuchPort, kDropWrongFamily };
+
+  Status configure(Args& args) override {
+    loc_ = args.loc();
+    return args.positional("FILE", file_).finish();
+  }
+
+  Status initialize(const InitContext& ctx) override {
+    ports_ = static_cast<uint16_t>(std::clamp(ctx.ports, 0, int{Table::kMaxNextHop} + 1));
+    Result<std::shared_ptr<const Table>> table =
+        shared_or_own<Table>(ctx.shared, std::string(Derived::kStorageKey) + file_,
+                             [this] { return Derived::build_table(file_); });
+    if (!table)
+      return make_error(loc_.str() + ": " + this->name() +
+                        " :: " + std::string(Derived::kTraits.class_name) + ": " + table.error());
+    table_ = table.value();
+    return {};
+  }
+
+  // Three passes so that the table accesses of all packets overlap: gather the destinations,
+  // look them all up (lookup_bulk prefetches), then write the verdicts. A batch without
+  // excluded slots takes plain loops over [0, count).
+  void process_batch(PacketBatch& batch) override {
+    if (!batch.has_mask()) [[likely]] {
+      Packet* const* pkts = batch.data();
+      const uint32_t n = batch.count();
+      process(batch, [pkts, n](auto&& f) {
+        for (uint32_t i = 0; i < n; ++i) f(i, pkts[i]);
+      });
+    } else {
+      process(batch, [&batch](auto&& f) { batch.for_each(f); });
+    }
+  }
+
+  const Table& table() const { return *table_; }
+  const std::string& file() const { return file_; }
+
+ private:
+  // Lookup result standing for "not of this family": above every next hop, below kNoRoute.
+  static constexpr uint16_t kHopWrongFamily = Table::kNoRoute - 1;
+  static_assert(kHopWrongFamily > Table::kMaxNextHop);
+  static constexpr uint32_t kWordBits = 64;  // bits per word of the wrong-family slot mask
+
+  template <class ForEachLive>
+  void process(PacketBatch& batch, ForEachLive&& for_each_live) {
+    using Addr = typename Derived::Addr;
+    alignas(64) Addr addrs[kMaxBatch];
+    alignas(64) uint16_t hops[kMaxBatch];
+    uint64_t wrong_family[PacketBatch::kMaskWords] = {};
+    const uint32_t n = batch.count();
+    // Excluded slots are looked up too (the bulk lookup runs over [0, n)), as address 0.
+    if (batch.has_mask()) std::memset(addrs, 0, n * sizeof(addrs[0]));
+    for_each_live([&](uint32_t i, Packet* p) {
+      const bool ok = Derived::destination(p, addrs[i]);
+      wrong_family[i / kWordBits] |= uint64_t{!ok} << (i % kWordBits);
+    });
+    table_->lookup_bulk(addrs, hops, n);
+    for (uint32_t w = 0; w < PacketBatch::kMaskWords; ++w)
+      for (uint64_t bits = wrong_family[w]; bits != 0; bits &= bits - 1)
+        hops[w * kWordBits + std::countr_zero(bits)] = kHopWrongFamily;
+    Verdict* results = batch.results();
+    const uint16_t ports = ports_;
+    for_each_live([&](uint32_t i, Packet* p) {
+      const uint16_t hop = hops[i];
+      if (hop < ports) [[likely]] {
+        anno(p).out_port = hop;
+        results[i] = Verdict::out(0);
+      } else {
+        results[i] = Verdict::drop(hop == Table::kNoRoute   ? kDropNoRoute
+                                   : hop == kHopWrongFamily ? kDropWrongFamily
+                                                            : kDropNoSuchPort);
+      }
+    });
+  }
+
+  std::string file_;
+  SourceLoc loc_;
+  std::shared_ptr<const Table> table_;
+  uint16_t ports_ = 0;
+};
+
+}  // namespace fulcrum

@@ -175,21 +175,9 @@ Result<std::vector<Route6>> parse_routes6(std::string_view text, const std::stri
 }
 
 Result<std::vector<Route6>> load_routes6(const std::string& path) {
-  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!f) return make_error("cannot open route file " + path + ": " + std::strerror(errno));
-  std::string text;
-  constexpr size_t kChunk = size_t{1} << 20;
-  size_t used = 0;
-  for (;;) {
-    text.resize(used + kChunk);
-    size_t got = std::fread(text.data() + used, 1, kChunk, f.get());
-    used += got;
-    if (got < kChunk) break;
-  }
-  if (std::ferror(f.get()))
-    return make_error("cannot read route file " + path + ": " + std::strerror(errno));
-  text.resize(used);
-  return parse_routes6(text, path);
+  Result<std::string> text = read_table_file(path, "route file");
+  if (!text) return make_error(text.error());
+  return parse_routes6(text.value(), path);
 }
 
 std::string format_route6(const Route6& r) {

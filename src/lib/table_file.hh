@@ -13,6 +13,9 @@
 
 namespace fulcrum {
 
+// The whole file; errors read "cannot open WHAT PATH: reason" / "cannot read WHAT PATH: reason".
+Result<std::string> read_table_file(const std::string& path, const std::string& what);
+
 inline std::string_view trim_blanks(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
     s.remove_prefix(1);

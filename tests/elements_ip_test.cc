@@ -366,5 +366,49 @@ TEST(ElementsIp, DecIPTTLTruncatedFrames) {
             "test.click:1:1: test :: DecIPTTL: unexpected argument 'x'");
 }
 
+// ICMPError's output is checked against scapy in tests/e2e/test_ipv4_forward.py; here: what it
+// refuses to answer, robustness, and configuration errors.
+TEST(ElementsIp, ICMPErrorRefusesWhatRfc1812Forbids) {
+  auto e = make("ICMPError", {"10.0.0.1", "11", "0"});
+  ASSERT_NE(e, nullptr);
+  const uint32_t host = RTE_IPV4(192, 168, 1, 1), dst = RTE_IPV4(172, 16, 0, 1);
+  auto frame_from = [](uint32_t src, uint32_t to) { return testing::ipv4_udp_frame(src, to, 1); };
+  const std::vector<Frame> frames = {
+      frame_from(host, dst),                     // answered
+      frame_from(host, RTE_IPV4(224, 0, 0, 5)),  // multicast destination
+      frame_from(host, RTE_IPV4(255, 255, 255, 255)),
+      frame_from(RTE_IPV4(127, 0, 0, 1), dst),  // loopback source
+      frame_from(0, dst),
+      frame_from(RTE_IPV4(240, 0, 0, 1), dst),  // class E source
+  };
+  auto out = run(*e, frames);
+  EXPECT_EQ(out[0].verdict.port(), 0);
+  for (size_t i = 1; i < frames.size(); ++i)
+    EXPECT_EQ(testing::drop_reason(*e, out[i].verdict), "no-error-allowed") << i;
+}
+
+TEST(ElementsIp, ICMPErrorTruncatedFramesNeverCrash) {
+  auto e = make("ICMPError", {"10.0.0.1", "3", "1"});
+  ASSERT_NE(e, nullptr);
+  const std::vector<Frame> frames = prefixes(udp_frame());
+  auto out = run(*e, frames);
+  for (uint32_t n = 0; n <= kMaxRobustLen; ++n) {
+    if (n < kMinIpFrame)
+      EXPECT_EQ(testing::drop_reason(*e, out[n].verdict), "truncated") << n;
+    else
+      EXPECT_EQ(out[n].verdict.port(), 0) << n;
+  }
+}
+
+TEST(ElementsIp, ICMPErrorConfigErrors) {
+  const std::string prefix = "test.click:1:1: test :: ICMPError: ";
+  EXPECT_EQ(testing::config_error("ICMPError", {"10.0.0.1", "11"}),
+            prefix + "CODE: missing required argument");
+  EXPECT_EQ(testing::config_error("ICMPError", {"10.0.0", "11", "0"}),
+            prefix + "SRC: expected an IPv4 address, got '10.0.0'");
+  EXPECT_EQ(testing::config_error("ICMPError", {"10.0.0.1", "256", "0"}),
+            prefix + "TYPE and CODE must be 0..255");
+}
+
 }  // namespace
 }  // namespace fulcrum

@@ -230,5 +230,42 @@ TEST(ElementsL2, EtherRewriteConfigErrors) {
             prefix + "expected at least one 'PORT SRC DST' argument or DEFAULT");
 }
 
+TEST(ElementsL2, CrossConnectSendsEachPortToItsPeer) {
+  auto e = make("CrossConnect", {"0 1", "2 2"});
+  ASSERT_NE(e, nullptr);
+  const std::vector<std::pair<uint16_t, uint16_t>> cases = {{0, 1}, {1, 0}, {2, 2}};
+  for (auto [in, out] : cases) {
+    PacketBatch b;
+    auto v = testing::run_batch(*e, b, {marked_frame()}, in);
+    EXPECT_EQ(v[0].port(), 0);
+    EXPECT_EQ(anno(b.at(0)).out_port, out) << in;
+    EXPECT_EQ(testing::packet_bytes(b.at(0)), marked_frame());
+    testing::free_batch(b);
+  }
+  PacketBatch b;
+  auto v = testing::run_batch(*e, b, {marked_frame(), Frame{}}, 3);
+  EXPECT_EQ(testing::drop_reason(*e, v[0]), "unpaired-port");
+  EXPECT_EQ(testing::drop_reason(*e, v[1]), "unpaired-port");
+}
+
+TEST(ElementsL2, CrossConnectConfigErrors) {
+  const std::string prefix = "test.click:1:1: test :: CrossConnect: ";
+  EXPECT_EQ(testing::config_error("CrossConnect", {}),
+            prefix + "expected at least one port pair \"A B\"");
+  EXPECT_EQ(testing::config_error("CrossConnect", {"0"}),
+            prefix + "expected a port pair \"A B\", got '0'");
+  EXPECT_EQ(testing::config_error("CrossConnect", {"0 1 2"}),
+            prefix + "expected a port pair \"A B\", got '0 1 2'");
+  EXPECT_EQ(testing::config_error("CrossConnect", {"0 x"}),
+            prefix + "expected a port pair \"A B\", got '0 x'");
+  EXPECT_EQ(testing::config_error("CrossConnect", {"0 1", "1 2"}),
+            prefix + "port pair '1 2': a port may be in one pair only");
+  EXPECT_EQ(testing::config_error("CrossConnect", {"0 40"}),
+            prefix + "port pair '0 40': ports must be below 32");
+  EXPECT_EQ(testing::config_error("CrossConnect", {"0 4"}, kPorts),
+            prefix + "port 4 is not a port (4 ports)");
+  EXPECT_EQ(testing::config_error("CrossConnect", {"0 3"}, kPorts), "(no error)");
+}
+
 }  // namespace
 }  // namespace fulcrum

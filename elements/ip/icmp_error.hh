@@ -1,0 +1,58 @@
+// ICMPError — turns a packet into the ICMP error message about it, addressed to its sender.
+//
+// Ports:     input 0: Ethernet frames with a checked IPv4 header at offset 14 (e.g. output 1
+//            of DecIPTTL). output 0: the ICMP error (RFC 792) in the same buffer: Ethernet
+//            addresses swapped, a new IPv4 header from SRC to the original source (TTL 64,
+//            TOS 0xC0 per RFC 1812 §4.3.2.5), the ICMP header, then the original IP header
+//            and the first 8 bytes of its payload (Ethernet padding excluded); out_port set
+//            to in_port.
+// Config:    SRC   IPv4 address  (positional, required)  the router's address (message source).
+//            TYPE  integer       (positional, required)  ICMP type, 0..255 (11: time exceeded,
+//                                                        3: destination unreachable).
+//            CODE  integer       (positional, required)  ICMP code, 0..255.
+// Uses:      in_port.  Sets: out_port.
+// Counters:  none; the graph counts drops by reason: "truncated" (frame shorter than its IPv4
+//            header), "no-error-allowed" (RFC 1812 §4.3.2.7: the packet is itself an ICMP
+//            error, a non-initial fragment, sent to a broadcast or multicast address, or from
+//            0.0.0.0, a broadcast, multicast, loopback or class E source).
+// Offload:   none.
+//
+// Click's ICMPError, restricted to what an IPv4 forwarder needs (the thesis' TTL-expired reply).
+#pragma once
+
+#include <rte_ether.h>
+#include <rte_ip.h>
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+#include "core/element.hh"
+
+namespace fulcrum {
+
+class ICMPError final : public PacketElement<ICMPError> {
+ public:
+  enum DropReason : int { kTruncated, kNotAllowed };
+  static constexpr std::array<std::string_view, 2> kDropReasons{"truncated", "no-error-allowed"};
+  static constexpr ElementTraits kTraits{"ICMPError", 1, 1, kDropReasons};
+
+  static constexpr uint32_t kIcmpHeaderLen = 8;
+  static constexpr uint32_t kQuotedPayload = 8;  // RFC 792: the first 64 bits of the data
+  static constexpr uint8_t kTtl = 64;
+  static constexpr uint8_t kTos = 0xC0;  // precedence 6, internetwork control
+
+  Status configure(Args& args) override;
+  Verdict process(Packet* p);
+
+  // Whether RFC 1812 §4.3.2.7 lets a router send an ICMP error about this header.
+  static bool error_allowed(const rte_ipv4_hdr* ip, uint32_t available);
+
+ private:
+  uint32_t src_ = 0;  // host byte order
+  uint8_t type_ = 0;
+  uint8_t code_ = 0;
+  uint16_t next_id_ = 0;
+};
+
+}  // namespace fulcrum

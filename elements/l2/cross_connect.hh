@@ -1,0 +1,49 @@
+// CrossConnect — sends the frames of each port out through its paired port (VPP l2 xconnect).
+//
+// Ports:     input 0: any packet. output 0: the packet with out_port set to the port paired
+//            with its in_port.
+// Config:    "A B"... (positional, at least one): ports A and B are paired, both ways (frames
+//            from A leave by B, frames from B leave by A). A port may be in one pair only;
+//            "A A" sends a port's frames back through it.
+// Uses:      in_port.  Sets: out_port.
+// Counters:  none; the graph counts drops by reason: "unpaired-port" (the frame came in on a
+//            port that is in no pair).
+// Offload:   none.
+//
+// The thesis' IPv4 forwarder moves packets "from one network interface to another"
+// (configs/ipv4-forward.click); this is that mapping, with no lookup.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+#include "core/element.hh"
+#include "core/location.hh"
+
+namespace fulcrum {
+
+class CrossConnect final : public PacketElement<CrossConnect> {
+ public:
+  enum DropReason : int { kUnpaired };
+  static constexpr std::array<std::string_view, 1> kDropReasons{"unpaired-port"};
+  static constexpr ElementTraits kTraits{"CrossConnect", 1, 1, kDropReasons};
+  static constexpr uint16_t kMaxPorts = 32;
+
+  Status configure(Args& args) override;
+  Status initialize(const InitContext& ctx) override;
+
+  Verdict process(Packet* p) {
+    PacketAnno& a = anno(p);
+    const uint16_t peer = a.in_port < kMaxPorts ? peer_[a.in_port] : kNoPort;
+    if (peer == kNoPort) return Verdict::drop(kUnpaired);
+    a.out_port = peer;
+    return Verdict::out(0);
+  }
+
+ private:
+  std::array<uint16_t, kMaxPorts> peer_{};
+  SourceLoc loc_;
+};
+
+}  // namespace fulcrum

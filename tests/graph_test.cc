@@ -162,6 +162,56 @@ TEST(Graph, TimedSourceRunsOnItsTimerUpToItsLimit) {
   for (uint16_t port : sink.ports) EXPECT_EQ(port, 2);
 }
 
+// A deferring element for the test below: takes the odd slots of each batch and hands them back
+// (to output 1 if the packet's in_port tag is a multiple of 3, else output 0) on the next poll.
+class DeferOdd final : public ElementBase<DeferOdd> {
+ public:
+  static constexpr ElementTraits kTraits{"TestDeferOdd", 1, 2, {}};
+  Status configure(Args& args) override { return args.finish(); }
+  bool defers() const override { return true; }
+  uint64_t held() const override { return held_.size(); }
+  void process_batch(PacketBatch& batch) override {
+    batch.for_each([&](uint32_t i, Packet* p) {
+      if (i % 2 == 0) return;
+      held_.push_back(p);
+      batch.exclude(i);
+    });
+  }
+  void poll_deferred(uint64_t, PacketBatch& out) override {
+    for (; !held_.empty() && !out.full(); held_.erase(held_.begin())) {
+      out.push(held_.front());
+      out.set_result(out.count() - 1, Verdict::out(anno(held_.front()).in_port % 3 == 0 ? 1 : 0));
+    }
+  }
+
+ private:
+  std::vector<Packet*> held_;
+};
+FULCRUM_REGISTER_ELEMENT(DeferOdd);
+
+TEST(Graph, DeferredPacketsLeaveByTheirOutputsWhenPolled) {
+  CollectingSink sink;
+  auto p =
+      build("FromInput -> d :: TestDeferOdd -> a :: Counter -> ToOutput; d[1] -> Discard;", sink);
+  ASSERT_TRUE(p.ok()) << p.error();
+  ASSERT_TRUE(p.value()->has_deferring());
+  const unsigned before = rte_mempool_avail_count(testing::test_pool());
+  PacketBatch b;
+  fill(b, 10);
+  p.value()->inject(b);
+  EXPECT_EQ(sink.sent, (std::vector<uint16_t>{0, 2, 4, 6, 8}));
+  EXPECT_EQ(p.value()->held(), 5u);
+  EXPECT_EQ(p.value()->poll_deferred(0), 5u);
+  EXPECT_EQ(p.value()->held(), 0u);
+  // 1, 5 and 7 to output 0; 3 and 9 to output 1 (dropped by Discard).
+  EXPECT_EQ(sink.sent, (std::vector<uint16_t>{0, 2, 4, 6, 8, 1, 5, 7}));
+  EXPECT_EQ(stats_of(*p.value(), "d").out_packets[0], 8u);
+  EXPECT_EQ(stats_of(*p.value(), "d").out_packets[1], 2u);
+  EXPECT_EQ(p.value()->dropped(), 2u);
+  EXPECT_EQ(p.value()->poll_deferred(0), 0u);
+  EXPECT_EQ(rte_mempool_avail_count(testing::test_pool()), before) << "a buffer leaked";
+}
+
 TEST(Graph, ErrorsNameTheLocation) {
   CollectingSink sink;
   struct Case {

@@ -76,6 +76,15 @@ class Element {
   virtual uint64_t next_task_ns() const { return 0; }
   virtual void run_task(uint64_t now_ns, PacketBatch& out) { (void)now_ns, (void)out; }
 
+  // Deferring elements (offload to a device): process_batch may take packets out of the batch
+  // (excluding their slots) to finish them later. The worker calls poll_deferred in its loop;
+  // the element fills `out` with finished packets, their verdicts set, and they leave by those
+  // outputs as if process_batch had just returned them. held() counts packets taken and not yet
+  // handed back: the worker polls at the end of a run until it is 0, so nothing is lost.
+  virtual bool defers() const { return false; }
+  virtual void poll_deferred(uint64_t now_ns, PacketBatch& out) { (void)now_ns, (void)out; }
+  virtual uint64_t held() const { return 0; }
+
   int noutputs() const { return noutputs_; }
   // Whether output `port` leads somewhere; set by the graph before initialize(). Packets sent to
   // an unconnected output are dropped by the graph with reason "unconnected-output".

@@ -71,6 +71,7 @@ Result<std::unique_ptr<Pipeline>> Pipeline::build(const PipelineConfig& config,
     node.stats.out_packets.assign(node.next.size(), 0);
     node.stats.drops.assign(std::max<size_t>(1, info->traits->drop_reasons.size()), 0);
     if (node.element->schedulable()) p->schedulable_.push_back(static_cast<int>(i));
+    if (node.element->defers()) p->deferring_.push_back(static_cast<int>(i));
     if (ce.class_name == "FromInput") {
       if (p->input_node_ >= 0)
         return make_error(ce.loc.str() +
@@ -146,6 +147,31 @@ void Pipeline::run_tasks(uint64_t now_ns) {
     if (!b->empty()) dispatch(idx, *b);
     free_batch(b);
   }
+}
+
+uint64_t Pipeline::poll_deferred(uint64_t now_ns) {
+  uint64_t handed = 0;
+  for (int idx : deferring_) {
+    Element& e = *nodes_[static_cast<size_t>(idx)].element;
+    for (;;) {
+      PacketBatch* b = alloc_batch();
+      e.poll_deferred(now_ns, *b);
+      if (b->empty()) {
+        free_batch(b);
+        break;
+      }
+      handed += b->live();
+      dispatch(idx, *b);
+      free_batch(b);
+    }
+  }
+  return handed;
+}
+
+uint64_t Pipeline::held() const {
+  uint64_t n = 0;
+  for (int idx : deferring_) n += nodes_[static_cast<size_t>(idx)].element->held();
+  return n;
 }
 
 void Pipeline::process(int node, PacketBatch& batch) {

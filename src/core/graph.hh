@@ -63,6 +63,12 @@ class Pipeline {
   // Runs the tasks of schedulable elements whose timer expired.
   void run_tasks(uint64_t now_ns);
   bool has_tasks() const { return !schedulable_.empty(); }
+  // Hands the packets that deferring elements have finished on to their outputs; returns how
+  // many.
+  uint64_t poll_deferred(uint64_t now_ns);
+  bool has_deferring() const { return !deferring_.empty(); }
+  // Packets deferring elements hold (taken, not yet handed back).
+  uint64_t held() const;
 
   const std::vector<Node>& nodes() const { return nodes_; }
   // Packets dropped inside the pipeline; safe to read from another thread while it runs.
@@ -79,6 +85,7 @@ class Pipeline {
   std::vector<Node> nodes_;
   int input_node_ = -1;
   std::vector<int> schedulable_;
+  std::vector<int> deferring_;
   BranchMode mode_ = BranchMode::kReuse;
   std::atomic<uint64_t> dropped_{0};
   uint64_t created_ = 0;

@@ -107,6 +107,7 @@ void Worker::run(const std::atomic<bool>& stop, std::atomic<int64_t>* budget) {
   Pipeline& pipe = *pipeline_;
   const bool poll = pipe.has_input();
   const bool tasks = pipe.has_tasks();
+  const bool deferring = pipe.has_deferring();
   const double ns_per_tsc = 1e9 / static_cast<double>(rte_get_tsc_hz());
   start_tsc_ = rte_rdtsc();
   while (!stop.load(std::memory_order_relaxed)) {
@@ -118,8 +119,17 @@ void Worker::run(const std::atomic<bool>& stop, std::atomic<int64_t>* budget) {
       }
     }
     if (tasks) pipe.run_tasks(static_cast<uint64_t>(static_cast<double>(rte_rdtsc()) * ns_per_tsc));
+    if (deferring)
+      pipe.poll_deferred(static_cast<uint64_t>(static_cast<double>(rte_rdtsc()) * ns_per_tsc));
     flush_all();
     if (spent) break;
+  }
+  // Packets still on a device come back (or are re-run on the CPU) before the run ends.
+  while (pipe.held() > 0) {
+    if (pipe.poll_deferred(static_cast<uint64_t>(static_cast<double>(rte_rdtsc()) * ns_per_tsc)) ==
+        0)
+      rte_pause();
+    flush_all();
   }
   flush_all();
   end_tsc_ = rte_rdtsc();

@@ -1,0 +1,24 @@
+#include "elements/balance/fixed_fraction.hh"
+
+#include "core/registry.hh"
+
+namespace fulcrum {
+
+Status FixedFraction::configure(Args& args) {
+  double w = 0;
+  uint32_t device = 0, seed = 1;
+  args.positional("W", w).key("DEVICE", device).key("SEED", seed);
+  if (Status s = args.finish(); !s) return s;
+  if (w < 0 || w > 1) return args.error("W must be between 0 and 1");
+  constexpr uint32_t kMaxDevice = 63;
+  if (device > kMaxDevice) return args.error("DEVICE must be 0..63");
+  constexpr double kScale = 4294967296.0;
+  threshold_ = w >= 1 ? (uint64_t{1} << 32) : static_cast<uint64_t>(w * kScale);
+  device_ = static_cast<int32_t>(device);
+  state_ = seed == 0 ? 1 : seed;
+  return {};
+}
+
+FULCRUM_REGISTER_ELEMENT(FixedFraction);
+
+}  // namespace fulcrum

@@ -1,0 +1,49 @@
+// FixedFraction — a static load balancer: a fixed share of batches goes to a device.
+//
+// Ports:     input 0: any batch. output 0: the same batch, unchanged.
+// Config:    W       number in [0, 1]  (positional, required)  share of batches offloaded.
+//            DEVICE  integer           0                       device index for them.
+//            SEED    integer           1                       seed of the per-batch draw.
+// Uses:      nothing.  Sets: the batch's device decision (batch annotation): DEVICE with
+//            probability W, else CPU.
+// Counters:  offloaded, kept (batches).
+// Offload:   decides for the offloadable elements downstream. Each batch is drawn on its own
+//            (NBA's weighted balancer), so the packets of one flow may run on the CPU and the
+//            device at once and leave reordered; set AFFINITY on the offloadable element to
+//            keep each flow on one processor (paper 001 §4.3.1).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/element.hh"
+
+namespace fulcrum {
+
+class FixedFraction final : public ElementBase<FixedFraction> {
+ public:
+  static constexpr ElementTraits kTraits{"FixedFraction", 1, 1, {}};
+
+  Status configure(Args& args) override;
+  void counters(std::vector<Counter>& out) const override {
+    out.push_back({"offloaded", offloaded_});
+    out.push_back({"kept", kept_});
+  }
+  void process_batch(PacketBatch& batch) override {
+    state_ ^= state_ << 13;
+    state_ ^= state_ >> 7;
+    state_ ^= state_ << 17;
+    const bool offload = (state_ >> 32) < threshold_;
+    batch.anno().device = offload ? device_ : kRunOnCpu;
+    ++(offload ? offloaded_ : kept_);
+  }
+
+ private:
+  uint64_t state_ = 1;
+  uint64_t threshold_ = 0;  // out of 2^32
+  int32_t device_ = 0;
+  uint64_t offloaded_ = 0;
+  uint64_t kept_ = 0;
+};
+
+}  // namespace fulcrum

@@ -1,5 +1,6 @@
-// IPv6 router (NBA's IPv6 sample application): header check, longest-prefix match by binary
-// search on prefix lengths, hop limit, MAC rewrite per output port.
+// IPv6 router (NBA's IPv6 sample application): header check, longest-prefix match on the
+// compressed trie of paper 003 §3.6 (IP6Lookup's default; ALGORITHM bsearch picks binary search
+// on prefix lengths over per-length hash tables), hop limit, MAC rewrite per output port.
 //
 //   build/fulcrum run configs/ipv6-router.click \
 //       --port gen:proto=ipv6,size=78,flows=1024,dst=routes,routes=configs/routes6-demo.txt \

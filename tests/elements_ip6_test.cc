@@ -257,14 +257,31 @@ class IP6LookupTest : public ::testing::Test {
            "2001:db8:7::/48        7   # no such port with 4 ports\n";
   }
   void TearDown() override { std::remove(path_.c_str()); }
+  static void expect_routes(Element& e);
+  static void expect_drops(Element& e);
 
   std::string path_;
 };
 
+// Both algorithms (the default trie and ALGORITHM bsearch) must route alike.
+const std::vector<std::string> kAlgorithms = {"", "ALGORITHM trie", "ALGORITHM bsearch"};
+
+std::vector<std::string> lookup_args(const std::string& path, const std::string& algorithm) {
+  if (algorithm.empty()) return {path};
+  return {path, algorithm};
+}
+
 TEST_F(IP6LookupTest, SetsOutPortPerRoute) {
-  std::string err;
-  auto e = testing::make_element("IP6Lookup", {path_}, &err, kPorts);
-  ASSERT_NE(e, nullptr) << err;
+  for (const std::string& algorithm : kAlgorithms) {
+    SCOPED_TRACE(algorithm);
+    std::string err;
+    auto e = testing::make_element("IP6Lookup", lookup_args(path_, algorithm), &err, kPorts);
+    ASSERT_NE(e, nullptr) << err;
+    expect_routes(*e);
+  }
+}
+
+void IP6LookupTest::expect_routes(Element& e) {
   struct Case {
     const char* dst;
     uint16_t port;
@@ -276,7 +293,7 @@ TEST_F(IP6LookupTest, SetsOutPortPerRoute) {
   std::vector<Frame> frames;
   for (const Case& c : cases) frames.push_back(to(c.dst));
   PacketBatch batch;
-  std::vector<Verdict> v = testing::run_batch(*e, batch, frames, 2);
+  std::vector<Verdict> v = testing::run_batch(e, batch, frames, 2);
   ASSERT_EQ(v.size(), cases.size());
   for (size_t i = 0; i < cases.size(); ++i) {
     EXPECT_EQ(v[i].v, Verdict::out(0).v) << i;
@@ -288,8 +305,15 @@ TEST_F(IP6LookupTest, SetsOutPortPerRoute) {
 }
 
 TEST_F(IP6LookupTest, DropsWithReasons) {
-  auto e = testing::make_element("IP6Lookup", {path_}, nullptr, kPorts);
-  ASSERT_NE(e, nullptr);
+  for (const std::string& algorithm : kAlgorithms) {
+    SCOPED_TRACE(algorithm);
+    auto e = testing::make_element("IP6Lookup", lookup_args(path_, algorithm), nullptr, kPorts);
+    ASSERT_NE(e, nullptr);
+    expect_drops(*e);
+  }
+}
+
+void IP6LookupTest::expect_drops(Element& e) {
   Frame v4 = to("2001:db8::1");
   v4[12] = 0x08, v4[13] = 0x00;
   Frame runt = to("2001:db8::1");
@@ -300,7 +324,7 @@ TEST_F(IP6LookupTest, DropsWithReasons) {
       to("2001:db9::1"),   to("::"), to("2001:db8:7::1"), to("2001:db8:7:ffff::"), v4, runt, vlan,
       to("2001:db8:9::9"),
   };
-  EXPECT_EQ(results(*e, frames),
+  EXPECT_EQ(results(e, frames),
             (std::vector<std::string>{"no-route", "no-route", "no-such-port", "no-such-port",
                                       "not-ipv6", "not-ipv6", "not-ipv6", "out 0"}));
 }
@@ -360,12 +384,29 @@ TEST_F(IP6LookupTest, WorkersShareOneTable) {
   const auto& lb = dynamic_cast<const IP6Lookup&>(*b);
   EXPECT_EQ(&la.table(), &lb.table());
   EXPECT_EQ(la.table().size(), 5u);
+  EXPECT_NE(la.table().trie(), nullptr);  // the default algorithm
+  // Another algorithm on the same file builds (and shares) a table of its own.
+  auto c = testing::make_element("IP6Lookup", {path_, "ALGORITHM bsearch"});
+  auto d = testing::make_element("IP6Lookup", {path_, "ALGORITHM bsearch"});
+  ASSERT_NE(c, nullptr);
+  ASSERT_NE(d, nullptr);
+  const auto& lc = dynamic_cast<const IP6Lookup&>(*c);
+  EXPECT_NE(&lc.table(), &la.table());
+  EXPECT_EQ(&lc.table(), &dynamic_cast<const IP6Lookup&>(*d).table());
+  EXPECT_NE(lc.table().bsearch(), nullptr);
+  EXPECT_EQ(lc.table().trie(), nullptr);
+  EXPECT_EQ(lc.table().size(), 5u);
 }
 
 TEST_F(IP6LookupTest, ConfigErrors) {
   std::string err;
   EXPECT_EQ(testing::make_element("IP6Lookup", {}, &err), nullptr);
   EXPECT_EQ(err, "test.click:1:1: test :: IP6Lookup: FILE: missing required argument");
+  EXPECT_EQ(testing::make_element("IP6Lookup", {path_, "ALGORITHM dir24"}, &err), nullptr);
+  EXPECT_EQ(err,
+            "test.click:1:1: test :: IP6Lookup: ALGORITHM: expected trie or bsearch, got 'dir24'");
+  EXPECT_EQ(testing::make_element("IP6Lookup", {path_, "STRIDE 8"}, &err), nullptr);
+  EXPECT_EQ(err, "test.click:1:1: test :: IP6Lookup: unknown keyword 'STRIDE'");
   EXPECT_EQ(testing::make_element("IP6Lookup", {"/nonexistent/r6.txt"}, &err), nullptr);
   EXPECT_EQ(err,
             "test.click:1:1: test :: IP6Lookup: cannot open route file /nonexistent/r6.txt: No "

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "lib/ip6_trie.hh"
 #include "lib/route6_table.hh"
 
 namespace fulcrum {
@@ -329,9 +330,10 @@ class Lpm6Table {
   rte_lpm6* lpm_;
 };
 
-// Looks up addrs with both tables in batches of kBulk; returns the number of mismatches and
-// counts the addresses rte_lpm6 found a route for in *hits.
-size_t compare(const Ip6Table& ours, rte_lpm6* lpm, std::vector<Bytes>& addrs, size_t* hits) {
+// Looks up addrs with our table and rte_lpm6 in batches of kBulk; returns the number of
+// mismatches and counts the addresses rte_lpm6 found a route for in *hits.
+template <class Table>
+size_t compare(const Table& ours, rte_lpm6* lpm, std::vector<Bytes>& addrs, size_t* hits) {
   std::vector<uint16_t> a(addrs.size());
   std::vector<int32_t> b(addrs.size());
   auto* raw = reinterpret_cast<uint8_t(*)[RTE_LPM6_IPV6_ADDR_SIZE]>(addrs.data());
@@ -351,6 +353,7 @@ size_t compare(const Ip6Table& ours, rte_lpm6* lpm, std::vector<Bytes>& addrs, s
   return mismatches;
 }
 
+// Both of our algorithms (binary search on lengths, compressed trie) against one reference.
 TEST(Ip6Table, DifferentialAgainstRteLpm6) {
   const std::vector<Route6> routes = generate_routes6(kDiffRoutes, 42, kDiffPorts);
   ASSERT_EQ(routes.size(), kDiffRoutes);
@@ -370,6 +373,11 @@ TEST(Ip6Table, DifferentialAgainstRteLpm6) {
   std::unique_ptr<Ip6Table> ours = build(shuffled);
   ASSERT_EQ(ours->size(), kDiffRoutes);
   EXPECT_GT(ours->markers(), 0u);
+  Ip6Trie trie;
+  for (const Route6& r : shuffled) ASSERT_TRUE(trie.add(r.prefix.data(), r.len, r.port).ok());
+  ASSERT_TRUE(trie.build().ok());
+  ASSERT_EQ(trie.size(), kDiffRoutes);
+  EXPECT_GT(trie.merged_groups(), trie.groups());  // the compression saved most groups
 
   std::vector<std::vector<Route6>> parts(kLpm6Partitions);
   for (const Route6& r : shuffled) parts[partition_of(r.prefix)].push_back(r);
@@ -413,9 +421,13 @@ TEST(Ip6Table, DifferentialAgainstRteLpm6) {
     }
     route_addrs += addrs.size();
     ASSERT_EQ(compare(*ours, lpm.get(), addrs, &route_hits), 0u) << "partition " << part;
+    size_t trie_hits = 0;
+    ASSERT_EQ(compare(trie, lpm.get(), addrs, &trie_hits), 0u) << "trie, partition " << part;
     random_total += random_addrs[part].size();
     ASSERT_EQ(compare(*ours, lpm.get(), random_addrs[part], &random_hits), 0u)
         << "partition " << part;
+    ASSERT_EQ(compare(trie, lpm.get(), random_addrs[part], &trie_hits), 0u)
+        << "trie, partition " << part;
   }
   EXPECT_EQ(route_hits, route_addrs);
   EXPECT_EQ(route_addrs, 3 * kDiffRoutes);

@@ -4,8 +4,10 @@
 //   static bool destination(Packet*, Addr& out);       false when the frame is not of its family
 //   static Result<std::shared_ptr<Table>> build_table(const std::string& file);
 //   static constexpr std::string_view kStorageKey;     shared storage key prefix
-// and its kTraits with drop reasons in DropReason order. The table is built once per process
-// and shared by every worker.
+// and its kTraits with drop reasons in DropReason order; build_table may also be a const member.
+// A Derived with more keys than FILE reads them in Status configure_keys(Args&) and names the
+// table they select in std::string table_variant() const (part of the shared storage key). The
+// table is built once per process (and variant) and shared by every worker.
 #pragma once
 
 #include <algorithm>
@@ -27,14 +29,19 @@ class RouteLookup : public ElementBase<Derived> {
 
   Status configure(Args& args) override {
     loc_ = args.loc();
-    return args.positional("FILE", file_).finish();
+    args.positional("FILE", file_);
+    if constexpr (requires(Derived & d) { d.configure_keys(args); })
+      if (Status s = derived().configure_keys(args); !s) return s;
+    return args.finish();
   }
 
   Status initialize(const InitContext& ctx) override {
     ports_ = static_cast<uint16_t>(std::clamp(ctx.ports, 0, int{Table::kMaxNextHop} + 1));
-    Result<std::shared_ptr<const Table>> table =
-        shared_or_own<Table>(ctx.shared, std::string(Derived::kStorageKey) + file_,
-                             [this] { return Derived::build_table(file_); });
+    std::string key(Derived::kStorageKey);
+    if constexpr (requires(const Derived& d) { d.table_variant(); })
+      key += derived().table_variant() + ":";
+    Result<std::shared_ptr<const Table>> table = shared_or_own<Table>(
+        ctx.shared, key + file_, [this] { return derived().build_table(file_); });
     if (!table)
       return make_error(loc_.str() + ": " + this->name() +
                         " :: " + std::string(Derived::kTraits.class_name) + ": " + table.error());
@@ -61,6 +68,9 @@ class RouteLookup : public ElementBase<Derived> {
   const std::string& file() const { return file_; }
 
  private:
+  Derived& derived() { return static_cast<Derived&>(*this); }
+  const Derived& derived() const { return static_cast<const Derived&>(*this); }
+
   // Lookup result standing for "not of this family": above every next hop, below kNoRoute.
   static constexpr uint16_t kHopWrongFamily = Table::kNoRoute - 1;
   static_assert(kHopWrongFamily > Table::kMaxNextHop);

@@ -1,6 +1,11 @@
 // IP6Lookup — routes IPv6 packets by longest-prefix match of the destination.
 //
-// Binary search on prefix lengths over per-length hash tables (src/lib/ip6_table.hh).
+// Two algorithms (ALGORITHM): the compressed DIR-24-8 trie of paper 003 §3.6
+// (src/lib/ip6_trie.hh; TBL24 plus one 256-entry group per address byte, single-child groups
+// merged) and binary search on prefix lengths over per-length hash tables (src/lib/ip6_table.hh,
+// PacketShader/NBA). Both give the same answers (tests/ip6_table_test.cc checks them against
+// rte_lpm6); the trie is the default as the faster in bench/ip6_bench.cc (docs/benchmarks.md),
+// the hash tables take far less memory (the trie: 64 MiB TBL24 plus 1 KiB per group).
 //
 // Ports:     input 0: Ethernet frames. output 0: IPv6 packets with a route to an existing port.
 //            Drops: no-route (no prefix matches), no-such-port (the route's port is not below
@@ -8,8 +13,9 @@
 //            0x86DD; VLAN-tagged frames included).
 // Config:    FILE (positional): route file, lines "X:X::/LEN PORT" with # comments (see
 //            src/lib/route6_table.hh); a relative path is relative to the current directory.
-//            Loaded once per process in initialize() and shared by every worker
-//            (shared storage key "ipv6-routes:FILE").
+//            ALGORITHM (keyword, string, default trie): trie | bsearch.
+//            The table is loaded once per process in initialize() and shared by every worker
+//            (shared storage key "ipv6-routes:ALGORITHM:FILE").
 // Uses:      nothing.  Sets: out_port (the matching route's port).
 // Counters:  none (the graph counts packets per port and drops per reason).
 // Offload:   none.
@@ -25,16 +31,44 @@
 
 #include "elements/ip/route_lookup.hh"
 #include "lib/ip6_table.hh"
+#include "lib/ip6_trie.hh"
 
 namespace fulcrum {
 
-class IP6Lookup final : public RouteLookup<IP6Lookup, Ip6Table> {
+// The table of one IP6Lookup: a trie or hash tables, behind RouteLookup's table interface.
+class Ip6Routes {
+ public:
+  static constexpr uint16_t kNoRoute = Ip6Table::kNoRoute;
+  static constexpr uint16_t kMaxNextHop = Ip6Table::kMaxNextHop;
+  static_assert(Ip6Trie::kNoRoute == kNoRoute && Ip6Trie::kMaxNextHop == kMaxNextHop);
+
+  explicit Ip6Routes(std::unique_ptr<Ip6Trie> t) : trie_(std::move(t)) {}
+  explicit Ip6Routes(std::unique_ptr<Ip6Table> t) : bsearch_(std::move(t)) {}
+
+  void lookup_bulk(const uint8_t (*addrs)[Ip6Table::kAddrBytes], uint16_t* out, size_t n) const {
+    if (trie_)
+      trie_->lookup_bulk(addrs, out, n);
+    else
+      bsearch_->lookup_bulk(addrs, out, n);
+  }
+  size_t size() const { return trie_ ? trie_->size() : bsearch_->size(); }
+  const Ip6Trie* trie() const { return trie_.get(); }
+  const Ip6Table* bsearch() const { return bsearch_.get(); }
+
+ private:
+  std::unique_ptr<Ip6Trie> trie_;
+  std::unique_ptr<Ip6Table> bsearch_;
+};
+
+class IP6Lookup final : public RouteLookup<IP6Lookup, Ip6Routes> {
  public:
   static constexpr int kDropNotIpv6 = kDropWrongFamily;
   static constexpr std::array<std::string_view, 3> kDropReasons{"no-route", "no-such-port",
                                                                 "not-ipv6"};
   static constexpr ElementTraits kTraits{"IP6Lookup", 1, 1, kDropReasons};
   static constexpr std::string_view kStorageKey = "ipv6-routes:";
+  static constexpr std::string_view kTrie = "trie";
+  static constexpr std::string_view kBsearch = "bsearch";
 
   static constexpr uint32_t kEtherHeaderLen = 14;
   static constexpr uint32_t kEtherTypeOffset = 12;
@@ -58,7 +92,12 @@ class IP6Lookup final : public RouteLookup<IP6Lookup, Ip6Table> {
     return ok;
   }
 
-  static Result<std::shared_ptr<Ip6Table>> build_table(const std::string& file);
+  Status configure_keys(Args& args);
+  std::string table_variant() const { return algorithm_; }
+  Result<std::shared_ptr<Ip6Routes>> build_table(const std::string& file) const;
+
+ private:
+  std::string algorithm_{kTrie};
 };
 
 }  // namespace fulcrum

@@ -9,5 +9,6 @@ namespace fulcrum::cli {
 int cmd_run(const std::vector<std::string>& args);
 int cmd_elements(const std::vector<std::string>& args);
 int cmd_bench(const std::vector<std::string>& args);
+int cmd_devices(const std::vector<std::string>& args);
 
 }  // namespace fulcrum::cli

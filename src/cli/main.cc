@@ -12,6 +12,7 @@ usage:
   fulcrum run PIPELINE.click --port SPEC [--port SPEC ...] [options]
   fulcrum elements [NAME]          list element classes, or print one element's manual
   fulcrum bench [--out FILE]       run the benchmark harness (JSON)
+  fulcrum devices [--json]         list the offload backends and devices (GPUs, OpenCL)
   fulcrum help | --help
 
 `fulcrum run --help` lists the run options.
@@ -30,6 +31,7 @@ int main(int argc, char** argv) {
   if (cmd == "run") return fulcrum::cli::cmd_run(args);
   if (cmd == "elements") return fulcrum::cli::cmd_elements(args);
   if (cmd == "bench") return fulcrum::cli::cmd_bench(args);
+  if (cmd == "devices") return fulcrum::cli::cmd_devices(args);
   std::fprintf(stderr, "fulcrum: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
   return 2;
 }

@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "core/result.hh"
@@ -76,6 +77,10 @@ class Dir24_8 {
   // Bytes of lookup tables: TBL24 plus the TBLlong segments in use.
   size_t memory_bytes() const;
   bool built() const { return tbl24_ != nullptr; }
+  // The tables themselves, for copying to a device (offload/ipv4_lookup.hh); empty before
+  // build().
+  std::span<const uint16_t> tbl24() const { return {tbl24_, built() ? kTbl24Entries : 0}; }
+  std::span<const uint16_t> tbllong() const { return {tbllong_, segments_ * kSegmentEntries}; }
 
   static bool is_segment(uint16_t e) {
     // True for 0x8000..0xFFFE: one unsigned compare excludes kNoRoute.

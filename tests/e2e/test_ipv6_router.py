@@ -6,6 +6,8 @@ malformed headers, non-IPv6 frames), runs `fulcrum run` with net_pcap ports, the
 independent readers: every valid packet leaves through the port its route names with the hop
 limit decremented, rewritten MACs and the payload untouched; malformed packets are dropped and
 counted by reason; the buffer balance holds; tshark reads the outputs without warnings.
+IP6Lookup runs with its default algorithm (the compressed trie) and again with ALGORITHM
+bsearch, whose outputs must be identical.
 """
 import ipaddress
 import json
@@ -36,7 +38,7 @@ ROUTES_NO_DEFAULT = "\n".join(line for line in ROUTES.splitlines() if not line.s
 MAC = {0: ("02:00:00:00:00:10", "02:00:00:00:01:10"), 1: ("02:00:00:00:00:11", "02:00:00:00:01:11")}
 
 PIPELINE = """
-FromInput -> CheckIP6Header -> IP6Lookup("{routes}") -> DecIP6HLim
+FromInput -> CheckIP6Header -> IP6Lookup("{routes}"{algo}) -> DecIP6HLim
   -> EtherRewrite(0 {m0s} {m0d}, 1 {m1s} {m1d})
   -> ToOutput;
 """
@@ -89,13 +91,15 @@ def build_traffic():
     return good, bad
 
 
-def run_router(work, routes_text, frames, tag):
+def run_router(work, routes_text, frames, tag, algorithm=None):
     routes = os.path.join(work, f"routes-{tag}.txt")
     with open(routes, "w") as f:
         f.write(routes_text)
     click = os.path.join(work, f"router-{tag}.click")
     with open(click, "w") as f:
-        f.write(PIPELINE.format(routes=routes, m0s=MAC[0][0], m0d=MAC[0][1], m1s=MAC[1][0], m1d=MAC[1][1]))
+        algo = f", ALGORITHM {algorithm}" if algorithm else ""
+        f.write(PIPELINE.format(routes=routes, algo=algo, m0s=MAC[0][0], m0d=MAC[0][1], m1s=MAC[1][0],
+                                m1d=MAC[1][1]))
     inp = os.path.join(work, f"in-{tag}.pcap")
     wrpcap(inp, frames)
     empty = os.path.join(work, "empty.pcap")
@@ -194,6 +198,18 @@ def main():
                                 capture_output=True, text=True)
         if fields.returncode != 0 or not fields.stdout.strip():
             failures.append(f"tshark reads no IPv6 fields from {path}")
+
+    # The other lookup algorithm (binary search on prefix lengths; the default is the trie) must
+    # send the same packets out of the same ports and drop the same ones.
+    ran = run_router(work, ROUTES_NO_DEFAULT, frames, "bsearch", algorithm="bsearch")
+    if ran is None:
+        return 1
+    st3, b0, b1 = ran
+    if drops_by_reason(st3) != drops:
+        failures.append(f"ALGORITHM bsearch drops {drops_by_reason(st3)}, the trie {drops}")
+    for port, (a, b) in enumerate(((out0, b0), (out1, b1))):
+        if [bytes(p) for p in rdpcap(a)] != [bytes(p) for p in rdpcap(b)]:
+            failures.append(f"port {port}: ALGORITHM bsearch output differs from the trie's")
 
     # With the default route every good packet and the no-route ones go out, the rest still drop.
     ran = run_router(work, ROUTES, frames, "default")

@@ -1,0 +1,117 @@
+// IDSMatch — matches packets against Snort/Suricata-style rules and logs an alert per match.
+//
+// Ports:     input 0: Ethernet frames. output 0: packets that raised no alert (and, when
+//            output 1 is not connected and DROP is false, those that did: IDS mode).
+//            output 1 (optional): packets that raised at least one alert.
+//            Drops: not-ipv4 (EtherType or IP version not IPv4), truncated (frame ends inside
+//            the Ethernet or IPv4 header or before the IP total length, or IHL / total length
+//            impossible), bad-l4-header (TCP or UDP header does not fit in the IP payload, or
+//            TCP data offset < 5), alert (DROP true, output 1 not connected: IPS mode).
+// Config:    RULES   string    (positional, required) rule file (docs/ids.md); loaded and
+//                              compiled once per process, shared by the workers (shared
+//                              storage key "ids-rules:FILE").
+//            ENGINE  string    hyperscan  content prefilter: hyperscan (Hyperscan literal
+//                              database) or ac (our Aho-Corasick DFA, src/lib/ids).
+//                              pcre options always run on Hyperscan.
+//            ALERTS  string    none  alert log, JSON lines (src/lib/ids/alert_log.hh); with
+//                              more than one worker, worker W writes ALERTS.W.
+//            DROP    bool      false drop alerted packets when output 1 is not connected.
+// Uses:      nothing.  Sets: nothing.
+// Counters:  alerts (rule matches), packets_alerted, bytes_scanned (IP payload bytes),
+//            prefilter_hits (content occurrences within offset/depth), rules_evaluated,
+//            regex_scans, scan_errors (Hyperscan failures), log_errors (failed log writes).
+// Offload:   none yet; matching runs on whole batches and the DFA is a flat table
+//            (AhoCorasick::table/classes/out_begin/out_ids) ready to be copied to a device.
+//
+// Per batch: parse every frame into a PacketView, match the views in groups of four
+// (interleaved DFA walks with ENGINE ac), then write alerts and verdicts. The packet index in
+// alert records counts every packet this element saw on its worker, dropped ones included.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/element.hh"
+#include "core/location.hh"
+#include "lib/ids/alert_log.hh"
+#include "lib/ids/rule_engine.hh"
+
+namespace fulcrum {
+
+class IDSMatch final : public ElementBase<IDSMatch> {
+ public:
+  enum DropReason : int { kDropNotIpv4, kDropTruncated, kDropBadL4, kDropAlert };
+  static constexpr std::array<std::string_view, 4> kDropReasons{"not-ipv4", "truncated",
+                                                                "bad-l4-header", "alert"};
+  static constexpr ElementTraits kTraits{"IDSMatch", 1, 2, kDropReasons};
+  static constexpr int kAlertOutput = 1;
+
+  Status configure(Args& args) override;
+  Status initialize(const InitContext& ctx) override;
+  void counters(std::vector<Counter>& out) const override;
+
+  void process_batch(PacketBatch& batch) override {
+    alignas(64) ids::PacketView views[kMaxBatch];
+    uint16_t slot[kMaxBatch];
+    uint64_t index[kMaxBatch];
+    bool alerted[kMaxBatch];
+    uint32_t n = 0;
+    Verdict* results = batch.results();
+    batch.for_each([&](uint32_t i, Packet* p) {
+      const uint64_t idx = seen_++;
+      const ids::ParseResult r = ids::parse_packet(data(p), length(p), views[n]);
+      if (r != ids::ParseResult::kOk) [[unlikely]] {
+        results[i] = Verdict::drop(drop_reason(r));
+        return;
+      }
+      index[n] = idx;
+      alerted[n] = false;
+      slot[n++] = static_cast<uint16_t>(i);
+    });
+    matcher_->match_batch(views, n, [&](uint32_t k, uint32_t rule) {
+      ++alerts_;
+      alerted[k] = true;
+      if (log_) {
+        const ids::Rule& r = rules_->rules()[rule];
+        log_->write(r.sid, r.msg, index[k], views[k]);
+      }
+    });
+    for (uint32_t k = 0; k < n; ++k) {
+      if (!alerted[k]) [[likely]] {
+        results[slot[k]] = Verdict::out(0);
+        continue;
+      }
+      ++packets_alerted_;
+      results[slot[k]] = alerted_verdict_;
+    }
+  }
+
+  const ids::Matcher& matcher() const { return *matcher_; }
+
+ private:
+  static int drop_reason(ids::ParseResult r) {
+    return r == ids::ParseResult::kNotIpv4     ? kDropNotIpv4
+           : r == ids::ParseResult::kTruncated ? kDropTruncated
+                                               : kDropBadL4;
+  }
+
+  std::string rules_file_;
+  std::string engine_name_ = "hyperscan";
+  std::string alerts_file_;
+  bool drop_ = false;
+  SourceLoc loc_;
+  ids::Engine engine_ = ids::Engine::kHyperscan;
+  Verdict alerted_verdict_ = Verdict::out(0);
+  std::shared_ptr<const ids::RuleSet> rules_;
+  std::unique_ptr<ids::Matcher> matcher_;
+  std::unique_ptr<ids::AlertLog> log_;
+  uint64_t seen_ = 0;
+  uint64_t alerts_ = 0;
+  uint64_t packets_alerted_ = 0;
+};
+
+}  // namespace fulcrum

@@ -1,0 +1,94 @@
+#include "lib/ids/alert_log.hh"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace fulcrum::ids {
+namespace {
+
+constexpr uint32_t kByte = 0xFF;
+constexpr int kShift3 = 24, kShift2 = 16, kShift1 = 8;
+constexpr unsigned char kFirstPrintable = 0x20;
+
+void append_ip(std::string& out, uint32_t a) {
+  char buf[sizeof "255.255.255.255"];
+  const int n = std::snprintf(buf, sizeof buf, "%u.%u.%u.%u", a >> kShift3, (a >> kShift2) & kByte,
+                              (a >> kShift1) & kByte, a & kByte);
+  out.append(buf, static_cast<size_t>(n));
+}
+
+void append_json_string(std::string& out, std::string_view s) {
+  out.push_back('"');
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\') {
+      out.push_back('\\');
+      out.push_back(ch);
+    } else if (c < kFirstPrintable) {
+      char buf[sizeof "\\u0000"];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out.push_back(ch);
+    }
+  }
+  out.push_back('"');
+}
+
+}  // namespace
+
+Result<std::unique_ptr<AlertLog>> AlertLog::open(const std::string& path) {
+  constexpr mode_t kMode = 0644;
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, kMode);
+  if (fd < 0) return make_error("cannot open alert log " + path + ": " + std::strerror(errno));
+  std::unique_ptr<AlertLog> log(new AlertLog(fd, path));
+  log->buf_.reserve(kFlushBytes + kFlushBytes / 4);
+  return log;
+}
+
+AlertLog::~AlertLog() {
+  flush();
+  ::close(fd_);
+}
+
+void AlertLog::append(uint32_t sid, std::string_view msg, uint64_t packet, const PacketView& v) {
+  buf_ += "{\"sid\":";
+  buf_ += std::to_string(sid);
+  buf_ += ",\"msg\":";
+  append_json_string(buf_, msg);
+  buf_ += ",\"packet\":";
+  buf_ += std::to_string(packet);
+  buf_ += ",\"flow\":{\"src\":\"";
+  append_ip(buf_, v.src);
+  buf_ += "\",\"dst\":\"";
+  append_ip(buf_, v.dst);
+  buf_ += "\",\"sport\":";
+  buf_ += std::to_string(v.sport);
+  buf_ += ",\"dport\":";
+  buf_ += std::to_string(v.dport);
+  buf_ += ",\"proto\":";
+  buf_ += std::to_string(v.proto);
+  buf_ += "}}\n";
+}
+
+bool AlertLog::flush() {
+  size_t done = 0;
+  while (done < buf_.size()) {
+    const ssize_t n = ::write(fd_, buf_.data() + done, buf_.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      ++errors_;
+      buf_.clear();
+      return false;
+    }
+    done += static_cast<size_t>(n);
+  }
+  buf_.clear();
+  return true;
+}
+
+}  // namespace fulcrum::ids

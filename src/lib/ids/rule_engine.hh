@@ -1,0 +1,226 @@
+// The rule engine: rules compiled once (RuleSet, shared read-only by every worker) and matched
+// per worker (Matcher: Hyperscan scratch and per-packet bookkeeping).
+//
+// Matching one packet (semantics in docs/ids.md):
+//   1. prefilter: every content of every rule (positive and negated) is a literal of one
+//      multi-pattern scan over the IP payload, with our Aho-Corasick DFA (Engine::kAhoCorasick,
+//      caseless, case-sensitive contents verified by memcmp) or Hyperscan (Engine::kHyperscan,
+//      exact); each occurrence is checked against its content's domain, offset and depth;
+//   2. candidates: rules with an occurrence of a positive content, plus rules without positive
+//      contents;
+//   3. each candidate, in rule-file order: protocol, addresses, ports (either direction for
+//      `<>`), every positive content found, no negated content found, every pcre matching its
+//      domain (one Hyperscan scan per domain and packet, only when a candidate needs it).
+// Packets are matched in groups of AhoCorasick::kLanes so the DFA walks of a group interleave.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/result.hh"
+#include "lib/ids/aho_corasick.hh"
+#include "lib/ids/hs_matcher.hh"
+#include "lib/ids/packet_view.hh"
+#include "lib/ids/rule.hh"
+
+namespace fulcrum::ids {
+
+enum class Engine : uint8_t { kHyperscan, kAhoCorasick };
+
+// Where a rule's contents and pcres look: the L4 payload (tcp, udp) or the IP payload (ip, icmp).
+enum Domain : uint8_t { kDomainL4 = 0, kDomainIp = 1, kDomains = 2 };
+
+class RuleSet {
+ public:
+  struct ContentRef {
+    std::string bytes;
+    uint32_t rule = 0;
+    uint32_t offset = 0;
+    uint32_t depth = 0;
+    bool nocase = false;
+    bool negated = false;
+    Domain domain = kDomainL4;
+  };
+  struct RuleRef {
+    uint32_t first_content = 0, contents = 0;
+    uint32_t first_pcre = 0, pcres = 0;
+    Domain domain = kDomainL4;
+  };
+
+  // Compiles the rules: the DFA, the Hyperscan literal database and one regex database per
+  // domain. Fails on a pcre that Hyperscan does not support, naming the rule's sid.
+  static Result<std::shared_ptr<RuleSet>> compile(std::vector<Rule> rules);
+
+  const std::vector<Rule>& rules() const { return rules_; }
+  const std::vector<RuleRef>& refs() const { return refs_; }
+  const std::vector<ContentRef>& contents() const { return contents_; }
+  // Rules with no positive content: candidates for every packet.
+  const std::vector<uint32_t>& always() const { return always_; }
+  const AhoCorasick& ac() const { return ac_; }
+  const hs_database_t* literal_db() const { return literal_db_.get(); }
+  const hs_database_t* regex_db(Domain d) const { return regex_db_[d].get(); }
+  uint32_t pcres() const { return pcres_; }
+
+  // Whether rule `r`'s header (protocol, addresses, ports) matches the packet.
+  static bool header_matches(const Rule& r, const PacketView& v) {
+    switch (r.proto) {
+      case Proto::kTcp:
+        if (v.proto != kIpProtoTcp || v.fragment) return false;
+        break;
+      case Proto::kUdp:
+        if (v.proto != kIpProtoUdp || v.fragment) return false;
+        break;
+      case Proto::kIcmp:
+        if (v.proto != kIpProtoIcmp) return false;
+        break;
+      case Proto::kIp:
+        break;
+    }
+    auto one_way = [&r](uint32_t s, uint16_t sp, uint32_t d, uint16_t dp) {
+      return r.src.contains(s) && r.dst.contains(d) && r.sport.contains(sp) && r.dport.contains(dp);
+    };
+    return one_way(v.src, v.sport, v.dst, v.dport) ||
+           (r.bidirectional && one_way(v.dst, v.dport, v.src, v.sport));
+  }
+
+ private:
+  std::vector<Rule> rules_;
+  std::vector<RuleRef> refs_;
+  std::vector<ContentRef> contents_;
+  std::vector<uint32_t> always_;
+  AhoCorasick ac_{/*caseless=*/true};
+  HsDatabase literal_db_;
+  HsDatabase regex_db_[kDomains];
+  std::vector<Domain> pcre_domain_;
+  uint32_t pcres_ = 0;
+};
+
+struct MatchStats {
+  uint64_t packets = 0;
+  uint64_t bytes = 0;        // IP payload bytes scanned
+  uint64_t hits = 0;         // prefilter occurrences within their content's constraints
+  uint64_t candidates = 0;   // rules evaluated
+  uint64_t regex_scans = 0;  // Hyperscan regex scans
+  uint64_t errors = 0;       // Hyperscan scan failures (none expected)
+};
+
+class Matcher {
+ public:
+  static Result<std::unique_ptr<Matcher>> create(std::shared_ptr<const RuleSet> rules,
+                                                 Engine engine);
+
+  // Matches views[0, n); on_alert(k, rule_index) for every rule matching packet k, in packet
+  // order, then rule-file order.
+  template <class OnAlert>
+  void match_batch(const PacketView* views, uint32_t n, OnAlert&& on_alert) {
+    for (uint32_t k = 0; k < n; k += AhoCorasick::kLanes) {
+      const uint32_t lanes = std::min(AhoCorasick::kLanes, n - k);
+      prefilter(views + k, lanes);
+      for (uint32_t l = 0; l < lanes; ++l)
+        evaluate(views[k + l], hits_[l], [&](uint32_t rule) { on_alert(k + l, rule); });
+    }
+  }
+
+  const MatchStats& stats() const { return stats_; }
+  Engine engine() const { return engine_; }
+
+ private:
+  struct Hit {
+    uint32_t content;
+    uint32_t end;
+  };
+
+  Matcher(std::shared_ptr<const RuleSet> rules, Engine engine);
+
+  void prefilter(const PacketView* v, uint32_t lanes) {
+    for (uint32_t l = 0; l < lanes; ++l) {
+      hits_[l].clear();
+      stats_.bytes += v[l].ip_payload_len;
+    }
+    stats_.packets += lanes;
+    if (rules_->contents().empty()) return;
+    if (engine_ == Engine::kAhoCorasick) {
+      const uint8_t* data[AhoCorasick::kLanes];
+      uint32_t len[AhoCorasick::kLanes];
+      for (uint32_t l = 0; l < lanes; ++l) {
+        data[l] = v[l].ip_payload;
+        len[l] = v[l].ip_payload_len;
+      }
+      rules_->ac().scan_lanes(data, len, lanes, [this](uint32_t l, uint32_t id, uint32_t end) {
+        hits_[l].push_back({id, end});
+      });
+    } else {
+      for (uint32_t l = 0; l < lanes; ++l) {
+        std::vector<Hit>& h = hits_[l];
+        if (!hs_scan_block(rules_->literal_db(), scratch_.get(), v[l].ip_payload,
+                           v[l].ip_payload_len, [&h](uint32_t id, uint32_t end) {
+                             h.push_back({id, end});
+                           }))
+          ++stats_.errors;
+      }
+    }
+  }
+
+  // Whether occurrence `h` of its content is one the rule counts.
+  bool hit_counts(const PacketView& v, const Hit& h) const {
+    const RuleSet::ContentRef& c = rules_->contents()[h.content];
+    const uint32_t n = static_cast<uint32_t>(c.bytes.size());
+    const uint32_t base = c.domain == kDomainL4 ? v.l4_hdr_len : 0;
+    if (h.end < base + n) return false;
+    const uint32_t rel = h.end - n - base;
+    if (rel < c.offset || (c.depth != 0 && rel + n > c.offset + c.depth)) return false;
+    if (engine_ == Engine::kAhoCorasick && !c.nocase)  // the DFA matched caselessly
+      return std::memcmp(v.ip_payload + h.end - n, c.bytes.data(), n) == 0;
+    return true;
+  }
+
+  template <class OnRule>
+  void evaluate(const PacketView& v, const std::vector<Hit>& hits, OnRule&& on_rule) {
+    next_generation();
+    candidates_.clear();
+    const auto& contents = rules_->contents();
+    for (const Hit& h : hits) {
+      if (content_gen_[h.content] == gen_ || !hit_counts(v, h)) continue;
+      ++stats_.hits;
+      content_gen_[h.content] = gen_;
+      const RuleSet::ContentRef& c = contents[h.content];
+      if (!c.negated && rule_gen_[c.rule] != gen_) {
+        rule_gen_[c.rule] = gen_;
+        candidates_.push_back(c.rule);
+      }
+    }
+    if (!rules_->always().empty()) {
+      candidates_.insert(candidates_.end(), rules_->always().begin(), rules_->always().end());
+      std::sort(candidates_.begin(), candidates_.end());
+    } else if (candidates_.size() > 1) {
+      std::sort(candidates_.begin(), candidates_.end());
+    }
+    for (uint32_t r : candidates_) {
+      ++stats_.candidates;
+      if (rule_matches(r, v)) on_rule(r);
+    }
+  }
+
+  bool rule_matches(uint32_t r, const PacketView& v);
+  // A new stamp for the per-packet marks (content_gen_, rule_gen_, pcre_gen_, regex_gen_);
+  // on wrap-around every mark is cleared so that no stale one reads as current.
+  void next_generation();
+
+  std::shared_ptr<const RuleSet> rules_;
+  Engine engine_;
+  HsScratch scratch_;
+  uint32_t gen_ = 0;
+  std::vector<uint32_t> content_gen_;
+  std::vector<uint32_t> rule_gen_;
+  std::vector<uint32_t> pcre_gen_;
+  uint32_t regex_gen_[kDomains] = {};
+  std::vector<uint32_t> candidates_;
+  std::vector<Hit> hits_[AhoCorasick::kLanes];
+  MatchStats stats_;
+};
+
+}  // namespace fulcrum::ids

@@ -1,0 +1,440 @@
+#include "lib/ids/rule_parser.hh"
+
+#include <charconv>
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "core/args.hh"
+#include "lib/table_file.hh"
+
+namespace fulcrum::ids {
+namespace {
+
+constexpr uint32_t kMaxPrefixLen = 32;
+constexpr uint32_t kMaxPort = 0xFFFF;
+constexpr int kHexBase = 16;
+constexpr int kNibbleBits = 4;
+
+std::string quote(std::string_view s) {
+  return "'" + std::string(s) + "'";
+}
+
+bool parse_u32(std::string_view s, uint32_t& out) {
+  if (s.empty()) return false;
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && ptr == s.data() + s.size();
+}
+
+// The next blank-separated word of `s` (consumed).
+std::string_view next_word(std::string_view& s) {
+  s = trim_blanks(s);
+  size_t end = 0;
+  while (end < s.size() && s[end] != ' ' && s[end] != '\t') ++end;
+  std::string_view w = s.substr(0, end);
+  s.remove_prefix(end);
+  return w;
+}
+
+// Splits "[a,b,c]" (or a single item) into items; false when brackets do not balance.
+bool split_list(std::string_view s, std::vector<std::string_view>& items) {
+  if (s.empty()) return false;
+  if (s.front() != '[') {
+    items.push_back(s);
+    return true;
+  }
+  if (s.back() != ']' || s.size() < 3) return false;
+  s = s.substr(1, s.size() - 2);
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    size_t comma = s.find(',', pos);
+    if (comma == std::string_view::npos) comma = s.size();
+    const std::string_view item = s.substr(pos, comma - pos);
+    if (item.empty()) return false;
+    items.push_back(item);
+    pos = comma + 1;
+  }
+  return true;
+}
+
+bool parse_addr(std::string_view s, AddrSet& out) {
+  if (!s.empty() && s.front() == '!') {
+    out.negated = true;
+    s.remove_prefix(1);
+  }
+  if (s == "any") return true;
+  std::vector<std::string_view> items;
+  if (!split_list(s, items)) return false;
+  for (std::string_view item : items) {
+    AddrItem a;
+    if (!item.empty() && item.front() == '!') {
+      a.negated = true;
+      item.remove_prefix(1);
+    }
+    uint32_t len = kMaxPrefixLen;
+    const size_t slash = item.find('/');
+    if (slash != std::string_view::npos) {
+      if (!parse_u32(item.substr(slash + 1), len) || len > kMaxPrefixLen) return false;
+      item = item.substr(0, slash);
+    }
+    uint32_t addr = 0;
+    if (item.empty() || !parse_ipv4(item, addr)) return false;
+    a.mask = len == 0 ? 0 : ~uint32_t{0} << (kMaxPrefixLen - len);
+    a.net = addr & a.mask;
+    out.items.push_back(a);
+  }
+  return true;
+}
+
+bool parse_port_number(std::string_view s, uint16_t& out) {
+  uint32_t v = 0;
+  if (!parse_u32(s, v) || v > kMaxPort) return false;
+  out = static_cast<uint16_t>(v);
+  return true;
+}
+
+bool parse_ports(std::string_view s, PortSet& out) {
+  if (!s.empty() && s.front() == '!') {
+    out.negated = true;
+    s.remove_prefix(1);
+  }
+  if (s == "any") return true;
+  std::vector<std::string_view> items;
+  if (!split_list(s, items)) return false;
+  for (std::string_view item : items) {
+    PortItem p;
+    if (!item.empty() && item.front() == '!') {
+      p.negated = true;
+      item.remove_prefix(1);
+    }
+    const size_t colon = item.find(':');
+    if (colon == std::string_view::npos) {
+      if (!parse_port_number(item, p.lo)) return false;
+      p.hi = p.lo;
+    } else {
+      const std::string_view lo = item.substr(0, colon), hi = item.substr(colon + 1);
+      if (lo.empty() && hi.empty()) return false;
+      p.hi = static_cast<uint16_t>(kMaxPort);
+      if (!lo.empty() && !parse_port_number(lo, p.lo)) return false;
+      if (!hi.empty() && !parse_port_number(hi, p.hi)) return false;
+      if (p.lo > p.hi) return false;
+    }
+    out.items.push_back(p);
+  }
+  return true;
+}
+
+// A quoted option value: `"..."` with backslash escapes removed. false when not quoted.
+bool unquote(std::string_view v, std::string& out) {
+  if (v.size() < 2 || v.front() != '"' || v.back() != '"') return false;
+  v = v.substr(1, v.size() - 2);
+  out.clear();
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (v[i] == '\\' && i + 1 < v.size())
+      ++i;
+    else if (v[i] == '"')
+      return false;
+    out.push_back(v[i]);
+  }
+  return true;
+}
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Content text with |hex| segments ("|0d 0a|GET") into bytes.
+bool decode_content(std::string_view s, std::string& out, std::string* error) {
+  out.clear();
+  size_t i = 0;
+  while (i < s.size()) {
+    if (s[i] != '|') {
+      out.push_back(s[i++]);
+      continue;
+    }
+    const size_t end = s.find('|', i + 1);
+    if (end == std::string_view::npos) {
+      *error = "content: expected a closing '|' after the hex bytes";
+      return false;
+    }
+    std::string_view hex = s.substr(i + 1, end - i - 1);
+    int nibbles = 0, value = 0;
+    for (char c : hex) {
+      if (c == ' ') {
+        if (nibbles % 2 != 0) break;
+        continue;
+      }
+      const int d = hex_digit(c);
+      if (d < 0) {
+        *error = "content: expected hex digits between '|', got " + quote(hex);
+        return false;
+      }
+      value = (value << kNibbleBits) | d;
+      if (++nibbles % 2 == 0) {
+        out.push_back(static_cast<char>(value));
+        value = 0;
+      }
+    }
+    if (nibbles % 2 != 0 || nibbles == 0) {
+      *error = "content: expected pairs of hex digits between '|', got " + quote(hex);
+      return false;
+    }
+    i = end + 1;
+  }
+  if (out.empty()) {
+    *error = "content: expected at least one byte";
+    return false;
+  }
+  return true;
+}
+
+bool parse_pcre(std::string_view v, Pcre& out, std::string* error) {
+  // The regex keeps its backslashes (\/ \" \; are regex escapes too).
+  if (v.size() < 2 || v.front() != '"' || v.back() != '"') {
+    *error = "pcre: expected \"/regex/flags\"";
+    return false;
+  }
+  const std::string text(v.substr(1, v.size() - 2));
+  if (text.size() < 2 || text.front() != '/' || text.rfind('/') == 0) {
+    *error = "pcre: expected \"/regex/flags\"";
+    return false;
+  }
+  const size_t last = text.rfind('/');
+  out.expr = text.substr(1, last - 1);
+  for (char f : std::string_view(text).substr(last + 1)) {
+    switch (f) {
+      case 'i':
+        out.caseless = true;
+        break;
+      case 's':
+        out.dotall = true;
+        break;
+      case 'm':
+        out.multiline = true;
+        break;
+      default:
+        *error = std::string("pcre: unsupported flag '") + f + "' (supported: i, s, m)";
+        return false;
+    }
+  }
+  if (out.expr.empty()) {
+    *error = "pcre: expected a non-empty regex";
+    return false;
+  }
+  return true;
+}
+
+// Splits the option block "name:value; name; ..." into (name, value) pairs. A ';' inside a
+// quoted value or escaped with a backslash does not end the option.
+bool split_options(std::string_view s, std::vector<std::pair<std::string, std::string>>& out,
+                   std::string* error) {
+  size_t i = 0;
+  while (true) {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+    if (i >= s.size()) return true;
+    bool quoted = false;
+    size_t j = i;
+    for (; j < s.size(); ++j) {
+      if (s[j] == '\\') {
+        ++j;
+      } else if (s[j] == '"') {
+        quoted = !quoted;
+      } else if (s[j] == ';' && !quoted) {
+        break;
+      }
+    }
+    if (j >= s.size()) {
+      *error = quoted ? "expected a closing '\"'"
+                      : "expected ';' after option " + quote(trim_blanks(s.substr(i)));
+      return false;
+    }
+    const std::string_view opt = trim_blanks(s.substr(i, j - i));
+    const size_t colon = opt.find(':');
+    std::string name(trim_blanks(opt.substr(0, colon)));
+    std::string value(colon == std::string_view::npos ? "" : trim_blanks(opt.substr(colon + 1)));
+    if (name.empty()) {
+      *error = "expected an option name before ';'";
+      return false;
+    }
+    out.emplace_back(std::move(name), std::move(value));
+    i = j + 1;
+  }
+}
+
+bool apply_option(const std::string& name, const std::string& value, Rule& r, bool& have_sid,
+                  std::string* error) {
+  static const char* const kIgnored[] = {"classtype", "reference", "metadata", "priority", "gid"};
+  auto number = [&](uint32_t& out) {
+    if (parse_u32(value, out)) return true;
+    *error = name + ": expected a non-negative integer, got " + quote(value);
+    return false;
+  };
+  auto last_content = [&]() -> Content* {
+    if (r.contents.empty()) {
+      *error = quote(name) + " without a preceding content";
+      return nullptr;
+    }
+    return &r.contents.back();
+  };
+  if (name == "msg") {
+    if (unquote(value, r.msg)) return true;
+    *error = "msg: expected a quoted string";
+    return false;
+  }
+  if (name == "content") {
+    Content c;
+    std::string_view v = value;
+    if (!v.empty() && v.front() == '!') {
+      c.negated = true;
+      v = trim_blanks(v.substr(1));
+    }
+    std::string text;
+    if (!unquote(v, text)) {
+      *error = "content: expected a quoted string";
+      return false;
+    }
+    if (!decode_content(text, c.bytes, error)) return false;
+    r.contents.push_back(std::move(c));
+    return true;
+  }
+  if (name == "nocase") {
+    Content* c = last_content();
+    if (c == nullptr) return false;
+    if (!value.empty()) {
+      *error = "nocase: expected no value";
+      return false;
+    }
+    c->nocase = true;
+    return true;
+  }
+  if (name == "offset" || name == "depth") {
+    Content* c = last_content();
+    if (c == nullptr) return false;
+    uint32_t v = 0;
+    if (!number(v)) return false;
+    if (name == "depth" && v < c->bytes.size()) {
+      *error = "depth: expected at least the content length " + std::to_string(c->bytes.size()) +
+               ", got " + value;
+      return false;
+    }
+    (name == "offset" ? c->offset : c->depth) = v;
+    return true;
+  }
+  if (name == "pcre") {
+    Pcre p;
+    if (!parse_pcre(value, p, error)) return false;
+    r.pcres.push_back(std::move(p));
+    return true;
+  }
+  if (name == "sid") {
+    if (!number(r.sid)) return false;
+    have_sid = true;
+    return true;
+  }
+  if (name == "rev") return number(r.rev);
+  for (const char* ignored : kIgnored)
+    if (name == ignored) return true;
+  *error = "unsupported option " + quote(name);
+  return false;
+}
+
+}  // namespace
+
+Result<Rule> parse_rule(std::string_view text) {
+  Rule r;
+  std::string_view s = trim_blanks(text);
+  const size_t open = s.find('(');
+  if (open == std::string_view::npos) return make_error("expected '(' to open the rule options");
+  if (s.back() != ')') return make_error("expected ')' at the end of the rule");
+  std::string_view head = s.substr(0, open);
+  const std::string_view body = s.substr(open + 1, s.size() - open - 2);
+
+  const std::string_view action = next_word(head);
+  if (action != "alert") return make_error("expected action 'alert', got " + quote(action));
+  const std::string_view proto = next_word(head);
+  if (proto == "tcp")
+    r.proto = Proto::kTcp;
+  else if (proto == "udp")
+    r.proto = Proto::kUdp;
+  else if (proto == "icmp")
+    r.proto = Proto::kIcmp;
+  else if (proto == "ip")
+    r.proto = Proto::kIp;
+  else
+    return make_error("expected protocol tcp, udp, icmp or ip, got " + quote(proto));
+
+  const char* const kAddrForm = "(any, A.B.C.D, A.B.C.D/LEN or [list], optionally '!')";
+  const char* const kPortForm = "(any, N, N:M or [list], optionally '!')";
+  const std::string_view src = next_word(head), sport = next_word(head);
+  const std::string_view dir = next_word(head);
+  const std::string_view dst = next_word(head), dport = next_word(head);
+  if (!src.empty() && src.front() == '$')
+    return make_error("expected source address " + std::string(kAddrForm) + ", got " + quote(src) +
+                      " (variables are not supported)");
+  if (!parse_addr(src, r.src))
+    return make_error("expected source address " + std::string(kAddrForm) + ", got " + quote(src));
+  if (!parse_ports(sport, r.sport))
+    return make_error("expected source port " + std::string(kPortForm) + ", got " + quote(sport));
+  if (dir == "<>")
+    r.bidirectional = true;
+  else if (dir != "->")
+    return make_error("expected '->' or '<>', got " + quote(dir));
+  if (!parse_addr(dst, r.dst))
+    return make_error("expected destination address " + std::string(kAddrForm) + ", got " +
+                      quote(dst));
+  if (!parse_ports(dport, r.dport))
+    return make_error("expected destination port " + std::string(kPortForm) + ", got " +
+                      quote(dport));
+  if (!trim_blanks(head).empty())
+    return make_error("expected '(' after the destination port, got " + quote(trim_blanks(head)));
+  const bool has_ports =
+      !r.sport.items.empty() || r.sport.negated || !r.dport.items.empty() || r.dport.negated;
+  if (has_ports && r.proto != Proto::kTcp && r.proto != Proto::kUdp)
+    return make_error("expected ports 'any' for protocol " + std::string(proto) +
+                      " (ports apply to tcp and udp only)");
+
+  std::vector<std::pair<std::string, std::string>> options;
+  std::string error;
+  if (!split_options(body, options, &error)) return make_error(error);
+  bool have_sid = false;
+  for (const auto& [name, value] : options)
+    if (!apply_option(name, value, r, have_sid, &error)) return make_error(error);
+  if (!have_sid) return make_error("expected a sid:N option");
+  return r;
+}
+
+Result<std::vector<Rule>> parse_rules(std::string_view text, const std::string& path) {
+  std::vector<Rule> rules;
+  std::map<uint32_t, uint32_t> sid_line;
+  uint32_t line_no = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) nl = text.size();
+    const std::string_view line = trim_blanks(text.substr(pos, nl - pos));
+    pos = nl + 1;
+    ++line_no;
+    if (line.empty() || line.front() == '#') continue;
+    const std::string where = path + ":" + std::to_string(line_no) + ": ";
+    Result<Rule> r = parse_rule(line);
+    if (!r) return make_error(where + r.error());
+    r->line = line_no;
+    const auto [it, fresh] = sid_line.emplace(r->sid, line_no);
+    if (!fresh)
+      return make_error(where + "duplicate sid " + std::to_string(r->sid) + " (first on line " +
+                        std::to_string(it->second) + ")");
+    rules.push_back(std::move(r.value()));
+  }
+  return rules;
+}
+
+Result<std::vector<Rule>> load_rules(const std::string& path) {
+  Result<std::string> text = read_table_file(path, "rule file");
+  if (!text) return make_error(text.error());
+  return parse_rules(text.value(), path);
+}
+
+}  // namespace fulcrum::ids

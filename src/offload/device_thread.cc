@@ -1,0 +1,178 @@
+#include "offload/device_thread.hh"
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <chrono>
+#include <string>
+
+namespace fulcrum::offload {
+
+bool Channel::submit(OffloadTask* task) {
+  if (outstanding_ >= done_.capacity()) return false;
+  task->channel = id_;
+  task->status = TaskStatus::kPending;
+  if (!submitted_.push(task)) return false;
+  ++outstanding_;
+  return true;
+}
+
+OffloadTask* Channel::poll() {
+  OffloadTask* t = nullptr;
+  if (!done_.pop(t)) return nullptr;
+  --outstanding_;
+  return t;
+}
+
+Result<std::unique_ptr<DeviceThread>> DeviceThread::create(Device& device,
+                                                           const DeviceThreadConfig& config) {
+  if (config.queues == 0 || config.ring_size == 0 || config.max_channels == 0)
+    return make_error("device thread: queues, ring_size and max_channels must be positive");
+  std::unique_ptr<DeviceThread> t(new DeviceThread(device, config));
+  for (uint32_t i = 0; i < config.queues; ++i) {
+    Result<std::unique_ptr<TaskExecutor>> exec = TaskExecutor::create(device);
+    if (!exec) return make_error(device.label() + ": " + exec.error());
+    t->slots_.push_back(Slot{std::move(exec.value()), nullptr});
+  }
+  return t;
+}
+
+DeviceThread::DeviceThread(Device& device, const DeviceThreadConfig& config)
+    : device_(device),
+      config_(config),
+      channels_(std::make_unique<std::unique_ptr<Channel>[]>(config.max_channels)) {}
+
+DeviceThread::~DeviceThread() {
+  stop_.store(true, std::memory_order_release);
+  if (thread_.joinable()) thread_.join();
+}
+
+Result<Channel*> DeviceThread::attach() {
+  std::lock_guard<std::mutex> lock(attach_mu_);
+  const uint32_t n = channel_count_.load(std::memory_order_relaxed);
+  if (n >= config_.max_channels)
+    return make_error("device thread: more than " + std::to_string(config_.max_channels) +
+                      " channels");
+  channels_[n] = std::make_unique<Channel>(n, config_.ring_size);
+  channel_count_.store(n + 1, std::memory_order_release);
+  return channels_[n].get();
+}
+
+void DeviceThread::start() {
+  if (thread_.joinable()) return;
+  thread_ = std::thread([this] { loop(); });
+  if (config_.cpu >= 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(config_.cpu, &set);
+    pthread_setaffinity_np(thread_.native_handle(), sizeof(set), &set);
+  }
+}
+
+void DeviceThread::loop() {
+  uint32_t idle = 0;
+  for (;;) {
+    const bool stopping = stop_.load(std::memory_order_acquire);
+    bool busy = gather();
+    busy |= poll_slots();
+    busy |= start_tasks();
+    if (stopping && !busy && pending_.empty() && in_flight_ == 0) return;
+    if (busy) {
+      idle = 0;
+    } else if (++idle >= config_.idle_spins && config_.idle_sleep_us > 0) {
+      std::this_thread::sleep_for(std::chrono::microseconds(config_.idle_sleep_us));
+    }
+  }
+}
+
+// Moves every submitted task to pending_.
+bool DeviceThread::gather() {
+  bool any = false;
+  const uint32_t n = channel_count_.load(std::memory_order_acquire);
+  for (uint32_t i = 0; i < n; ++i) {
+    OffloadTask* t = nullptr;
+    while (channels_[i]->submitted_.pop(t)) {
+      pending_.push_back(t);
+      any = true;
+    }
+  }
+  return any;
+}
+
+bool DeviceThread::poll_slots() {
+  bool any = false;
+  for (Slot& s : slots_) {
+    if (s.task == nullptr) continue;
+    Result<bool> done = s.exec->poll();
+    if (!done) {
+      fail_device(done.error());
+      return true;
+    }
+    if (!done.value()) continue;
+    OffloadTask* t = s.task;
+    s.task = nullptr;
+    --in_flight_;
+    complete(t, TaskStatus::kOk);
+    any = true;
+  }
+  return any;
+}
+
+bool DeviceThread::start_tasks() {
+  bool any = false;
+  for (Slot& s : slots_) {
+    if (pending_.empty()) break;
+    if (s.task != nullptr) continue;
+    OffloadTask* t = pending_.front();
+    pending_.pop_front();
+    any = true;
+    if (!device_.is_up()) {
+      complete(t, TaskStatus::kFailed, device_.label() + " is down");
+      continue;
+    }
+    s.task = t;
+    ++in_flight_;
+    if (in_flight_ > max_in_flight_.load(std::memory_order_relaxed))
+      max_in_flight_.store(in_flight_, std::memory_order_relaxed);
+    if (Status st = s.exec->start(*t); !st) {
+      fail_device(st.error());
+      return true;
+    }
+  }
+  // Once the device is down, tasks are failed as fast as they arrive.
+  while (!device_.is_up() && !pending_.empty()) {
+    complete(pending_.front(), TaskStatus::kFailed, device_.label() + " is down");
+    pending_.pop_front();
+    any = true;
+  }
+  return any;
+}
+
+void DeviceThread::complete(OffloadTask* task, TaskStatus status, const std::string& error) {
+  task->status = status;
+  task->error = error;
+  (status == TaskStatus::kOk ? ok_ : failed_).fetch_add(1, std::memory_order_relaxed);
+  // Cannot fail: a channel never has more tasks outstanding than its completion ring holds.
+  channels_[task->channel]->done_.push(task);
+}
+
+// Marks the device down and hands every task in flight or waiting back as failed. The other
+// queues are drained first (errors ignored), so no late copy writes into a task's host buffers
+// after its worker has taken it back.
+void DeviceThread::fail_device(const std::string& error) {
+  device_.mark_down();
+  const std::string why = device_.label() + " failed: " + error;
+  for (Slot& s : slots_) {
+    if (s.task == nullptr) continue;
+    static_cast<void>(s.exec->wait());
+    complete(s.task, TaskStatus::kFailed, why);
+    s.task = nullptr;
+  }
+  in_flight_ = 0;
+  while (!pending_.empty()) {
+    complete(pending_.front(), TaskStatus::kFailed, why);
+    pending_.pop_front();
+  }
+}
+
+}  // namespace fulcrum::offload

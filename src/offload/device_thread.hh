@@ -1,0 +1,113 @@
+// DeviceThread: the thread that drives one device (NBA §3.2: one per device per NUMA node).
+//
+// Workers attach once and get a Channel: a pair of single-producer single-consumer lock-free
+// rings, tasks in and finished tasks out, so workers never contend with each other. The device
+// thread gathers submitted tasks, runs each on the next free one of its `queues` command queues
+// (CUDA streams / OpenCL queues), so copies and kernels of several tasks overlap, polls their
+// completion without blocking, and returns each task to its own worker's completion ring, which
+// the worker checks in its I/O loop.
+//
+// Failure: when any call on the device fails, the device is marked down and every task in
+// flight or waiting comes back with status kFailed (the worker re-runs it on the CPU); tasks
+// submitted after that come back failed at once. Every submitted task comes back exactly once.
+//
+// Lifetime: create(), attach() the workers, start(). The destructor stops the thread after it
+// has run or failed every task submitted before; channels stay valid until then, so workers
+// must stop submitting and collect their tasks first.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "core/result.hh"
+#include "offload/device.hh"
+#include "offload/spsc_ring.hh"
+#include "offload/task.hh"
+
+namespace fulcrum::offload {
+
+struct DeviceThreadConfig {
+  uint32_t queues = 4;         // tasks in flight on the device at once
+  uint32_t ring_size = 256;    // tasks in flight per channel (submitted, not yet collected)
+  uint32_t max_channels = 64;  // workers that can attach
+  int cpu = -1;                // pin the thread to this CPU (-1: do not pin)
+  // Polling loops with nothing to do before the thread sleeps idle_sleep_us between polls;
+  // 0 for pure polling (a dedicated core, as NBA runs it).
+  uint32_t idle_spins = 4096;
+  uint32_t idle_sleep_us = 50;
+};
+
+class Channel {
+ public:
+  explicit Channel(uint32_t id, uint32_t ring_size)
+      : id_(id), submitted_(ring_size), done_(ring_size) {}
+
+  // Worker side (one thread per channel). False when this worker already has ring_size tasks
+  // outstanding: run the batches on the CPU or collect completions first.
+  bool submit(OffloadTask* task);
+  // A finished task (status kOk or kFailed), or nullptr.
+  OffloadTask* poll();
+  // Submitted and not yet collected.
+  uint32_t outstanding() const { return outstanding_; }
+
+ private:
+  friend class DeviceThread;
+  uint32_t id_;
+  uint32_t outstanding_ = 0;  // worker-only
+  SpscRing<OffloadTask*> submitted_;
+  SpscRing<OffloadTask*> done_;
+};
+
+class DeviceThread {
+ public:
+  static Result<std::unique_ptr<DeviceThread>> create(Device& device,
+                                                      const DeviceThreadConfig& config = {});
+  ~DeviceThread();
+  DeviceThread(const DeviceThread&) = delete;
+  DeviceThread& operator=(const DeviceThread&) = delete;
+
+  // A channel for one worker; fails when max_channels are attached. Safe while running.
+  Result<Channel*> attach();
+  void start();
+
+  Device& device() { return device_; }
+  uint64_t tasks_ok() const { return ok_.load(std::memory_order_relaxed); }
+  uint64_t tasks_failed() const { return failed_.load(std::memory_order_relaxed); }
+  // The most tasks that were on the device at the same time.
+  uint32_t max_in_flight() const { return max_in_flight_.load(std::memory_order_relaxed); }
+
+ private:
+  struct Slot {
+    std::unique_ptr<TaskExecutor> exec;
+    OffloadTask* task = nullptr;
+  };
+
+  DeviceThread(Device& device, const DeviceThreadConfig& config);
+  void loop();
+  bool gather();
+  bool poll_slots();
+  bool start_tasks();
+  void complete(OffloadTask* task, TaskStatus status, const std::string& error = {});
+  void fail_device(const std::string& error);
+
+  Device& device_;
+  DeviceThreadConfig config_;
+  std::vector<Slot> slots_;
+  std::unique_ptr<std::unique_ptr<Channel>[]> channels_;
+  std::atomic<uint32_t> channel_count_{0};
+  std::mutex attach_mu_;
+  std::deque<OffloadTask*> pending_;  // device thread only
+  uint32_t in_flight_ = 0;            // device thread only
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> ok_{0};
+  std::atomic<uint64_t> failed_{0};
+  std::atomic<uint32_t> max_in_flight_{0};
+  std::thread thread_;
+};
+
+}  // namespace fulcrum::offload

@@ -1,0 +1,17 @@
+// The OpenCL kernel sources (kernels/opencl/*.cl), embedded into the binary at build time by
+// kernels/embed_opencl.cmake, so the binary needs no kernel files at run time.
+#pragma once
+
+#include <cstddef>
+
+namespace fulcrum::offload {
+
+struct EmbeddedKernelSource {
+  const char* file;  // the file name, for build logs
+  const char* text;
+};
+
+extern const EmbeddedKernelSource kOpenCLSources[];
+extern const size_t kOpenCLSourceCount;
+
+}  // namespace fulcrum::offload

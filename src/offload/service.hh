@@ -1,0 +1,59 @@
+// OffloadService: the devices one run offloads to and their device threads, built once per
+// process (through SharedStorage) by the first offloadable element that needs them.
+//
+// Devices come from discover_devices() (FULCRUM_FAIL_DEVICE_AFTER applies, for fallback tests;
+// FULCRUM_OFFLOAD_BACKEND=opencl|cuda keeps one backend). A balancer's device index is the
+// position in devices(). Each element replica attaches its own channel to each device thread.
+// The service also keeps the per-device statistics an adaptive balancer reads (the system
+// inspector: batches and packets sent, tasks completed and failed, device time per task).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/result.hh"
+#include "offload/device.hh"
+#include "offload/device_thread.hh"
+
+namespace fulcrum {
+class SharedStorage;
+}
+
+namespace fulcrum::offload {
+
+struct DeviceStats {
+  std::atomic<uint64_t> batches{0};
+  std::atomic<uint64_t> packets{0};
+  std::atomic<uint64_t> tasks_ok{0};
+  std::atomic<uint64_t> tasks_failed{0};
+  std::atomic<uint64_t> task_ns{0};  // submit-to-completion time, summed over completed tasks
+
+  void add(std::atomic<uint64_t>& c, uint64_t n) { c.fetch_add(n, std::memory_order_relaxed); }
+};
+
+class OffloadService {
+ public:
+  static inline const std::string kSharedKey = "offload.service";
+
+  // The process' service (built on first use), or one of the caller's own without storage.
+  static Result<std::shared_ptr<const OffloadService>> get(SharedStorage* shared);
+  static Result<std::shared_ptr<OffloadService>> create();
+  ~OffloadService();
+
+  size_t devices() const { return devices_.size(); }
+  Device& device(size_t i) const { return *devices_[i]; }
+  DeviceThread& thread(size_t i) const { return *threads_[i]; }
+  DeviceStats& stats(size_t i) const { return stats_[i]; }
+
+ private:
+  OffloadService() = default;
+
+  std::vector<std::unique_ptr<Device>> devices_;
+  std::vector<std::unique_ptr<DeviceThread>> threads_;
+  std::unique_ptr<DeviceStats[]> stats_;
+};
+
+}  // namespace fulcrum::offload

@@ -1,0 +1,123 @@
+// OffloadTask: one unit of device work, made of many aggregated batches (NBA §3.3: batches are
+// gathered just before offload, 32 by default, so a launch covers thousands of packets).
+//
+// A task names its kernel, its host-side data (inputs copied to the device before the launch,
+// outputs copied back after it, `items * item_bytes` bytes each, so only the filled part
+// moves), the kernel arguments, and who asked for it (`callback`, `context`). A worker fills
+// it batch by batch (add_batch) until full(), hands it over (DeviceThread or TaskExecutor),
+// and gets it back with status kOk (outputs valid) or kFailed (the device failed: run the
+// batches on the CPU; nothing is lost).
+//
+// TaskExecutor runs tasks on one queue of one device with its own device-side scratch
+// buffers: start() enqueues copy in, launch, copy out and a completion mark; poll() asks
+// without blocking. run_task_sync() is the synchronous path, for callers without a device
+// thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/result.hh"
+#include "offload/device.hh"
+
+namespace fulcrum::offload {
+
+inline constexpr uint32_t kDefaultAggregateBatches = 32;
+
+enum class TaskStatus : uint8_t { kPending, kOk, kFailed };
+
+// Host data of a task: `item_bytes` per work item.
+struct TaskData {
+  HostBuffer* host = nullptr;
+  uint32_t item_bytes = 0;
+};
+
+// A kernel argument as the task describes it; the executor turns it into a KernelArg.
+struct TaskArg {
+  enum class Kind : uint8_t {
+    kInput,     // the device copy of inputs[index]
+    kOutput,    // the device buffer that becomes outputs[index]
+    kResident,  // a buffer already on the task's device (tables uploaded once)
+    kU32,       // a constant
+    kItems,     // the task's item count at launch
+  };
+  Kind kind;
+  uint32_t index = 0;
+  const DeviceBuffer* buffer = nullptr;
+  uint32_t value = 0;
+
+  static TaskArg input(uint32_t i) { return {Kind::kInput, i, nullptr, 0}; }
+  static TaskArg output(uint32_t i) { return {Kind::kOutput, i, nullptr, 0}; }
+  static TaskArg resident(const DeviceBuffer& b) { return {Kind::kResident, 0, &b, 0}; }
+  static TaskArg u32(uint32_t v) { return {Kind::kU32, 0, nullptr, v}; }
+  static TaskArg items() { return {Kind::kItems, 0, nullptr, 0}; }
+};
+
+struct OffloadTask {
+  std::string kernel;
+  std::vector<TaskData> inputs;
+  std::vector<TaskData> outputs;
+  std::vector<TaskArg> args;
+  uint32_t group = 0;  // work-group / block size, 0 for the backend's default
+
+  // Aggregation: items filled so far, in how many batches; at most `capacity` items and
+  // `max_batches` batches.
+  uint32_t items = 0;
+  uint32_t batches = 0;
+  uint32_t capacity = 0;
+  uint32_t max_batches = kDefaultAggregateBatches;
+
+  // Who asked: an element callback id and its data, for the worker that gets the task back.
+  uint32_t callback = 0;
+  void* context = nullptr;
+
+  TaskStatus status = TaskStatus::kPending;
+  std::string error;     // why it failed
+  uint32_t channel = 0;  // set by Channel::submit
+
+  // Room for another batch of up to `batch_items` items?
+  bool fits(uint32_t batch_items) const {
+    return batches < max_batches && items + batch_items <= capacity;
+  }
+  void add_batch(uint32_t batch_items) {
+    items += batch_items;
+    ++batches;
+  }
+  bool full(uint32_t next_batch_items) const { return !fits(next_batch_items); }
+  // Empty again, ready to be refilled.
+  void reset() {
+    items = batches = 0;
+    status = TaskStatus::kPending;
+    error.clear();
+  }
+};
+
+class TaskExecutor {
+ public:
+  static Result<std::unique_ptr<TaskExecutor>> create(Device& device);
+
+  // Enqueues the task (copies in, launch, copies out, mark). An error leaves the task to the
+  // caller; the device should be considered failed.
+  Status start(OffloadTask& task);
+  // True when the started task has finished; an error means it failed on the device.
+  Result<bool> poll() { return queue_->query(); }
+  Status wait() { return queue_->wait(); }
+
+ private:
+  TaskExecutor(Device& device, std::unique_ptr<Queue> q) : device_(device), queue_(std::move(q)) {}
+  Result<DeviceBuffer*> scratch(std::vector<std::unique_ptr<DeviceBuffer>>& pool, size_t i,
+                                size_t bytes);
+
+  Device& device_;
+  std::unique_ptr<Queue> queue_;
+  std::vector<std::unique_ptr<DeviceBuffer>> in_;
+  std::vector<std::unique_ptr<DeviceBuffer>> out_;
+  std::vector<KernelArg> args_;
+};
+
+// Runs `task` to completion on `exec` and sets its status (and error). Returns the status.
+TaskStatus run_task_sync(TaskExecutor& exec, OffloadTask& task);
+
+}  // namespace fulcrum::offload

@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""End to end: `fulcrum devices` lists the offload backends compiled in and the devices found.
+
+Checks, against what the machine says independently of Fulcrum: with the OpenCL backend built
+and PoCL's ICD registered (/etc/OpenCL/vendors/pocl.icd, installed by scripts/install-deps.sh),
+a CPU OpenCL device is listed; with the CUDA backend built but no NVIDIA device node (/dev/nvidia0)
+no CUDA device is listed and nothing is printed on stderr; the text listing and the JSON agree;
+an unknown option exits 2.
+"""
+import json
+import os
+import subprocess
+import sys
+
+FULCRUM = os.path.abspath(os.environ.get("FULCRUM_BIN", "build/fulcrum"))
+TIMEOUT_S = 60
+POCL_ICD = "/etc/OpenCL/vendors/pocl.icd"
+
+
+def run(*args, env=None):
+    return subprocess.run([FULCRUM, "devices", *args], capture_output=True, text=True,
+                          timeout=TIMEOUT_S, env=env)
+
+
+def main():
+    failures = []
+
+    def check(cond, what):
+        if not cond:
+            failures.append(what)
+
+    r = run("--json")
+    check(r.returncode == 0, f"devices --json exited {r.returncode}: {r.stderr}")
+    data = json.loads(r.stdout)
+    backends = data["backends"]
+    devices = data["devices"]
+    check(set(backends) <= {"opencl", "cuda"}, f"unexpected backends {backends}")
+    for d in devices:
+        check(d["backend"] in backends, f"device of a backend not compiled in: {d}")
+        check(d["kind"] in ("cpu", "gpu", "accelerator"), f"bad kind: {d}")
+        check(d["name"] != "", f"device without a name: {d}")
+        check(d["global_memory_bytes"] > 0 and d["compute_units"] > 0, f"empty device: {d}")
+
+    opencl = [d for d in devices if d["backend"] == "opencl"]
+    cuda = [d for d in devices if d["backend"] == "cuda"]
+    if "opencl" in backends and os.path.exists(POCL_ICD):
+        check(any(d["kind"] == "cpu" for d in opencl),
+              f"PoCL is registered ({POCL_ICD}) but no CPU OpenCL device is listed: {opencl}")
+        check(any("pocl" in d["platform"].lower() for d in opencl),
+              f"no device on the Portable Computing Language platform: {opencl}")
+    if "cuda" in backends and not os.path.exists("/dev/nvidia0"):
+        check(cuda == [], f"CUDA devices listed without /dev/nvidia0: {cuda}")
+        check(r.stderr == "", f"stderr without a GPU: {r.stderr!r}")
+    if "cuda" not in backends:
+        check(cuda == [], "CUDA devices without the CUDA backend")
+
+    t = run()
+    check(t.returncode == 0, f"devices exited {t.returncode}")
+    first = t.stdout.splitlines()[0] if t.stdout else ""
+    check(first.startswith("backends compiled in:"), f"first line: {first!r}")
+    for b in backends:
+        check(b in first.split(), f"backend {b} missing from {first!r}")
+    for d in devices:
+        check(d["name"] in t.stdout, f"device {d['name']} missing from the listing")
+    if not devices:
+        check("run on the CPU" in t.stdout, "no-device case does not say the CPU runs it")
+
+    env = dict(os.environ, FULCRUM_FAIL_DEVICE_AFTER="0")
+    f = run("--json", env=env)
+    check(f.returncode == 0 and len(json.loads(f.stdout)["devices"]) == len(devices),
+          "failure injection changed device discovery")
+
+    bad = run("--frobnicate")
+    check(bad.returncode == 2 and "--frobnicate" in bad.stderr, f"unknown option: {bad}")
+
+    for msg in failures:
+        print("FAIL:", msg)
+    print(f"devices: {len(devices)} ({', '.join(d['backend'] + ' ' + d['name'] for d in devices)})"
+          f", backends {backends}, {len(failures)} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

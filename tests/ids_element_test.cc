@@ -1,0 +1,173 @@
+// Golden tests for IDSMatch: alerted packets leave on output 1 (or pass, or are dropped in IPS
+// mode), malformed frames are dropped with their reason, the alert log holds one JSON line per
+// (packet, rule) with the packet's flow, both engines agree, and configuration errors are named.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "ids_test_frames.hh"
+#include "testing.hh"
+
+namespace fulcrum {
+namespace {
+
+using Frame = std::vector<uint8_t>;
+
+constexpr uint32_t kClient = 0x0A000001;  // 10.0.0.1
+constexpr uint32_t kServer = 0xC0A80002;  // 192.168.0.2
+constexpr uint64_t kOutput0Only = 0b01;
+constexpr uint64_t kBothOutputs = 0b11;
+
+const char* const kRules =
+    "# test rules\n"
+    "alert tcp any any -> any 80 (msg:\"get passwd\"; content:\"GET \"; depth:4; "
+    "content:\"/etc/passwd\"; sid:1;)\n"
+    "alert udp any any -> any any (msg:\"evil \\\"udp\\\"\"; content:\"EVIL\"; nocase; sid:2;)\n"
+    "alert ip any any -> any any (msg:\"re\"; pcre:\"/x[0-9]{3}y/\"; sid:3;)\n";
+
+std::string write_file(const std::string& stem, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "/" + stem;
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::vector<Frame> traffic() {
+  return {
+      testing::l4_frame(testing::kProtoTcp, kClient, kServer, 1234, 80, "GET /etc/passwd HTTP"),
+      testing::l4_frame(testing::kProtoTcp, kClient, kServer, 1234, 81, "GET /etc/passwd HTTP"),
+      testing::l4_frame(testing::kProtoTcp, kClient, kServer, 1234, 80, " GET /etc/passwd"),
+      testing::l4_frame(testing::kProtoUdp, kClient, kServer, 53, 53, "an eViL x123y one"),
+      testing::l4_frame(testing::kProtoUdp, kClient, kServer, 53, 53, "clean payload"),
+  };
+}
+
+TEST(IdsElement, AlertedPacketsLeaveOnOutput1) {
+  for (const char* engine : {"ENGINE hyperscan", "ENGINE ac"}) {
+    auto e = testing::make_element_connected("IDSMatch", {write_file("out1.rules", kRules), engine},
+                                             kBothOutputs);
+    ASSERT_NE(e, nullptr);
+    PacketBatch b;
+    const std::vector<Verdict> v = testing::run_batch(*e, b, traffic());
+    const std::vector<int> want = {1, 0, 0, 1, 0};
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(v[i].port(), want[i]) << engine << " " << i;
+    testing::free_batch(b);
+    std::vector<Counter> c;
+    e->counters(c);
+    EXPECT_EQ(c[0].name, "alerts");
+    EXPECT_EQ(c[0].value, 3u) << engine;  // packet 3 matches sid 2 and sid 3
+    EXPECT_EQ(c[1].value, 2u) << engine;
+  }
+}
+
+TEST(IdsElement, IdsModePassesAndIpsModeDrops) {
+  const std::string rules = write_file("mode.rules", kRules);
+  auto pass = testing::make_element_connected("IDSMatch", {rules}, kOutput0Only);
+  ASSERT_NE(pass, nullptr);
+  PacketBatch b;
+  for (const Verdict& v : testing::run_batch(*pass, b, traffic())) EXPECT_EQ(v.port(), 0);
+  testing::free_batch(b);
+  auto drop = testing::make_element_connected("IDSMatch", {rules, "DROP true"}, kOutput0Only);
+  ASSERT_NE(drop, nullptr);
+  const std::vector<Verdict> v = testing::run_batch(*drop, b, traffic());
+  EXPECT_EQ(testing::drop_reason(*drop, v[0]), "alert");
+  EXPECT_EQ(v[1].port(), 0);
+  EXPECT_EQ(testing::drop_reason(*drop, v[3]), "alert");
+  testing::free_batch(b);
+}
+
+TEST(IdsElement, MalformedFramesAreDroppedWithReasons) {
+  auto e = testing::make_or_fail("IDSMatch", {write_file("bad.rules", kRules)});
+  ASSERT_NE(e, nullptr);
+  const Frame tcp = testing::l4_frame(testing::kProtoTcp, kClient, kServer, 1, 80, "GET x");
+  PacketBatch b;
+  const std::vector<Verdict> v = testing::run_batch(*e, b, testing::prefixes(tcp, tcp.size()));
+  for (uint32_t n = 0; n <= tcp.size(); ++n) {
+    // Every proper prefix ends before the IP total length.
+    if (n < tcp.size()) {
+      EXPECT_EQ(testing::drop_reason(*e, v[n]), "truncated") << n;
+    }
+  }
+  EXPECT_EQ(v[tcp.size()].port(), 0);
+  testing::free_batch(b);
+
+  Frame arp = testing::ether_frame(0x0806);
+  Frame ipv6 = testing::ether_frame(0x86DD);
+  Frame version6 = tcp;
+  version6[14] = 0x65;
+  Frame bad_offset = tcp;
+  bad_offset[14 + 20 + 12] = 0x40;  // TCP data offset 4 words
+  Frame long_offset = tcp;
+  long_offset[14 + 20 + 12] = 0xF0;  // 60-byte TCP header, past the IP payload
+  Frame short_udp = testing::l4_frame(testing::kProtoUdp, kClient, kServer, 1, 2, "");
+  short_udp[17] = 20 + 4;  // IP total length leaves 4 bytes for the UDP header
+  Frame bad_ihl = tcp;
+  bad_ihl[14] = 0x44;
+  Frame fragment = tcp;  // a non-first fragment: no L4 header, only ip rules look at it
+  fragment[14 + 6] = 0x00, fragment[14 + 7] = 0x10;
+  const std::vector<Verdict> w = testing::run_batch(
+      *e, b, {arp, ipv6, version6, bad_offset, long_offset, short_udp, bad_ihl, fragment});
+  EXPECT_EQ(testing::drop_reason(*e, w[0]), "not-ipv4");
+  EXPECT_EQ(testing::drop_reason(*e, w[1]), "not-ipv4");
+  EXPECT_EQ(testing::drop_reason(*e, w[2]), "not-ipv4");
+  EXPECT_EQ(testing::drop_reason(*e, w[3]), "bad-l4-header");
+  EXPECT_EQ(testing::drop_reason(*e, w[4]), "bad-l4-header");
+  EXPECT_EQ(testing::drop_reason(*e, w[5]), "bad-l4-header");
+  EXPECT_EQ(testing::drop_reason(*e, w[6]), "truncated");
+  EXPECT_EQ(w[7].port(), 0);
+  testing::free_batch(b);
+}
+
+TEST(IdsElement, AlertLogHasOneJsonLinePerMatch) {
+  const std::string log = ::testing::TempDir() + "/ids-alerts.jsonl";
+  {
+    auto e = testing::make_or_fail("IDSMatch",
+                                   {write_file("log.rules", kRules), "ALERTS " + log, "ENGINE ac"});
+    ASSERT_NE(e, nullptr);
+    PacketBatch b;
+    testing::run_batch(*e, b, traffic());
+    testing::free_batch(b);
+    testing::run_batch(*e, b, {traffic()[0]});  // the packet index goes on across batches
+    testing::free_batch(b);
+  }
+  std::ifstream in(log);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  const std::string flow_tcp =
+      "\"flow\":{\"src\":\"10.0.0.1\",\"dst\":\"192.168.0.2\",\"sport\":1234,\"dport\":80,"
+      "\"proto\":6}}";
+  const std::string flow_udp =
+      "\"flow\":{\"src\":\"10.0.0.1\",\"dst\":\"192.168.0.2\",\"sport\":53,\"dport\":53,"
+      "\"proto\":17}}";
+  const std::vector<std::string> want = {
+      "{\"sid\":1,\"msg\":\"get passwd\",\"packet\":0," + flow_tcp,
+      "{\"sid\":2,\"msg\":\"evil \\\"udp\\\"\",\"packet\":3," + flow_udp,
+      "{\"sid\":3,\"msg\":\"re\",\"packet\":3," + flow_udp,
+      "{\"sid\":1,\"msg\":\"get passwd\",\"packet\":5," + flow_tcp,
+  };
+  EXPECT_EQ(lines, want);
+}
+
+TEST(IdsElement, ConfigurationErrors) {
+  EXPECT_NE(testing::config_error("IDSMatch", {}), "(no error)");
+  EXPECT_NE(testing::config_error("IDSMatch", {"/nonexistent/x.rules"}).find("cannot open rule"),
+            std::string::npos);
+  const std::string rules = write_file("cfg.rules", kRules);
+  EXPECT_NE(testing::config_error("IDSMatch", {rules, "ENGINE gpu"})
+                .find("ENGINE: expected hyperscan or ac, got 'gpu'"),
+            std::string::npos);
+  const std::string bad = write_file("cfg-bad.rules", std::string(kRules) + "alert tcp\n");
+  EXPECT_NE(testing::config_error("IDSMatch", {bad}).find("cfg-bad.rules:5: expected '('"),
+            std::string::npos);
+  const std::string backref =
+      write_file("cfg-re.rules", "alert tcp any any -> any any (pcre:\"/(a)\\1/\"; sid:42;)\n");
+  EXPECT_NE(testing::config_error("IDSMatch", {backref}).find("sid 42 (line 1)"),
+            std::string::npos);
+  EXPECT_NE(testing::config_error("IDSMatch", {rules, "ALERTS /nonexistent/dir/a.jsonl"})
+                .find("cannot open alert log"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace fulcrum

@@ -1,0 +1,161 @@
+// The IDS rule parser: the supported Snort/Suricata subset parses into the expected fields, and
+// every malformed rule is rejected with "PATH:LINE: what was expected".
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "lib/ids/rule_parser.hh"
+
+namespace fulcrum::ids {
+namespace {
+
+constexpr uint32_t kIp10_0_0_1 = 0x0A000001;
+constexpr uint32_t kIp10_1_2_3 = 0x0A010203;
+constexpr uint32_t kIp192_168_0_9 = 0xC0A80009;
+
+Rule parse_ok(const std::string& text) {
+  Result<Rule> r = parse_rule(text);
+  EXPECT_TRUE(r.ok()) << text << ": " << (r.ok() ? "" : r.error());
+  return r.ok() ? r.value() : Rule{};
+}
+
+std::string parse_error(const std::string& text) {
+  Result<Rule> r = parse_rule(text);
+  return r.ok() ? "(no error)" : r.error();
+}
+
+TEST(IdsRuleParser, ParsesHeaderAndOptions) {
+  const Rule r = parse_ok(
+      "alert tcp 10.0.0.0/8 any -> [192.168.0.0/16,!192.168.0.9] [80,8000:8080] "
+      "(msg:\"web; \\\"x\\\"\"; content:\"GET \"; offset:0; depth:4; content:\"|0d 0a|Host\"; "
+      "nocase; pcre:\"/user=[a-z]+/i\"; sid:1000001; rev:3; classtype:web;)");
+  EXPECT_EQ(r.proto, Proto::kTcp);
+  EXPECT_EQ(r.sid, 1000001u);
+  EXPECT_EQ(r.rev, 3u);
+  EXPECT_EQ(r.msg, "web; \"x\"");
+  EXPECT_FALSE(r.bidirectional);
+  EXPECT_TRUE(r.src.contains(kIp10_1_2_3));
+  EXPECT_FALSE(r.src.contains(kIp192_168_0_9));
+  EXPECT_TRUE(r.dst.contains(kIp192_168_0_9 + 1));
+  EXPECT_FALSE(r.dst.contains(kIp192_168_0_9));  // negated list item
+  EXPECT_FALSE(r.dst.contains(kIp10_0_0_1));
+  EXPECT_TRUE(r.sport.contains(1));
+  EXPECT_TRUE(r.dport.contains(80));
+  EXPECT_TRUE(r.dport.contains(8040));
+  EXPECT_FALSE(r.dport.contains(81));
+  ASSERT_EQ(r.contents.size(), 2u);
+  EXPECT_EQ(r.contents[0].bytes, "GET ");
+  EXPECT_EQ(r.contents[0].depth, 4u);
+  EXPECT_FALSE(r.contents[0].nocase);
+  EXPECT_EQ(r.contents[1].bytes, std::string("\r\nHost"));
+  EXPECT_TRUE(r.contents[1].nocase);
+  ASSERT_EQ(r.pcres.size(), 1u);
+  EXPECT_EQ(r.pcres[0].expr, "user=[a-z]+");
+  EXPECT_TRUE(r.pcres[0].caseless);
+  EXPECT_FALSE(r.pcres[0].dotall);
+}
+
+TEST(IdsRuleParser, NegationBidirectionAndPortRanges) {
+  const Rule r =
+      parse_ok("alert udp !10.0.0.1 :1023 <> any 5000: (content:!\"|00|\"; offset:2; sid:7;)");
+  EXPECT_TRUE(r.bidirectional);
+  EXPECT_FALSE(r.src.contains(kIp10_0_0_1));
+  EXPECT_TRUE(r.src.contains(kIp10_1_2_3));
+  EXPECT_TRUE(r.sport.contains(0));
+  EXPECT_TRUE(r.sport.contains(1023));
+  EXPECT_FALSE(r.sport.contains(1024));
+  EXPECT_TRUE(r.dport.contains(65535));
+  EXPECT_FALSE(r.dport.contains(4999));
+  ASSERT_EQ(r.contents.size(), 1u);
+  EXPECT_TRUE(r.contents[0].negated);
+  EXPECT_EQ(r.contents[0].bytes, std::string(1, '\0'));
+  EXPECT_EQ(r.contents[0].offset, 2u);
+  const Rule n = parse_ok("alert tcp any !80 -> any ![1:10,20] (sid:8;)");
+  EXPECT_FALSE(n.sport.contains(80));
+  EXPECT_TRUE(n.sport.contains(81));
+  EXPECT_FALSE(n.dport.contains(5));
+  EXPECT_FALSE(n.dport.contains(20));
+  EXPECT_TRUE(n.dport.contains(11));
+  const Rule esc = parse_ok("alert tcp any any -> any any (pcre:\"/\\/bin\\/sh\\;/\"; sid:10;)");
+  EXPECT_EQ(esc.pcres[0].expr, "\\/bin\\/sh\\;");  // regex escapes are kept
+  const Rule ip = parse_ok("alert ip any any -> 0.0.0.0/0 any (pcre:\"/a.b/sm\"; sid:9;)");
+  EXPECT_EQ(ip.proto, Proto::kIp);
+  EXPECT_TRUE(ip.dst.contains(kIp10_0_0_1));
+  EXPECT_TRUE(ip.pcres[0].dotall);
+  EXPECT_TRUE(ip.pcres[0].multiline);
+}
+
+TEST(IdsRuleParser, RejectsMalformedRulesWithWhatWasExpected) {
+  const std::string opts = " (sid:1;)";
+  EXPECT_EQ(parse_error("drop tcp any any -> any any" + opts),
+            "expected action 'alert', got 'drop'");
+  EXPECT_EQ(parse_error("alert sctp any any -> any any" + opts),
+            "expected protocol tcp, udp, icmp or ip, got 'sctp'");
+  EXPECT_EQ(parse_error("alert tcp 10.0.0 any -> any any" + opts),
+            "expected source address (any, A.B.C.D, A.B.C.D/LEN or [list], optionally '!'), got "
+            "'10.0.0'");
+  EXPECT_EQ(parse_error("alert tcp $HOME_NET any -> any any" + opts),
+            "expected source address (any, A.B.C.D, A.B.C.D/LEN or [list], optionally '!'), got "
+            "'$HOME_NET' (variables are not supported)");
+  EXPECT_EQ(parse_error("alert tcp any any -> 1.2.3.4/33 any" + opts),
+            "expected destination address (any, A.B.C.D, A.B.C.D/LEN or [list], optionally "
+            "'!'), got '1.2.3.4/33'");
+  EXPECT_EQ(parse_error("alert tcp any 70000 -> any any" + opts),
+            "expected source port (any, N, N:M or [list], optionally '!'), got '70000'");
+  EXPECT_EQ(parse_error("alert tcp any any -> any 90:80" + opts),
+            "expected destination port (any, N, N:M or [list], optionally '!'), got '90:80'");
+  EXPECT_EQ(parse_error("alert tcp any any => any any" + opts), "expected '->' or '<>', got '=>'");
+  EXPECT_EQ(parse_error("alert icmp any 5 -> any any" + opts),
+            "expected ports 'any' for protocol icmp (ports apply to tcp and udp only)");
+  EXPECT_EQ(parse_error("alert tcp any any -> any any sid:1;"),
+            "expected '(' to open the rule options");
+  EXPECT_EQ(parse_error("alert tcp any any -> any any (sid:1;"),
+            "expected ')' at the end of the rule");
+  EXPECT_EQ(parse_error("alert tcp any any -> any any (msg:\"x\";)"), "expected a sid:N option");
+  EXPECT_EQ(parse_error("alert tcp any any -> any any (sid:x;)"),
+            "sid: expected a non-negative integer, got 'x'");
+  EXPECT_EQ(parse_error("alert tcp any any -> any any (nocase; sid:1;)"),
+            "'nocase' without a preceding content");
+  EXPECT_EQ(parse_error("alert tcp any any -> any any (content:abc; sid:1;)"),
+            "content: expected a quoted string");
+  EXPECT_EQ(parse_error("alert tcp any any -> any any (content:\"|0g|\"; sid:1;)"),
+            "content: expected hex digits between '|', got '0g'");
+  EXPECT_EQ(parse_error("alert tcp any any -> any any (content:\"|0d 0|\"; sid:1;)"),
+            "content: expected pairs of hex digits between '|', got '0d 0'");
+  EXPECT_EQ(parse_error("alert tcp any any -> any any (content:\"ab|0d\"; sid:1;)"),
+            "content: expected a closing '|' after the hex bytes");
+  EXPECT_EQ(parse_error("alert tcp any any -> any any (content:\"abc\"; depth:2; sid:1;)"),
+            "depth: expected at least the content length 3, got 2");
+  EXPECT_EQ(parse_error("alert tcp any any -> any any (pcre:\"abc\"; sid:1;)"),
+            "pcre: expected \"/regex/flags\"");
+  EXPECT_EQ(parse_error("alert tcp any any -> any any (pcre:\"/abc/R\"; sid:1;)"),
+            "pcre: unsupported flag 'R' (supported: i, s, m)");
+  EXPECT_EQ(parse_error("alert tcp any any -> any any (flow:established; sid:1;)"),
+            "unsupported option 'flow'");
+  EXPECT_EQ(parse_error("alert tcp any any -> any any (sid:1)"),
+            "expected ';' after option 'sid:1'");
+}
+
+TEST(IdsRuleParser, FileErrorsNameTheLine) {
+  const std::string good = "alert tcp any any -> any 80 (content:\"a#b\"; sid:1;)\n";
+  Result<std::vector<Rule>> rules =
+      parse_rules("# comment\n\n" + good + "  # indented comment\n", "r.rules");
+  ASSERT_TRUE(rules.ok()) << rules.error();
+  ASSERT_EQ(rules->size(), 1u);
+  EXPECT_EQ((*rules)[0].line, 3u);
+  EXPECT_EQ((*rules)[0].contents[0].bytes, "a#b");  // '#' inside a rule is not a comment
+  Result<std::vector<Rule>> dup = parse_rules(good + "\n" + good, "r.rules");
+  ASSERT_FALSE(dup.ok());
+  EXPECT_EQ(dup.error(), "r.rules:3: duplicate sid 1 (first on line 1)");
+  Result<std::vector<Rule>> bad =
+      parse_rules(good + "alert tcp any any -> any any (sid:2)\n", "r.rules");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error(), "r.rules:2: expected ';' after option 'sid:2'");
+  Result<std::vector<Rule>> missing = load_rules("/nonexistent/x.rules");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().rfind("cannot open rule file /nonexistent/x.rules", 0), 0u);
+}
+
+}  // namespace
+}  // namespace fulcrum::ids

@@ -1,0 +1,255 @@
+// The device thread on a real device (PoCL's OpenCL CPU device in CI): tasks submitted from two
+// worker threads all come back exactly once with the CPU function's results; several tasks are
+// in flight at once; with an injected device failure every task still comes back (failed ones
+// are re-run on the CPU), the device is marked down, and nothing is lost.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "lib/dir24_8.hh"
+#include "lib/route_table.hh"
+#include "offload/device_thread.hh"
+#include "offload/ipv4_lookup.hh"
+#include "offload/registry.hh"
+
+namespace fulcrum::offload {
+namespace {
+
+constexpr size_t kRoutes = 10000;
+constexpr uint32_t kBatch = 64;
+constexpr uint32_t kBatchesPerTask = 4;
+constexpr uint32_t kTaskItems = kBatch * kBatchesPerTask;
+constexpr uint32_t kTasksPerWorker = 8;
+constexpr uint32_t kSubmissionsPerWorker = 60;
+constexpr uint32_t kWorkers = 2;
+constexpr uint32_t kQueues = 4;
+
+const Dir24_8& table() {
+  static const Dir24_8* t = [] {
+    auto* d = new Dir24_8;
+    for (const Route4& r : generate_routes4(kRoutes, 9, 64))
+      EXPECT_TRUE(d->add(r.prefix, r.len, r.port).ok());
+    EXPECT_TRUE(d->build().ok());
+    return d;
+  }();
+  return *t;
+}
+
+std::unique_ptr<Device> opencl_device(std::optional<uint64_t> fail_after = std::nullopt) {
+  DiscoverOptions o;
+  o.only = Backend::kOpenCL;
+  o.fail_after = fail_after;
+  auto devs = discover_devices(o);
+  if (devs.empty()) return nullptr;
+  return std::move(devs.front());
+}
+
+#define REQUIRE_OPENCL_DEVICE(dev)                                                   \
+  if (!backend_compiled(Backend::kOpenCL)) GTEST_SKIP() << "OpenCL not compiled in"; \
+  ASSERT_NE(dev, nullptr) << "no OpenCL device (scripts/install-deps.sh installs PoCL)"
+
+struct WorkerResult {
+  uint32_t ok = 0;
+  uint32_t failed = 0;
+  uint32_t wrong = 0;          // outputs that differ from the CPU function
+  std::vector<uint32_t> seen;  // completions per submission serial
+};
+
+using Tasks = std::vector<std::unique_ptr<Ipv4LookupTask>>;
+
+// kTasksPerWorker tasks with pinned buffers, made before the device thread starts (a failing
+// device refuses allocations once it has failed).
+Tasks make_tasks(const Ipv4LookupTables& tables) {
+  Tasks tasks;
+  for (uint32_t i = 0; i < kTasksPerWorker; ++i) {
+    auto t = Ipv4LookupTask::create(tables, kTaskItems, kBatchesPerTask);
+    EXPECT_TRUE(t.ok()) << t.error();
+    if (!t) break;
+    t.value()->task.context = t.value().get();
+    tasks.push_back(std::move(t.value()));
+  }
+  return tasks;
+}
+
+// One worker: keeps its tasks busy, kSubmissionsPerWorker submissions in all, each filled with
+// fresh random addresses; failed tasks are re-run on the CPU, as a worker would.
+WorkerResult run_worker(Channel& ch, Tasks idle, uint32_t seed) {
+  WorkerResult res;
+  res.seen.assign(kSubmissionsPerWorker, 0);
+  std::mt19937 rng(seed);
+  if (idle.size() != kTasksPerWorker) return res;
+  uint32_t submitted = 0, collected = 0;
+  std::vector<uint16_t> expect(kTaskItems);
+  while (collected < kSubmissionsPerWorker) {
+    if (submitted < kSubmissionsPerWorker && !idle.empty()) {
+      Ipv4LookupTask* t = idle.back().release();
+      idle.pop_back();
+      t->task.reset();
+      uint32_t batch[kBatch];
+      while (t->task.fits(kBatch)) {
+        for (uint32_t& a : batch) a = rng();
+        t->add_batch(batch, kBatch);
+      }
+      t->task.callback = submitted;
+      EXPECT_TRUE(ch.submit(&t->task));
+      ++submitted;
+    }
+    while (OffloadTask* done = ch.poll()) {
+      auto* t = static_cast<Ipv4LookupTask*>(done->context);
+      ++res.seen[done->callback];
+      ++collected;
+      if (done->status == TaskStatus::kOk) {
+        ++res.ok;
+      } else {
+        EXPECT_FALSE(done->error.empty());
+        ++res.failed;
+        t->run_on_cpu(table());
+      }
+      table().lookup_bulk(t->addresses(), expect.data(), done->items);
+      for (uint32_t i = 0; i < done->items; ++i) res.wrong += t->next_hops()[i] != expect[i];
+      idle.emplace_back(t);
+    }
+  }
+  for (auto& t : idle) t.reset();
+  return res;
+}
+
+std::vector<WorkerResult> run_workers(DeviceThread& dt, const Ipv4LookupTables& tables) {
+  std::vector<Channel*> channels;
+  for (uint32_t w = 0; w < kWorkers; ++w) {
+    auto ch = dt.attach();
+    EXPECT_TRUE(ch.ok()) << ch.error();
+    channels.push_back(ch.value());
+  }
+  std::vector<Tasks> tasks;
+  for (uint32_t w = 0; w < kWorkers; ++w) tasks.push_back(make_tasks(tables));
+  dt.start();
+  std::vector<WorkerResult> results(kWorkers);
+  std::vector<std::thread> threads;
+  for (uint32_t w = 0; w < kWorkers; ++w)
+    threads.emplace_back(
+        [&, w] { results[w] = run_worker(*channels[w], std::move(tasks[w]), 100 + w); });
+  for (auto& t : threads) t.join();
+  return results;
+}
+
+TEST(OffloadDeviceThread, TasksFromTwoWorkersAllCompleteExactlyOnceWithCpuResults) {
+  auto dev = opencl_device();
+  REQUIRE_OPENCL_DEVICE(dev);
+  auto tables = Ipv4LookupTables::upload(*dev, table());
+  ASSERT_TRUE(tables.ok()) << tables.error();
+  DeviceThreadConfig cfg;
+  cfg.queues = kQueues;
+  auto dt = DeviceThread::create(*dev, cfg);
+  ASSERT_TRUE(dt.ok()) << dt.error();
+  const auto results = run_workers(*dt.value(), *tables.value());
+  for (const WorkerResult& r : results) {
+    EXPECT_EQ(r.ok, kSubmissionsPerWorker);
+    EXPECT_EQ(r.failed, 0u);
+    EXPECT_EQ(r.wrong, 0u);
+    for (uint32_t n : r.seen) EXPECT_EQ(n, 1u);
+  }
+  EXPECT_EQ(dt.value()->tasks_ok(), uint64_t{kWorkers} * kSubmissionsPerWorker);
+  EXPECT_TRUE(dev->is_up());
+}
+
+TEST(OffloadDeviceThread, TasksWaitingAtStartRunOnAllQueuesAtOnce) {
+  auto dev = opencl_device();
+  REQUIRE_OPENCL_DEVICE(dev);
+  auto tables = Ipv4LookupTables::upload(*dev, table());
+  ASSERT_TRUE(tables.ok()) << tables.error();
+  DeviceThreadConfig cfg;
+  cfg.queues = kQueues;
+  auto dt = DeviceThread::create(*dev, cfg);
+  ASSERT_TRUE(dt.ok()) << dt.error();
+  auto ch = dt.value()->attach();
+  ASSERT_TRUE(ch.ok());
+  std::vector<std::unique_ptr<Ipv4LookupTask>> tasks;
+  const std::vector<uint32_t> addrs(kBatch, 0x0A000001);
+  for (uint32_t i = 0; i < 2 * kQueues; ++i) {
+    auto t = Ipv4LookupTask::create(*tables.value(), kTaskItems);
+    ASSERT_TRUE(t.ok());
+    ASSERT_TRUE(t.value()->add_batch(addrs.data(), kBatch));
+    ASSERT_TRUE(ch.value()->submit(&t.value()->task));
+    tasks.push_back(std::move(t.value()));
+  }
+  dt.value()->start();
+  uint32_t back = 0;
+  while (back < tasks.size())
+    if (OffloadTask* t = ch.value()->poll()) back += t->status == TaskStatus::kOk;
+  EXPECT_EQ(dt.value()->max_in_flight(), kQueues);
+}
+
+TEST(OffloadDeviceThread, InjectedFailureReturnsEveryTaskAndMarksTheDeviceDown) {
+  constexpr uint64_t kFailAfter = 5;
+  auto dev = opencl_device(kFailAfter);
+  REQUIRE_OPENCL_DEVICE(dev);
+  auto tables = Ipv4LookupTables::upload(*dev, table());
+  ASSERT_TRUE(tables.ok()) << tables.error();
+  auto dt = DeviceThread::create(*dev);
+  ASSERT_TRUE(dt.ok()) << dt.error();
+  const auto results = run_workers(*dt.value(), *tables.value());
+  uint32_t ok = 0, failed = 0;
+  for (const WorkerResult& r : results) {
+    ok += r.ok;
+    failed += r.failed;
+    EXPECT_EQ(r.wrong, 0u);  // device results and CPU re-runs alike
+    for (uint32_t n : r.seen) EXPECT_EQ(n, 1u);
+  }
+  EXPECT_EQ(ok + failed, kWorkers * kSubmissionsPerWorker);
+  EXPECT_LE(ok, kFailAfter);
+  EXPECT_GT(failed, 0u);
+  EXPECT_FALSE(dev->is_up());
+  EXPECT_EQ(dt.value()->tasks_failed(), failed);
+}
+
+TEST(OffloadDeviceThread, FailAfterEnvironmentVariableWrapsDiscoveredDevices) {
+  if (!backend_compiled(Backend::kOpenCL)) GTEST_SKIP() << "OpenCL not compiled in";
+  ASSERT_EQ(setenv(kFailAfterEnv, "0", 1), 0);
+  auto dev = opencl_device();
+  unsetenv(kFailAfterEnv);
+  ASSERT_NE(dev, nullptr);
+  auto k = dev->kernel(kIpv4LookupKernel);
+  ASSERT_TRUE(k.ok()) << k.error();
+  auto q = dev->create_queue();
+  ASSERT_TRUE(q.ok()) << q.error();
+  auto buf = dev->alloc(kTaskItems * sizeof(uint32_t));
+  ASSERT_TRUE(buf.ok());
+  const KernelArg args[] = {KernelArg::of(*buf.value()), KernelArg::of(*buf.value()),
+                            KernelArg::of(*buf.value()), KernelArg::of(*buf.value()),
+                            KernelArg::of(0u)};
+  const Status s = q.value()->launch(*k.value(), {1, 0}, args);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().find(kFailAfterEnv), std::string::npos) << s.error();
+}
+
+TEST(OffloadDeviceThread, SubmitRefusesMoreThanTheRingHolds) {
+  auto dev = opencl_device();
+  REQUIRE_OPENCL_DEVICE(dev);
+  DeviceThreadConfig cfg;
+  cfg.ring_size = 4;
+  auto dt = DeviceThread::create(*dev, cfg);
+  ASSERT_TRUE(dt.ok()) << dt.error();
+  auto ch = dt.value()->attach();
+  ASSERT_TRUE(ch.ok());
+  std::vector<OffloadTask> tasks(cfg.ring_size + 1);
+  for (uint32_t i = 0; i < cfg.ring_size; ++i) EXPECT_TRUE(ch.value()->submit(&tasks[i]));
+  EXPECT_FALSE(ch.value()->submit(&tasks[cfg.ring_size]));
+  EXPECT_EQ(ch.value()->outstanding(), cfg.ring_size);
+  // Empty tasks naming no kernel fail on the device; they come back all the same.
+  dt.value()->start();
+  uint32_t back = 0;
+  while (back < cfg.ring_size) back += ch.value()->poll() != nullptr;
+  EXPECT_EQ(ch.value()->outstanding(), 0u);
+}
+
+}  // namespace
+}  // namespace fulcrum::offload

@@ -26,7 +26,6 @@ namespace {
 constexpr uint32_t kSizes[] = {64, 256, 1024, 1500};
 constexpr uint32_t kFlows = 1024;
 constexpr uint32_t kCryptoBatch = 64;
-constexpr uint32_t kTimingChunk = 1024;  // packets between clock reads
 constexpr double kBitsPerByte = 8;
 constexpr double kMega = 1e6;
 constexpr double kGiga = 1e9;
@@ -49,20 +48,6 @@ EspSizes esp_sizes(uint32_t frame) {
   const uint32_t inner = frame - esp::kEtherHdrLen;
   const uint32_t cipher = inner + esp::pad_len(inner) + esp::kTrailerLen;
   return {cipher, cipher + esp::kHdrIvLen};
-}
-
-// Runs `one` (one packet) until `seconds` pass; returns packets per second in millions.
-template <class F>
-double rate_mpps(double seconds, F&& one) {
-  const auto start = Clock::now();
-  uint64_t n = 0;
-  double elapsed = 0;
-  do {
-    for (uint32_t i = 0; i < kTimingChunk; ++i) one();
-    n += kTimingChunk;
-    elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-  } while (elapsed < seconds);
-  return static_cast<double>(n) / elapsed / kMega;
 }
 
 struct Ceiling {

@@ -28,29 +28,12 @@ constexpr uint32_t kSizes[] = {64, 1024, 1500};
 constexpr uint32_t kHeaders = 42;  // Ethernet + IPv4 + UDP of the generator's frames
 constexpr uint32_t kChunk = 64;
 constexpr uint32_t kFlows = 1024;
-constexpr uint32_t kTimingChunk = 1024;  // packets between clock reads
 constexpr double kBitsPerByte = 8;
 constexpr double kMega = 1e6;
 constexpr double kGiga = 1e9;
 const char* const kNullTxOnly = "net_null1,no-rx=1";
 
-using Clock = std::chrono::steady_clock;
-
 uint8_t g_sink = 0;
-
-// Runs `one` (one packet) until `seconds` pass; returns packets per second in millions.
-template <class F>
-double rate_mpps(double seconds, F&& one) {
-  const auto start = Clock::now();
-  uint64_t n = 0;
-  double elapsed = 0;
-  do {
-    for (uint32_t i = 0; i < kTimingChunk; ++i) one();
-    n += kTimingChunk;
-    elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-  } while (elapsed < seconds);
-  return static_cast<double>(n) / elapsed / kMega;
-}
 
 struct Ceiling {
   double md5_mpps = 0;      // MD5_Init/Update/Final

@@ -2,6 +2,7 @@
 // a small JSON writer, and traffic files made by the generator.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -49,6 +50,23 @@ Measured measure(const std::string& pipeline, const std::vector<std::string>& po
 std::pair<Measured, Measured> measure_pair(const std::string& a, const std::string& b,
                                            const std::vector<std::string>& ports, double seconds,
                                            BranchMode mode_b);
+// Calls `one` (one packet's work) in chunks of 1024 until `seconds` pass; returns calls per
+// second in millions (for library ceilings measured next to a pipeline).
+template <class F>
+double rate_mpps(double seconds, F&& one) {
+  using Clock = std::chrono::steady_clock;
+  constexpr uint32_t kChunk = 1024;  // calls between clock reads
+  const auto start = Clock::now();
+  uint64_t n = 0;
+  double elapsed = 0;
+  do {
+    for (uint32_t i = 0; i < kChunk; ++i) one();
+    n += kChunk;
+    elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+  } while (elapsed < seconds);
+  return static_cast<double>(n) / elapsed / 1e6;
+}
+
 // Least-squares slope of y over x.
 double slope(const std::vector<double>& x, const std::vector<double>& y);
 // Writes `count` frames from a generator spec ("gen:...") to a pcap file.

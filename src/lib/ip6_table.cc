@@ -15,12 +15,6 @@ constexpr size_t kLoadDivisor = 2;  // capacity >= 2 x entries
 constexpr size_t kMinCapacity = 2;
 constexpr int kHashBits = 64;
 
-std::string format_prefix(const uint8_t* prefix, uint32_t len) {
-  char text[INET6_ADDRSTRLEN];
-  inet_ntop(AF_INET6, prefix, text, sizeof text);
-  return std::string(text) + "/" + std::to_string(len);
-}
-
 struct Entry {
   Addr6 key;
   uint16_t hop;
@@ -62,35 +56,48 @@ int build_tree(const std::vector<uint64_t>& weight, int lo, int hi, std::vector<
 
 }  // namespace
 
+Status add_route6(std::vector<Route6Entry>& routes, const uint8_t* prefix, uint8_t len,
+                  uint16_t next_hop, uint16_t max_hop) {
+  if (len > Ip6Table::kMaxPrefixLen)
+    return make_error("prefix length " + std::to_string(len) + " out of range 0..128");
+  const Addr6 a = Addr6::from_bytes(prefix);
+  if (a.masked(len) != a) {
+    char text[INET6_ADDRSTRLEN];
+    inet_ntop(AF_INET6, prefix, text, sizeof text);
+    return make_error("host bits set in " + std::string(text) + "/" + std::to_string(len));
+  }
+  if (next_hop > max_hop)
+    return make_error("next hop " + std::to_string(next_hop) + " out of range 0.." +
+                      std::to_string(max_hop));
+  routes.push_back(Route6Entry{a, len, next_hop, static_cast<uint32_t>(routes.size())});
+  return {};
+}
+
+void distinct_routes6(std::vector<Route6Entry>& routes) {
+  using R = Route6Entry;
+  std::sort(routes.begin(), routes.end(), [](const R& x, const R& y) {
+    if (x.prefix != y.prefix) return x.prefix < y.prefix;
+    if (x.len != y.len) return x.len < y.len;
+    return x.order > y.order;
+  });
+  routes.erase(
+      std::unique(routes.begin(), routes.end(),
+                  [](const R& x, const R& y) { return x.prefix == y.prefix && x.len == y.len; }),
+      routes.end());
+  for (size_t i = 0; i < routes.size(); ++i) routes[i].order = static_cast<uint32_t>(i);
+}
+
 Ip6Table::Ip6Table() = default;
 Ip6Table::~Ip6Table() = default;
 
 Status Ip6Table::add(const uint8_t* prefix, uint8_t len, uint16_t next_hop) {
-  if (len > kMaxPrefixLen)
-    return make_error("prefix length " + std::to_string(len) + " out of range 0..128");
-  const Addr6 a = Addr6::from_bytes(prefix);
-  if (a.masked(len) != a) return make_error("host bits set in " + format_prefix(prefix, len));
-  if (next_hop > kMaxNextHop)
-    return make_error("next hop " + std::to_string(next_hop) + " out of range 0.." +
-                      std::to_string(kMaxNextHop));
-  routes_.push_back(Route{a, len, next_hop, static_cast<uint32_t>(routes_.size())});
-  return {};
+  return add_route6(routes_, prefix, len, next_hop, kMaxNextHop);
 }
 
 Status Ip6Table::build() {
   // Distinct routes, ordered so that a prefix comes right before the prefixes it contains; of
   // equal routes the last added wins.
-  std::sort(routes_.begin(), routes_.end(), [](const Route& x, const Route& y) {
-    if (x.prefix != y.prefix) return x.prefix < y.prefix;
-    if (x.len != y.len) return x.len < y.len;
-    return x.order > y.order;
-  });
-  routes_.erase(std::unique(routes_.begin(), routes_.end(),
-                            [](const Route& x, const Route& y) {
-                              return x.prefix == y.prefix && x.len == y.len;
-                            }),
-                routes_.end());
-  for (size_t i = 0; i < routes_.size(); ++i) routes_[i].order = static_cast<uint32_t>(i);
+  distinct_routes6(routes_);
 
   // parent[i]: the longest other route containing route i (a stack walk over the sorted order).
   std::vector<int> parent(routes_.size(), kNoParent);

@@ -64,6 +64,21 @@ struct Addr6 {
   auto operator<=>(const Addr6&) const = default;
 };
 
+// A route as the IPv6 lookup structures (Ip6Table, Ip6Trie) collect it before build().
+struct Route6Entry {
+  Addr6 prefix;
+  uint8_t len;
+  uint16_t hop;
+  uint32_t order;  // insertion order: the last of equal routes wins
+};
+
+// Checks a route (length 0..128, no host bits set, next hop up to max_hop) and appends it.
+Status add_route6(std::vector<Route6Entry>& routes, const uint8_t* prefix, uint8_t len,
+                  uint16_t next_hop, uint16_t max_hop);
+// Sorts the routes by (prefix, length), keeps the last added of equal ones and renumbers
+// `order` to the sorted position.
+void distinct_routes6(std::vector<Route6Entry>& routes);
+
 class Ip6Table {
  public:
   static constexpr uint16_t kNoRoute = 0xFFFF;
@@ -127,12 +142,7 @@ class Ip6Table {
     uint64_t lo_mask;
   };
 
-  struct Route {
-    Addr6 prefix;
-    uint8_t len;
-    uint16_t hop;
-    uint32_t order;  // insertion order: the last of equal routes wins
-  };
+  using Route = Route6Entry;
 
   static uint64_t hash(uint64_t hi, uint64_t lo) {
     uint64_t h = hi * kMulHi ^ lo * kMulLo;

@@ -8,15 +8,6 @@
 #include <string>
 
 namespace fulcrum {
-namespace {
-
-std::string format_prefix(const uint8_t* prefix, uint32_t len) {
-  char text[INET6_ADDRSTRLEN];
-  inet_ntop(AF_INET6, prefix, text, sizeof text);
-  return std::string(text) + "/" + std::to_string(len);
-}
-
-}  // namespace
 
 // Builds the groups depth first from the routes sorted by (prefix, length): the routes under one
 // entry are then a sorted list, the routes under one of its bytes a run of it. Runs twice: first
@@ -101,30 +92,12 @@ Ip6Trie::Ip6Trie() = default;
 Ip6Trie::~Ip6Trie() = default;
 
 Status Ip6Trie::add(const uint8_t* prefix, uint8_t len, uint16_t next_hop) {
-  if (len > kMaxPrefixLen)
-    return make_error("prefix length " + std::to_string(len) + " out of range 0..128");
-  const Addr6 a = Addr6::from_bytes(prefix);
-  if (a.masked(len) != a) return make_error("host bits set in " + format_prefix(prefix, len));
-  if (next_hop > kMaxNextHop)
-    return make_error("next hop " + std::to_string(next_hop) + " out of range 0.." +
-                      std::to_string(kMaxNextHop));
-  routes_.push_back(Route{a, len, next_hop, static_cast<uint32_t>(routes_.size())});
-  return {};
+  return add_route6(routes_, prefix, len, next_hop, kMaxNextHop);
 }
 
 Status Ip6Trie::build() {
   // Distinct routes sorted by (prefix, length); of equal routes the last added wins.
-  std::sort(routes_.begin(), routes_.end(), [](const Route& x, const Route& y) {
-    if (x.prefix != y.prefix) return x.prefix < y.prefix;
-    if (x.len != y.len) return x.len < y.len;
-    return x.order > y.order;
-  });
-  routes_.erase(std::unique(routes_.begin(), routes_.end(),
-                            [](const Route& x, const Route& y) {
-                              return x.prefix == y.prefix && x.len == y.len;
-                            }),
-                routes_.end());
-  for (size_t i = 0; i < routes_.size(); ++i) routes_[i].order = static_cast<uint32_t>(i);
+  distinct_routes6(routes_);
 
   std::vector<uint32_t> longer;
   for (uint32_t i = 0; i < routes_.size(); ++i)

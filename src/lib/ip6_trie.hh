@@ -34,6 +34,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "core/result.hh"
@@ -98,20 +99,27 @@ class Ip6Trie {
   int depth() const { return depth_; }  // most groups a lookup visits
   bool built() const { return built_; }
 
+  // The flat arrays (layout above), read-only, for uploading to a device; empty before build().
+  // header_words(): kHeaderWords uint64 per group: path hi, path lo, fallback hop (bits 0..15).
+  static constexpr size_t kHeaderWords = 4;
+  std::span<const uint32_t> tbl24() const { return {tbl24_, tbl24_ ? size_t{kTbl24Entries} : 0}; }
+  std::span<const uint32_t> group_entries() const {
+    return {groups_, groups_ ? groups_n_ * kGroupEntries : 0};
+  }
+  std::span<const uint64_t> header_words() const {
+    return {reinterpret_cast<const uint64_t*>(headers_), headers_ ? groups_n_ * kHeaderWords : 0};
+  }
+
  private:
   struct alignas(32) Header {
     uint64_t hi;  // the group's path: the first 8 x byte bits of every address routed to it
     uint64_t lo;
     uint16_t fallback;  // the next hop for an address off the path (kNoRoute: none)
   };
-  static_assert(sizeof(Header) == 32);
+  static_assert(sizeof(Header) == kHeaderWords * sizeof(uint64_t));
+  static_assert(offsetof(Header, fallback) == 2 * sizeof(uint64_t));
 
-  struct Route {
-    Addr6 prefix;
-    uint8_t len;
-    uint16_t hop;
-    uint32_t order;  // insertion order: the last of equal routes wins
-  };
+  using Route = Route6Entry;
   struct Builder;
 
   static constexpr uint32_t kLink = uint32_t{1} << 31;

@@ -1,0 +1,72 @@
+// IP6LookupOffload — IP6Lookup (trie) that runs on a device (CUDA or OpenCL) when its batch is
+// offloaded.
+//
+// Ports:     as IP6Lookup: input 0: Ethernet frames. output 0: IPv6 packets with a route to an
+//            existing port. Drops: no-route, no-such-port, not-ipv6.
+// Config:    FILE       (positional)     route file, as IP6Lookup (the trie shared with an
+//                                        IP6Lookup of ALGORITHM trie on the same file).
+//            AGGREGATE  integer  32      batches gathered into one device task (1..256).
+//            FLUSH_US   integer  100     a task not full this long after it opened goes anyway.
+//            AFFINITY   bool     false   keep each flow on one processor (no reordering; the
+//                                        flow hash reads the bytes where IPv4 has its addresses
+//                                        and ports, i.e. 12 bytes of the IPv6 source address).
+// Uses:      the batch's device decision (set by CPUOnly, DeviceOnly, FixedFraction).
+//            Sets: out_port (the matching route's port).
+// Counters:  cpu_batches, device_batches, device_packets, tasks, tasks_failed (re-run on the
+//            CPU), no_device_batches (offload asked, device absent or down), affinity_packets,
+//            waits (a batch waited for a free task buffer).
+// Offload:   kernel ipv6_trie_lookup (kernels/opencl, kernels/cuda); datablocks: read the
+//            destination address (partial packet, offset 38, 16 bytes, network order); write a
+//            16-bit next hop per packet (user), applied as IP6Lookup does. The trie's TBL24
+//            (64 MiB), groups and group headers are uploaded to each device once per process.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+#include "elements/ip6/ip6_lookup.hh"
+#include "offload/ipv6_lookup.hh"
+#include "offload/offload_element.hh"
+
+namespace fulcrum {
+
+class IP6LookupOffload final : public OffloadElement<IP6LookupOffload> {
+ public:
+  static constexpr ElementTraits kTraits{"IP6LookupOffload", 1, 1, IP6Lookup::kDropReasons};
+  static constexpr std::string_view kKernel = offload::kIpv6LookupKernel;
+  static constexpr uint32_t kInputBytes = offload::kIpv6AddrBytes;
+  static constexpr uint32_t kOutputBytes = sizeof(uint16_t);
+
+  Status configure(Args& args) override;
+  Status initialize(const InitContext& ctx) override;
+
+  void process_cpu(PacketBatch& batch) { cpu_.process_batch(batch); }
+
+  bool gather(Packet* p, uint8_t* item) {
+    IP6Lookup::Addr addr;
+    if (!IP6Lookup::destination(p, addr)) return false;  // the CPU function drops it
+    std::memcpy(item, addr, sizeof addr);
+    return true;
+  }
+
+  Verdict apply(Packet* p, const uint8_t* result) {
+    uint16_t hop;
+    std::memcpy(&hop, result, sizeof hop);
+    if (hop < ports_) {
+      anno(p).out_port = hop;
+      return Verdict::out(0);
+    }
+    return Verdict::drop(hop == Ip6Trie::kNoRoute ? IP6Lookup::kDropNoRoute
+                                                  : IP6Lookup::kDropNoSuchPort);
+  }
+
+  Result<std::vector<offload::TaskArg>> device_args(const InitContext& ctx, size_t device);
+
+ private:
+  IP6Lookup cpu_;
+  uint16_t ports_ = 0;
+};
+
+}  // namespace fulcrum

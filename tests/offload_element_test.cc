@@ -3,24 +3,17 @@
 // as the same packets with each flow's order kept under a fixed split with AFFINITY, and with
 // nothing lost when the device fails mid-run.
 #include <gtest/gtest.h>
-#include <rte_cycles.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <fstream>
 #include <map>
-#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "core/config/ast.hh"
-#include "core/graph.hh"
-#include "core/registry.hh"
-#include "core/shared_storage.hh"
 #include "lib/route_table.hh"
 #include "offload/registry.hh"
-#include "offload/service.hh"
+#include "offload_testing.hh"
 #include "testing.hh"
 
 namespace fulcrum {
@@ -32,24 +25,7 @@ constexpr uint32_t kPackets = 20000;
 constexpr uint32_t kFlows = 300;
 constexpr uint32_t kBurst = 64;
 
-struct Sent {
-  uint16_t tag;   // the packet's index (in in_port)
-  uint16_t port;  // out_port
-  bool operator==(const Sent&) const = default;
-  bool operator<(const Sent& o) const { return tag < o.tag; }
-};
-
-class Sink final : public PacketSink {
- public:
-  void transmit(PacketBatch& batch) override {
-    batch.for_each([&](uint32_t, Packet* p) {
-      sent.push_back({anno(p).in_port, anno(p).out_port});
-      rte_pktmbuf_free(p);
-    });
-    batch.set_count(0);
-  }
-  std::vector<Sent> sent;
-};
+using testing::Sent;
 
 std::string route_file() {
   static const std::string path = [] {
@@ -82,74 +58,17 @@ std::vector<std::vector<uint8_t>> frames() {
   return out;
 }
 
-uint64_t now_ns() {
-  return static_cast<uint64_t>(static_cast<double>(rte_rdtsc()) * 1e9 /
-                               static_cast<double>(rte_get_tsc_hz()));
+testing::PipelineOutcome run(const std::string& balancer, const std::string& extra = "") {
+  return testing::run_pipeline("FromInput -> " + balancer + " -> l :: IPLookupOffload(" +
+                                   route_file() + ", AGGREGATE 4, FLUSH_US 0" + extra +
+                                   ") -> ToOutput;",
+                               frames(), kPorts, "l", kBurst);
 }
-
-struct Outcome {
-  std::vector<Sent> sent;
-  uint64_t dropped = 0;
-  std::map<std::string, uint64_t> counters;
-  bool device_up = true;
-};
-
-Outcome run(const std::string& balancer, const std::string& extra = "") {
-  SharedStorage shared;
-  Sink sink;
-  const std::string text = "FromInput -> " + balancer + " -> l :: IPLookupOffload(" + route_file() +
-                           ", AGGREGATE 4, FLUSH_US 0" + extra + ") -> ToOutput;";
-  Result<PipelineConfig> cfg = parse_pipeline(text, "test.click", [](std::string_view n) {
-    return Registry::instance().find(n) != nullptr;
-  });
-  EXPECT_TRUE(cfg.ok()) << cfg.error();
-  InitContext ctx;
-  ctx.ports = kPorts;
-  ctx.shared = &shared;
-  ctx.sink = &sink;
-  ctx.pool = testing::test_pool();
-  auto p = Pipeline::build(cfg.value(), ctx, BranchMode::kReuse);
-  EXPECT_TRUE(p.ok()) << p.error();
-  Outcome r;
-  if (!p.ok()) return r;
-  Pipeline& pipe = *p.value();
-  const auto all = frames();
-  PacketBatch b;
-  for (size_t first = 0; first < all.size(); first += kBurst) {
-    b.clear();
-    for (size_t i = first; i < std::min(all.size(), first + kBurst); ++i)
-      b.push(testing::make_packet(all[i], static_cast<uint16_t>(i)));
-    pipe.inject(b);
-    pipe.poll_deferred(now_ns());
-  }
-  while (pipe.held() > 0) pipe.poll_deferred(now_ns());
-  r.sent = sink.sent;
-  r.dropped = pipe.dropped();
-  for (const Node& n : pipe.nodes()) {
-    if (n.element->name() != "l") continue;
-    std::vector<Counter> cs;
-    n.element->counters(cs);
-    for (const Counter& c : cs) r.counters[c.name] = c.value;
-  }
-  auto svc = offload::OffloadService::get(&shared);
-  if (svc.ok() && svc.value()->devices() > 0) r.device_up = svc.value()->device(0).is_up();
-  return r;
-}
-
-bool have_device() {
-  static const bool found = !offload::discover_devices().empty();
-  return found;
-}
-
-#define REQUIRE_DEVICE()                                                 \
-  if (!have_device())                                                    \
-  GTEST_SKIP() << "no offload device (scripts/install-deps.sh installs " \
-                  "PoCL, an OpenCL CPU device)"
 
 TEST(OffloadElement, DeviceOnlyLeavesAsCpuOnlyInTheSameOrder) {
-  REQUIRE_DEVICE();
-  const Outcome cpu = run("CPUOnly");
-  const Outcome dev = run("DeviceOnly");
+  REQUIRE_OFFLOAD_DEVICE();
+  const testing::PipelineOutcome cpu = run("CPUOnly");
+  const testing::PipelineOutcome dev = run("DeviceOnly");
   ASSERT_EQ(cpu.sent.size() + cpu.dropped, kPackets + 1);
   EXPECT_GT(cpu.dropped, 1u);  // the ARP frame and unrouted destinations
   EXPECT_EQ(cpu.counters.at("device_packets"), 0u);
@@ -168,9 +87,9 @@ std::map<uint32_t, std::vector<uint16_t>> per_flow(const std::vector<Sent>& sent
 }
 
 TEST(OffloadElement, FixedFractionWithAffinityKeepsEveryFlowInOrder) {
-  REQUIRE_DEVICE();
-  const Outcome cpu = run("CPUOnly");
-  const Outcome split = run("FixedFraction(0.5, SEED 3)", ", AFFINITY true");
+  REQUIRE_OFFLOAD_DEVICE();
+  const testing::PipelineOutcome cpu = run("CPUOnly");
+  const testing::PipelineOutcome split = run("FixedFraction(0.5, SEED 3)", ", AFFINITY true");
   EXPECT_GT(split.counters.at("device_packets"), kPackets / 4);
   EXPECT_GT(split.counters.at("cpu_batches"), 0u);
   EXPECT_GT(split.counters.at("affinity_packets"), 0u);
@@ -183,10 +102,10 @@ TEST(OffloadElement, FixedFractionWithAffinityKeepsEveryFlowInOrder) {
 }
 
 TEST(OffloadElement, InjectedDeviceFailureLosesNothing) {
-  REQUIRE_DEVICE();
-  const Outcome cpu = run("CPUOnly");
+  REQUIRE_OFFLOAD_DEVICE();
+  const testing::PipelineOutcome cpu = run("CPUOnly");
   setenv(offload::kFailAfterEnv, "3", 1);
-  const Outcome failed = run("DeviceOnly");
+  const testing::PipelineOutcome failed = run("DeviceOnly");
   unsetenv(offload::kFailAfterEnv);
   EXPECT_FALSE(failed.device_up);
   EXPECT_GT(failed.counters.at("tasks_failed"), 0u);

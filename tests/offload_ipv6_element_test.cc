@@ -3,7 +3,6 @@
 // lost when the device fails mid-run.
 #include <gtest/gtest.h>
 #include <rte_byteorder.h>
-#include <rte_cycles.h>
 #include <rte_ether.h>
 #include <rte_ip.h>
 
@@ -17,13 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "core/config/ast.hh"
-#include "core/graph.hh"
-#include "core/registry.hh"
-#include "core/shared_storage.hh"
 #include "lib/route6_table.hh"
 #include "offload/registry.hh"
-#include "offload/service.hh"
+#include "offload_testing.hh"
 #include "testing.hh"
 
 namespace fulcrum {
@@ -44,24 +39,7 @@ constexpr uint8_t kProtoUdp = 17;
 
 using Bytes = std::array<uint8_t, 16>;
 
-struct Sent {
-  uint16_t tag;   // the packet's index (in in_port)
-  uint16_t port;  // out_port
-  bool operator==(const Sent&) const = default;
-  bool operator<(const Sent& o) const { return tag < o.tag; }
-};
-
-class Sink final : public PacketSink {
- public:
-  void transmit(PacketBatch& batch) override {
-    batch.for_each([&](uint32_t, Packet* p) {
-      sent.push_back({anno(p).in_port, anno(p).out_port});
-      rte_pktmbuf_free(p);
-    });
-    batch.set_count(0);
-  }
-  std::vector<Sent> sent;
-};
+using testing::Sent;
 
 const std::vector<Route6>& routes() {
   static const std::vector<Route6> r = generate_routes6(kRoutes, kRouteSeed, kRoutePorts);
@@ -119,71 +97,15 @@ std::vector<std::vector<uint8_t>> frames() {
   return out;
 }
 
-uint64_t now_ns() {
-  return static_cast<uint64_t>(static_cast<double>(rte_rdtsc()) * 1e9 /
-                               static_cast<double>(rte_get_tsc_hz()));
-}
-
-struct Outcome {
-  std::vector<Sent> sent;
-  uint64_t dropped = 0;
-  std::map<std::string, uint64_t> counters;
-  bool device_up = true;
-};
+using Outcome = testing::PipelineOutcome;
 
 Outcome run(const std::string& balancer, const std::string& extra = "",
             const std::string& element = "IP6LookupOffload") {
-  SharedStorage shared;
-  Sink sink;
   const std::string args = element == "IP6LookupOffload" ? ", AGGREGATE 4, FLUSH_US 0" + extra : "";
-  const std::string text = "FromInput -> " + balancer + " -> l :: " + element + "(" + route_file() +
-                           args + ") -> ToOutput;";
-  Result<PipelineConfig> cfg = parse_pipeline(text, "test.click", [](std::string_view n) {
-    return Registry::instance().find(n) != nullptr;
-  });
-  EXPECT_TRUE(cfg.ok()) << cfg.error();
-  InitContext ctx;
-  ctx.ports = kPorts;
-  ctx.shared = &shared;
-  ctx.sink = &sink;
-  ctx.pool = testing::test_pool();
-  auto p = Pipeline::build(cfg.value(), ctx, BranchMode::kReuse);
-  EXPECT_TRUE(p.ok()) << p.error();
-  Outcome r;
-  if (!p.ok()) return r;
-  Pipeline& pipe = *p.value();
-  const auto all = frames();
-  PacketBatch b;
-  for (size_t first = 0; first < all.size(); first += kBurst) {
-    b.clear();
-    for (size_t i = first; i < std::min(all.size(), first + kBurst); ++i)
-      b.push(testing::make_packet(all[i], static_cast<uint16_t>(i)));
-    pipe.inject(b);
-    pipe.poll_deferred(now_ns());
-  }
-  while (pipe.held() > 0) pipe.poll_deferred(now_ns());
-  r.sent = sink.sent;
-  r.dropped = pipe.dropped();
-  for (const Node& n : pipe.nodes()) {
-    if (n.element->name() != "l") continue;
-    std::vector<Counter> cs;
-    n.element->counters(cs);
-    for (const Counter& c : cs) r.counters[c.name] = c.value;
-  }
-  auto svc = offload::OffloadService::get(&shared);
-  if (svc.ok() && svc.value()->devices() > 0) r.device_up = svc.value()->device(0).is_up();
-  return r;
+  return testing::run_pipeline("FromInput -> " + balancer + " -> l :: " + element + "(" +
+                                   route_file() + args + ") -> ToOutput;",
+                               frames(), kPorts, "l", kBurst);
 }
-
-bool have_device() {
-  static const bool found = !offload::discover_devices().empty();
-  return found;
-}
-
-#define REQUIRE_DEVICE()                                                 \
-  if (!have_device())                                                    \
-  GTEST_SKIP() << "no offload device (scripts/install-deps.sh installs " \
-                  "PoCL, an OpenCL CPU device)"
 
 constexpr uint32_t kNotIpv6 = kPackets / 1000;
 
@@ -213,7 +135,7 @@ TEST(OffloadIpv6Element, CpuOnlyLeavesAsIP6Lookup) {
 }
 
 TEST(OffloadIpv6Element, DeviceOnlyLeavesAsCpuOnlyInTheSameOrder) {
-  REQUIRE_DEVICE();
+  REQUIRE_OFFLOAD_DEVICE();
   const Outcome cpu = run("CPUOnly");
   const Outcome dev = run("DeviceOnly");
   EXPECT_EQ(dev.sent, cpu.sent);
@@ -224,7 +146,7 @@ TEST(OffloadIpv6Element, DeviceOnlyLeavesAsCpuOnlyInTheSameOrder) {
 }
 
 TEST(OffloadIpv6Element, FixedFractionWithAffinityKeepsEveryFlowInOrder) {
-  REQUIRE_DEVICE();
+  REQUIRE_OFFLOAD_DEVICE();
   const Outcome cpu = run("CPUOnly");
   const Outcome split = run("FixedFraction(0.5, SEED 3)", ", AFFINITY true");
   std::vector<Sent> a = cpu.sent, b = split.sent;
@@ -241,7 +163,7 @@ TEST(OffloadIpv6Element, FixedFractionWithAffinityKeepsEveryFlowInOrder) {
 }
 
 TEST(OffloadIpv6Element, InjectedDeviceFailureLosesNothing) {
-  REQUIRE_DEVICE();
+  REQUIRE_OFFLOAD_DEVICE();
   const Outcome cpu = run("CPUOnly");
   setenv(offload::kFailAfterEnv, "3", 1);
   const Outcome failed = run("DeviceOnly");

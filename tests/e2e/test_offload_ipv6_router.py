@@ -12,13 +12,10 @@ affinity; and the counters must show that the device did the work (or, after the
 its tasks were re-run on the CPU).
 """
 import ipaddress
-import json
-import os
 import random
-import subprocess
 import sys
 
-from scapy.all import IPv6, UDP, Ether, Raw, rdpcap  # noqa: E402
+from scapy.all import IPv6, UDP, Ether, Raw  # noqa: E402
 
 import fulcrum_e2e as e2e
 
@@ -79,29 +76,6 @@ def seq(frame):
     return int.from_bytes(bytes(frame[Raw])[:4], "big")
 
 
-def run(work, name, routes_file, balancer, lookup_extra="", env_extra=None):
-    config = open(os.path.join(e2e.SOURCE_DIR, "configs", "ipv6-router-offload.click")).read()
-    config = config.replace("DeviceOnly", balancer).replace(
-        "configs/routes6-demo.txt, AGGREGATE 32", f"{routes_file}, AGGREGATE 4{lookup_extra}")
-    path = work.file(f"{name}.click", config)
-    outs = [work.file(f"{name}-out{p}.pcap") for p in (0, 1)]
-    ports = [e2e.pcap_port(0, work.file("in.pcap"), outs[0]),
-             e2e.pcap_port(1, work.file("empty.pcap"), outs[1])]
-    old = os.environ.copy()
-    os.environ.update(env_extra or {})
-    try:
-        _, stats = e2e.run_fulcrum(work, path, ports)
-    finally:
-        os.environ.clear()
-        os.environ.update(old)
-    counters = {}
-    if stats is not None:
-        for el in stats["elements"]:
-            if el["class"] == "IP6LookupOffload":
-                counters = el.get("counters", {})
-    return stats, counters, [rdpcap(o) if stats else [] for o in outs]
-
-
 def main():
     rng = random.Random(13)
     work = e2e.Workdir("offload-ipv6-router")
@@ -111,12 +85,12 @@ def main():
     frames = traffic(rng, table)
     work.pcap("in.pcap", frames)
     work.pcap("empty.pcap", [])
-    devices = json.loads(subprocess.run([e2e.FULCRUM, "devices", "--json"], capture_output=True,
-                                        text=True, check=True).stdout)["devices"]
     failures = []
 
-    cpu_stats, _, cpu_out = run(work, "cpu", routes_file, "CPUOnly")
-    if cpu_stats is None:
+    cpu, device, split, failure = e2e.offload_modes(
+        work, "ipv6-router-offload.click", "configs/routes6-demo.txt, AGGREGATE 32",
+        f"{routes_file}, AGGREGATE 4", "IP6LookupOffload")
+    if cpu[0] is None:
         return 1
     expect = {0: [], 1: [], None: []}
     port_of = {}
@@ -128,48 +102,14 @@ def main():
     if not expect[None] or not expect[0] or not expect[1]:
         failures.append("test traffic does not reach both ports and miss too")
     for port in (0, 1):
-        got = [seq(g) for g in cpu_out[port]]
+        got = [seq(g) for g in cpu[2][port]]
         if got != expect[port]:
             failures.append(f"CPU-only port {port}: {len(got)} packets, independent LPM says {len(expect[port])}")
-        if any(g[IPv6].hlim != 63 for g in cpu_out[port]):
+        if any(g[IPv6].hlim != 63 for g in cpu[2][port]):
             failures.append(f"CPU-only port {port}: hop limit not decremented")
 
-    dev_stats, dev_c, dev_out = run(work, "device", routes_file, "DeviceOnly")
-    split_stats, split_c, split_out = run(work, "split", routes_file, "FixedFraction(0.5)", ", AFFINITY true")
-    fail_stats, fail_c, fail_out = run(work, "failure", routes_file, "DeviceOnly",
-                                       env_extra={"FULCRUM_FAIL_DEVICE_AFTER": "3"})
-    if None in (dev_stats, split_stats, fail_stats):
-        return work.finish(failures + ["a run failed"])
-    for name, stats in (("device", dev_stats), ("split", split_stats), ("failure", fail_stats)):
-        if not stats["balanced"]:
-            failures.append(f"{name}: buffer balance does not hold")
-        if stats["dropped"] != cpu_stats["dropped"]:
-            failures.append(f"{name}: {stats['dropped']} dropped, CPU-only {cpu_stats['dropped']}")
-    for port in (0, 1):
-        if [bytes(g) for g in dev_out[port]] != [bytes(g) for g in cpu_out[port]]:
-            failures.append(f"device-only port {port}: output differs from CPU-only")
-        for name, out in (("split", split_out), ("failure", fail_out)):
-            if sorted(bytes(g) for g in out[port]) != sorted(bytes(g) for g in cpu_out[port]):
-                failures.append(f"{name} port {port}: not the same packets as CPU-only")
-        flows = {}
-        for g in split_out[port]:
-            flows.setdefault(g[UDP].sport, []).append(seq(g))
-        if any(s != sorted(s) for s in flows.values()):
-            failures.append(f"split port {port}: a flow was reordered despite AFFINITY")
-
-    if devices:
-        if dev_c.get("device_packets", 0) != PACKETS:
-            failures.append(f"device-only: {dev_c.get('device_packets')} packets on the device, expected all {PACKETS}")
-        if not 0 < split_c.get("device_packets", 0) < PACKETS:
-            failures.append(f"split: {split_c.get('device_packets')} packets on the device")
-        if fail_c.get("tasks_failed", 0) == 0 or fail_c.get("no_device_batches", 0) == 0:
-            failures.append(f"failure: counters {fail_c} show no failed task re-run on the CPU")
-    else:
-        print("no offload device: every mode ran on the CPU (checked for identical output only)")
-    if not failures:
-        print(f"ok: {PACKETS} packets, device-only identical to CPU-only; split and failure lose nothing "
-              f"(device packets {dev_c.get('device_packets')}/{split_c.get('device_packets')}, "
-              f"failed tasks re-run {fail_c.get('tasks_failed')})")
+    failures += e2e.check_offload_modes(cpu, device, split, failure, lambda g: (g[UDP].sport, seq(g)),
+                                        PACKETS, bool(e2e.offload_devices()))
     return work.finish(failures)
 
 

@@ -1,0 +1,41 @@
+// Helpers for the tests of offloadable elements in a pipeline: run a Click text over frames the
+// way a worker would (inject a burst, poll deferred packets, drain at the end) and collect what
+// leaves, the drops, one element's counters and whether the first device is still up.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace fulcrum::testing {
+
+struct Sent {
+  uint16_t tag;   // the packet's index among the frames (carried in in_port)
+  uint16_t port;  // out_port
+  bool operator==(const Sent&) const = default;
+  bool operator<(const Sent& o) const { return tag < o.tag; }
+};
+
+struct PipelineOutcome {
+  std::vector<Sent> sent;  // in the order ToOutput got them
+  uint64_t dropped = 0;
+  std::map<std::string, uint64_t> counters;  // of the element named `counted`
+  bool device_up = true;                     // the first offload device, after the run
+};
+
+// Runs `text` over `frames` in bursts of `burst` with `ports` ports, in a fresh shared storage
+// (so a fresh offload service: FULCRUM_FAIL_DEVICE_AFTER applies to it).
+PipelineOutcome run_pipeline(const std::string& text,
+                             const std::vector<std::vector<uint8_t>>& frames, int ports,
+                             const std::string& counted, uint32_t burst = 64);
+
+// Whether any offload device is present (PoCL's OpenCL CPU device on CI machines).
+bool have_offload_device();
+
+}  // namespace fulcrum::testing
+
+#define REQUIRE_OFFLOAD_DEVICE()                                                         \
+  if (!::fulcrum::testing::have_offload_device())                                        \
+  GTEST_SKIP() << "no offload device (scripts/install-deps.sh installs PoCL, an OpenCL " \
+                  "CPU device)"

@@ -117,6 +117,21 @@ TEST(OffloadElement, InjectedDeviceFailureLosesNothing) {
   EXPECT_EQ(failed.dropped, cpu.dropped);
 }
 
+// A task not back within TASK_TIMEOUT_MS counts as a silent device: with 0 every task times out
+// at once, so each is re-run on the CPU while the device thread still holds its buffers.
+TEST(OffloadElement, TaskTimeoutReRunsOnTheCpu) {
+  REQUIRE_OFFLOAD_DEVICE();
+  const testing::PipelineOutcome cpu = run("CPUOnly");
+  const testing::PipelineOutcome late = run("DeviceOnly", ", TASK_TIMEOUT_MS 0");
+  EXPECT_FALSE(late.device_up);
+  EXPECT_GT(late.counters.at("tasks_timed_out"), 0u);
+  std::vector<Sent> a = cpu.sent, b = late.sent;
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(late.dropped, cpu.dropped);
+}
+
 TEST(OffloadElement, ConfigErrors) {
   EXPECT_EQ(testing::config_error("IPLookupOffload", {route_file(), "AGGREGATE 0"}),
             "test.click:1:1: test :: IPLookupOffload: AGGREGATE must be 1..256");

@@ -6,11 +6,13 @@
 //            AGGREGATE  integer  32      batches gathered into one device task (1..256).
 //            FLUSH_US   integer  100     a task not full this long after it opened goes anyway.
 //            AFFINITY   bool     false   keep each flow on one processor (no reordering).
+//            TASK_TIMEOUT_MS  integer  1000  a task not back this long after it went to the
+//                                            device: device marked down, packets re-run on the CPU.
 // Uses:      the batch's device decision (set by CPUOnly, DeviceOnly, FixedFraction).
 //            Sets: out_port (the matching route's port).
 // Counters:  cpu_batches, device_batches, device_packets, tasks, tasks_failed (re-run on the
 //            CPU), no_device_batches (offload asked, device absent or down), affinity_packets,
-//            waits (a batch waited for a free task buffer).
+//            waits (a batch waited for a free task buffer), tasks_timed_out.
 // Offload:   kernel ipv4_dir24_8_lookup (kernels/opencl, kernels/cuda); datablocks: read the
 //            destination address (partial packet, offset 30, 4 bytes, to host order); write a
 //            16-bit next hop per packet (user), applied as IPLookup does. The DIR-24-8 tables

@@ -10,11 +10,13 @@
 //            AFFINITY   bool     false   keep each flow on one processor (no reordering; the
 //                                        flow hash reads the bytes where IPv4 has its addresses
 //                                        and ports, i.e. 12 bytes of the IPv6 source address).
+//            TASK_TIMEOUT_MS  integer  1000  a task not back this long after it went to the
+//                                            device: device marked down, packets re-run on the CPU.
 // Uses:      the batch's device decision (set by CPUOnly, DeviceOnly, FixedFraction).
 //            Sets: out_port (the matching route's port).
 // Counters:  cpu_batches, device_batches, device_packets, tasks, tasks_failed (re-run on the
 //            CPU), no_device_batches (offload asked, device absent or down), affinity_packets,
-//            waits (a batch waited for a free task buffer).
+//            waits (a batch waited for a free task buffer), tasks_timed_out.
 // Offload:   kernel ipv6_trie_lookup (kernels/opencl, kernels/cuda); datablocks: read the
 //            destination address (partial packet, offset 38, 16 bytes, network order); write a
 //            16-bit next hop per packet (user), applied as IP6Lookup does. The trie's TBL24

@@ -21,7 +21,10 @@
 // FLUSH_US after it opened. The packets are held (taken out of their batch) until the task comes
 // back and their verdicts are applied; they leave in the order their tasks were opened, so the
 // device path never reorders. A task that failed (the device errored or went away; the device
-// thread marks it down) is re-run by the CPU function: nothing is lost. When all of a device's
+// thread marks it down) is re-run by the CPU function: nothing is lost. A task not back
+// TASK_TIMEOUT_MS after it was submitted counts as a device gone silent: the device is marked
+// down and the task's packets are re-run on the CPU (its buffers are reused only once the device
+// thread hands the task back). When all of a device's
 // task buffers are in flight the worker waits for one (back-pressure, as NBA: the device sets
 // the pace of the batches given to it).
 //
@@ -41,6 +44,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/element.hh"
@@ -56,6 +60,30 @@ class OffloadElement : public ElementBase<Derived> {
   static constexpr uint32_t kTasksPerDevice = 8;
   static constexpr uint32_t kFlowBuckets = 4096;
 
+  // Task buffers still with a device thread (abandoned after a timeout) must outlive it: wait
+  // for them, and if the device stays silent, leak them rather than free memory it may write.
+  ~OffloadElement() override {
+    for (size_t d = 0; d < devices_.size(); ++d) {
+      DeviceState& ds = devices_[d];
+      auto in_flight = [&ds] { return ds.tasks.size() - ds.free.size() - (ds.open ? 1 : 0); };
+      const uint64_t give_up = now_ns() + timeout_ns_ + kShutdownGraceNs;
+      while (in_flight() > 0 && now_ns() < give_up) {
+        // Derived is gone: take the tasks back without applying them.
+        offload::OffloadTask* t = ds.channel->poll();
+        if (t == nullptr) {
+          std::this_thread::yield();
+          continue;
+        }
+        ds.free.push_back(static_cast<TaskBuffers*>(t->context));
+      }
+      if (in_flight() == 0) continue;
+      for (std::unique_ptr<TaskBuffers>& t : ds.tasks)
+        if (std::find(ds.free.begin(), ds.free.end(), t.get()) == ds.free.end() &&
+            (ds.open == nullptr || ds.open->task != t.get()))
+          static_cast<void>(t.release());
+    }
+  }
+
   bool defers() const override { return true; }
   uint64_t held() const override { return held_; }
 
@@ -68,6 +96,7 @@ class OffloadElement : public ElementBase<Derived> {
     out.push_back({"no_device_batches", no_device_batches_});
     out.push_back({"affinity_packets", affinity_packets_});
     out.push_back({"waits", waits_});
+    out.push_back({"tasks_timed_out", tasks_timed_out_});
   }
 
   void process_batch(PacketBatch& batch) override {
@@ -84,7 +113,13 @@ class OffloadElement : public ElementBase<Derived> {
       return;
     }
     const auto d = static_cast<size_t>(dev);
-    Held& h = open_task(d, batch.live());
+    Held* open = open_task(d, batch.live());
+    if (open == nullptr) {  // the device went silent while this batch waited for it
+      ++cpu_batches_;
+      self().process_cpu(batch);
+      return;
+    }
+    Held& h = *open;
     ++device_batches_;
     ++h.task->task.batches;
     batch.for_each([&](uint32_t i, Packet* p) { take(batch, i, p, h); });
@@ -101,12 +136,17 @@ class OffloadElement : public ElementBase<Derived> {
         submit(d);
       collect(d);
     }
-    if (!fifo_.empty() && fifo_.front()->done) emit(out);
+    if (fifo_.empty()) return;
+    Held& front = *fifo_.front();
+    if (!front.done && front.submitted_ns != 0 && now_ns >= front.submitted_ns + timeout_ns_)
+      abandon(front);
+    if (front.done) emit(out);
   }
 
  protected:
   Status configure_offload(Args& args) {
     args.key("AGGREGATE", aggregate_).key("FLUSH_US", flush_us_).key("AFFINITY", affinity_);
+    args.key("TASK_TIMEOUT_MS", timeout_ms_);
     if (Status s = args.finish(); !s) return s;
     if (aggregate_ == 0 || aggregate_ > kMaxAggregate)
       return args.error("AGGREGATE must be 1.." + std::to_string(kMaxAggregate));
@@ -115,6 +155,7 @@ class OffloadElement : public ElementBase<Derived> {
 
   Status initialize_offload(const InitContext& ctx) {
     flush_ns_ = uint64_t{flush_us_} * kNsPerUs;
+    timeout_ns_ = uint64_t{timeout_ms_} * kNsPerMs;
     Result<std::shared_ptr<const offload::OffloadService>> svc =
         offload::OffloadService::get(ctx.shared);
     if (!svc) return make_error(svc.error());
@@ -129,7 +170,7 @@ class OffloadElement : public ElementBase<Derived> {
       Result<std::vector<offload::TaskArg>> args = self().device_args(ctx, d);
       if (!args) return make_error(dev.label() + ": " + args.error());
       for (uint32_t k = 0; k < kTasksPerDevice; ++k) {
-        Result<std::unique_ptr<TaskBuffers>> t = make_task(dev, args.value());
+        Result<std::unique_ptr<TaskBuffers>> t = make_task(dev, d, args.value());
         if (!t) return make_error(dev.label() + ": " + t.error());
         ds.free.push_back(t.value().get());
         ds.tasks.push_back(std::move(t.value()));
@@ -143,6 +184,9 @@ class OffloadElement : public ElementBase<Derived> {
  private:
   static constexpr uint32_t kMaxAggregate = 256;
   static constexpr uint64_t kNsPerUs = 1000;
+  static constexpr uint64_t kNsPerMs = 1000000;
+  static constexpr uint32_t kDefaultTimeoutMs = 1000;
+  static constexpr uint64_t kShutdownGraceNs = 1000000000;
 
   struct Held;
   // A task's pinned buffers, reused task after task.
@@ -150,7 +194,8 @@ class OffloadElement : public ElementBase<Derived> {
     offload::OffloadTask task;
     std::unique_ptr<offload::HostBuffer> in;
     std::unique_ptr<offload::HostBuffer> out;
-    Held* held = nullptr;  // the packets of the task in flight
+    Held* held = nullptr;  // the packets of the task in flight; nullptr once abandoned
+    size_t device = 0;
   };
   // Packets taken for one task, in order; their verdicts once the task is back.
   struct Held {
@@ -177,9 +222,10 @@ class OffloadElement : public ElementBase<Derived> {
 
   Derived& self() { return static_cast<Derived&>(*this); }
 
-  Result<std::unique_ptr<TaskBuffers>> make_task(offload::Device& dev,
+  Result<std::unique_ptr<TaskBuffers>> make_task(offload::Device& dev, size_t index,
                                                  const std::vector<offload::TaskArg>& args) {
     auto t = std::make_unique<TaskBuffers>();
+    t->device = index;
     const uint32_t capacity = aggregate_ * kMaxBatch;
     auto in = dev.alloc_host(capacity * Derived::kInputBytes);
     if (!in) return make_error(in.error());
@@ -199,15 +245,22 @@ class OffloadElement : public ElementBase<Derived> {
   }
 
   // The open task of device d with room for n more packets; waits for a free task buffer when
-  // all are in flight.
-  Held& open_task(size_t d, uint32_t n) {
+  // all are in flight. nullptr when none came back within TASK_TIMEOUT_MS: the device is then
+  // marked down.
+  Held* open_task(size_t d, uint32_t n) {
     DeviceState& ds = devices_[d];
     if (ds.open != nullptr && ds.open->pkts.size() + n > ds.open->task->task.capacity) submit(d);
-    if (ds.open != nullptr) return *ds.open;
+    if (ds.open != nullptr) return ds.open;
     if (ds.free.empty()) {
       ++waits_;
+      const uint64_t give_up = now_ns() + timeout_ns_;
       while (ds.free.empty()) {
-        if (collect(d) == 0) rte_pause();
+        if (collect(d) > 0) continue;
+        if (now_ns() >= give_up) {
+          service_->device(d).mark_down();
+          return nullptr;
+        }
+        std::this_thread::yield();  // the device thread may share this core
       }
     }
     TaskBuffers* t = ds.free.back();
@@ -220,7 +273,7 @@ class OffloadElement : public ElementBase<Derived> {
     t->held = h;
     ds.open = h;
     fifo_.push_back(h);
-    return *h;
+    return h;
   }
 
   Held* new_held() {
@@ -236,6 +289,7 @@ class OffloadElement : public ElementBase<Derived> {
     h->buckets.clear();
     h->verdicts.clear();
     h->emitted = 0;
+    h->submitted_ns = 0;
     h->done = false;
     return h;
   }
@@ -244,8 +298,11 @@ class OffloadElement : public ElementBase<Derived> {
     uint32_t h = anno(p).flow_hash;
     if (h == 0) {
       constexpr uint32_t kAddrsOffset = 26, kAddrsAndPorts = 12;
-      if (length(p) >= kAddrsOffset + kAddrsAndPorts)
-        h = rte_hash_crc(data(p) + kAddrsOffset, kAddrsAndPorts, 0);
+      if (length(p) >= kAddrsOffset + kAddrsAndPorts) {
+        alignas(8) uint8_t key[kAddrsAndPorts];  // rte_hash_crc loads whole words
+        std::memcpy(key, data(p) + kAddrsOffset, kAddrsAndPorts);
+        h = rte_hash_crc(key, kAddrsAndPorts, 0);
+      }
     }
     return static_cast<uint16_t>(h % kFlowBuckets);
   }
@@ -267,8 +324,9 @@ class OffloadElement : public ElementBase<Derived> {
     batch.for_each([&](uint32_t i, Packet* p) {
       const FlowBucket& f = flows_[bucket_of(p)];
       if (f.in_flight == 0) return;
-      Held& h = open_task(static_cast<size_t>(f.device), 1);
-      take(batch, i, p, h);
+      Held* h = open_task(static_cast<size_t>(f.device), 1);
+      if (h == nullptr) return;  // the device went silent: this packet stays on the CPU
+      take(batch, i, p, *h);
       ++affinity_packets_;
     });
   }
@@ -304,6 +362,10 @@ class OffloadElement : public ElementBase<Derived> {
   // Applies a finished task's results (or, when it failed, runs the CPU function) to its
   // packets and frees its buffers.
   void finish(TaskBuffers& t) {
+    if (t.held == nullptr) {  // abandoned after a timeout: its packets were re-run already
+      devices_[t.device].free.push_back(&t);
+      return;
+    }
     Held& h = *t.held;
     offload::DeviceStats& st = service_->stats(h.device);
     h.verdicts.resize(h.pkts.size());
@@ -316,18 +378,35 @@ class OffloadElement : public ElementBase<Derived> {
     } else {
       st.add(st.tasks_failed, 1);
       ++tasks_failed_;
-      for (size_t first = 0; first < h.pkts.size(); first += kMaxBatch) {
-        PacketBatch b;
-        const size_t n = std::min<size_t>(kMaxBatch, h.pkts.size() - first);
-        for (size_t k = 0; k < n; ++k) b.push(h.pkts[first + k]);
-        self().process_cpu(b);
-        std::copy_n(b.results(), n, h.verdicts.begin() + static_cast<std::ptrdiff_t>(first));
-      }
+      run_on_cpu(h);
     }
     h.task = nullptr;
     h.done = true;
     t.held = nullptr;
     devices_[h.device].free.push_back(&t);
+  }
+
+  // The CPU function's verdicts for a task's packets (failed or abandoned task).
+  void run_on_cpu(Held& h) {
+    h.verdicts.resize(h.pkts.size());
+    for (size_t first = 0; first < h.pkts.size(); first += kMaxBatch) {
+      PacketBatch b;
+      const size_t n = std::min<size_t>(kMaxBatch, h.pkts.size() - first);
+      for (size_t k = 0; k < n; ++k) b.push(h.pkts[first + k]);
+      self().process_cpu(b);
+      std::copy_n(b.results(), n, h.verdicts.begin() + static_cast<std::ptrdiff_t>(first));
+    }
+  }
+
+  // A task not back in time: the device is marked down, the packets re-run on the CPU; the
+  // buffers stay with the device thread until it hands the task back (finish() frees them).
+  void abandon(Held& h) {
+    service_->device(h.device).mark_down();
+    ++tasks_timed_out_;
+    h.task->held = nullptr;
+    h.task = nullptr;
+    run_on_cpu(h);
+    h.done = true;
   }
 
   // Up to one batch of the oldest finished task's packets into `out`, with their verdicts.
@@ -360,10 +439,13 @@ class OffloadElement : public ElementBase<Derived> {
   uint32_t aggregate_ = offload::kDefaultAggregateBatches;
   uint32_t flush_us_ = kDefaultFlushUs;
   uint64_t flush_ns_ = 0;
+  uint32_t timeout_ms_ = kDefaultTimeoutMs;
+  uint64_t timeout_ns_ = 0;
   bool affinity_ = false;
   uint64_t held_ = 0;
   uint64_t cpu_batches_ = 0, device_batches_ = 0, device_packets_ = 0, tasks_ = 0,
-           tasks_failed_ = 0, no_device_batches_ = 0, affinity_packets_ = 0, waits_ = 0;
+           tasks_failed_ = 0, no_device_batches_ = 0, affinity_packets_ = 0, waits_ = 0,
+           tasks_timed_out_ = 0;
 };
 
 }  // namespace fulcrum

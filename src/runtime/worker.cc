@@ -3,6 +3,8 @@
 #include <rte_cycles.h>
 #include <rte_pause.h>
 
+#include <thread>
+
 namespace fulcrum {
 namespace {
 
@@ -128,7 +130,7 @@ void Worker::run(const std::atomic<bool>& stop, std::atomic<int64_t>* budget) {
   while (pipe.held() > 0) {
     if (pipe.poll_deferred(static_cast<uint64_t>(static_cast<double>(rte_rdtsc()) * ns_per_tsc)) ==
         0)
-      rte_pause();
+      std::this_thread::yield();  // a device thread may share this core
     flush_all();
   }
   flush_all();

@@ -31,6 +31,7 @@ class PacketStore {
   // Appends `len` bytes (len <= size()); returns the position of the first.
   uint64_t append(const uint8_t* src, uint32_t len) {
     const uint64_t pos = head_;
+    if (len == 0) return pos;  // src may be null then
     const size_t at = pos & mask_;
     const size_t first = std::min<size_t>(len, size() - at);
     std::memcpy(ring_ + at, src, first);

@@ -19,55 +19,26 @@
 //            are uploaded to each device once per process.
 #pragma once
 
-#include <array>
 #include <cstdint>
-#include <cstring>
-#include <memory>
-#include <string>
 #include <string_view>
-#include <vector>
 
 #include "elements/ip/ip_lookup.hh"
+#include "elements/ip/route_lookup_offload.hh"
 #include "offload/ipv4_lookup.hh"
-#include "offload/offload_element.hh"
 
 namespace fulcrum {
 
-class IPLookupOffload final : public OffloadElement<IPLookupOffload> {
+class IPLookupOffload final
+    : public RouteLookupOffload<IPLookupOffload, IPLookup, offload::Ipv4LookupTables> {
  public:
   static constexpr ElementTraits kTraits{"IPLookupOffload", 1, 1, IPLookup::kDropReasons};
   static constexpr std::string_view kKernel = offload::kIpv4LookupKernel;
-  static constexpr uint32_t kInputBytes = sizeof(uint32_t);
-  static constexpr uint32_t kOutputBytes = sizeof(uint16_t);
+  static constexpr std::string_view kDeviceKey = "ipv4-device-tables:";
+  static constexpr uint32_t kInputBytes = sizeof(IPLookup::Addr);
+  static constexpr uint16_t kNoRoute = Dir24_8::kNoRoute;
+  static constexpr uint16_t kMaxNextHop = Dir24_8::kMaxNextHop;
 
-  Status configure(Args& args) override;
-  Status initialize(const InitContext& ctx) override;
-
-  void process_cpu(PacketBatch& batch) { cpu_.process_batch(batch); }
-
-  bool gather(Packet* p, uint8_t* item) {
-    uint32_t addr;
-    if (!IPLookup::destination(p, addr)) return false;  // the CPU function drops it
-    std::memcpy(item, &addr, sizeof addr);
-    return true;
-  }
-
-  Verdict apply(Packet* p, const uint8_t* result) {
-    uint16_t hop;
-    std::memcpy(&hop, result, sizeof hop);
-    if (hop < ports_) {
-      anno(p).out_port = hop;
-      return Verdict::out(0);
-    }
-    return Verdict::drop(hop == Dir24_8::kNoRoute ? IPLookup::kDropNoRoute
-                                                  : IPLookup::kDropNoSuchPort);
-  }
-
-  Result<std::vector<offload::TaskArg>> device_args(const InitContext& ctx, size_t device);
-
- private:
-  IPLookup cpu_;
-  uint16_t ports_ = 0;
+  Result<const Dir24_8*> host_table() const { return &cpu_.table(); }
 };
 
 }  // namespace fulcrum

@@ -24,51 +24,29 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 #include <string_view>
-#include <vector>
 
+#include "elements/ip/route_lookup_offload.hh"
 #include "elements/ip6/ip6_lookup.hh"
 #include "offload/ipv6_lookup.hh"
-#include "offload/offload_element.hh"
 
 namespace fulcrum {
 
-class IP6LookupOffload final : public OffloadElement<IP6LookupOffload> {
+class IP6LookupOffload final
+    : public RouteLookupOffload<IP6LookupOffload, IP6Lookup, offload::Ipv6LookupTables> {
  public:
   static constexpr ElementTraits kTraits{"IP6LookupOffload", 1, 1, IP6Lookup::kDropReasons};
   static constexpr std::string_view kKernel = offload::kIpv6LookupKernel;
+  static constexpr std::string_view kDeviceKey = "ipv6-device-tables:";
   static constexpr uint32_t kInputBytes = offload::kIpv6AddrBytes;
-  static constexpr uint32_t kOutputBytes = sizeof(uint16_t);
+  static constexpr uint16_t kNoRoute = Ip6Trie::kNoRoute;
+  static constexpr uint16_t kMaxNextHop = Ip6Trie::kMaxNextHop;
 
-  Status configure(Args& args) override;
-  Status initialize(const InitContext& ctx) override;
-
-  void process_cpu(PacketBatch& batch) { cpu_.process_batch(batch); }
-
-  bool gather(Packet* p, uint8_t* item) {
-    IP6Lookup::Addr addr;
-    if (!IP6Lookup::destination(p, addr)) return false;  // the CPU function drops it
-    std::memcpy(item, addr, sizeof addr);
-    return true;
+  Result<const Ip6Trie*> host_table() const {
+    const Ip6Trie* trie = cpu_.table().trie();
+    if (trie == nullptr) return make_error("IP6LookupOffload: the table is not a trie");
+    return trie;
   }
-
-  Verdict apply(Packet* p, const uint8_t* result) {
-    uint16_t hop;
-    std::memcpy(&hop, result, sizeof hop);
-    if (hop < ports_) {
-      anno(p).out_port = hop;
-      return Verdict::out(0);
-    }
-    return Verdict::drop(hop == Ip6Trie::kNoRoute ? IP6Lookup::kDropNoRoute
-                                                  : IP6Lookup::kDropNoSuchPort);
-  }
-
-  Result<std::vector<offload::TaskArg>> device_args(const InitContext& ctx, size_t device);
-
- private:
-  IP6Lookup cpu_;
-  uint16_t ports_ = 0;
 };
 
 }  // namespace fulcrum

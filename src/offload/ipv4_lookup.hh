@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "core/result.hh"
 #include "lib/dir24_8.hh"
@@ -25,6 +26,11 @@ class Ipv4LookupTables {
   Device& device() const { return device_; }
   const DeviceBuffer& tbl24() const { return *tbl24_; }
   const DeviceBuffer& tbllong() const { return *tbllong_; }
+  // The kernel's arguments, in parameter order (addresses, next hops, tables, count).
+  std::vector<TaskArg> args() const {
+    return {TaskArg::input(0), TaskArg::output(0), TaskArg::resident(*tbl24_),
+            TaskArg::resident(*tbllong_), TaskArg::items()};
+  }
 
  private:
   Ipv4LookupTables(Device& d, std::unique_ptr<DeviceBuffer> t24, std::unique_ptr<DeviceBuffer> tl)

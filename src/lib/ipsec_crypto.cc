@@ -15,6 +15,21 @@ void* tag_ptr(uint32_t tag) {
   return reinterpret_cast<void*>(static_cast<uintptr_t>(tag));
 }
 
+// An in-place AES-128 job over data[0, len) (CTR and CBC differ in keys and IV length only).
+void fill_cipher_job(IMB_JOB& job, const void* enc_keys, const void* dec_keys, const uint8_t* iv,
+                     uint64_t iv_len, uint8_t* data, size_t len, uint32_t tag) {
+  job.enc_keys = enc_keys;
+  job.dec_keys = dec_keys;
+  job.key_len_in_bytes = IMB_KEY_128_BYTES;
+  job.src = data;
+  job.dst = data;
+  job.cipher_start_src_offset_in_bytes = 0;
+  job.msg_len_to_cipher_in_bytes = len;
+  job.iv = iv;
+  job.iv_len_in_bytes = iv_len;
+  job.user_data = tag_ptr(tag);
+}
+
 }  // namespace
 
 Result<std::unique_ptr<MbCrypto>> MbCrypto::create() {
@@ -83,17 +98,8 @@ void MbCrypto::drain_completed(void* first) {
 void MbCrypto::ctr(const AesCtrKey& key, const uint8_t* nonce_iv, uint8_t* data, size_t len,
                    uint32_t tag) {
   if (ctr_count_ == kBurst) submit_ctr_burst();
-  IMB_JOB* job = &ctr_jobs_[ctr_count_++];
-  job->enc_keys = key.enc;
-  job->dec_keys = key.enc;
-  job->key_len_in_bytes = IMB_KEY_128_BYTES;
-  job->src = data;
-  job->dst = data;
-  job->cipher_start_src_offset_in_bytes = 0;
-  job->msg_len_to_cipher_in_bytes = len;
-  job->iv = nonce_iv;
-  job->iv_len_in_bytes = kCtrNonceIvLen;
-  job->user_data = tag_ptr(tag);
+  fill_cipher_job(ctr_jobs_[ctr_count_++], key.enc, key.enc, nonce_iv, kCtrNonceIvLen, data, len,
+                  tag);
 }
 
 void MbCrypto::hmac_sha1(const HmacSha1Key& key, const uint8_t* msg, size_t len, uint8_t* out,
@@ -113,17 +119,7 @@ void MbCrypto::hmac_sha1(const HmacSha1Key& key, const uint8_t* msg, size_t len,
 void MbCrypto::cbc_encrypt(const AesCtrKey& key, const uint8_t* iv, uint8_t* data, size_t len,
                            uint32_t tag) {
   if (cbc_count_ == kBurst) submit_cbc_burst();
-  IMB_JOB* job = &cbc_jobs_[cbc_count_++];
-  job->enc_keys = key.enc;
-  job->dec_keys = key.dec;
-  job->key_len_in_bytes = IMB_KEY_128_BYTES;
-  job->src = data;
-  job->dst = data;
-  job->cipher_start_src_offset_in_bytes = 0;
-  job->msg_len_to_cipher_in_bytes = len;
-  job->iv = iv;
-  job->iv_len_in_bytes = kCbcIvLen;
-  job->user_data = tag_ptr(tag);
+  fill_cipher_job(cbc_jobs_[cbc_count_++], key.enc, key.dec, iv, kCbcIvLen, data, len, tag);
 }
 
 void MbCrypto::submit_cbc_burst() {

@@ -21,20 +21,6 @@ constexpr size_t kAddrTextMax = INET6_ADDRSTRLEN;  // longest address text, NUL 
 constexpr size_t kTypicalLineBytes = 25;
 constexpr size_t kMaxLineBytes = INET6_ADDRSTRLEN + 12;
 
-bool is_blank(char c) {
-  return c == ' ' || c == '\t' || c == '\r';
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_blank(s.back())) s.remove_suffix(1);
-  return s;
-}
-
-bool all_digits(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
 bool parse_address(std::string_view s, uint8_t* out) {
   char buf[kAddrTextMax];
   if (s.empty() || s.size() >= sizeof buf) return false;
@@ -49,45 +35,20 @@ struct LineParse {
 };
 
 void parse_line(std::string_view content, LineParse& out) {
-  auto expected = [&] {
-    out.error = "expected 'X:X::/LEN PORT', got '" + std::string(content) + "'";
-  };
-  size_t sp = content.find_first_of(" \t");
-  if (sp == std::string_view::npos) return expected();
-  std::string_view prefix_text = content.substr(0, sp);
-  std::string_view port_text = trim(content.substr(sp));
-  if (port_text.find_first_of(" \t") != std::string_view::npos) return expected();
-
-  size_t slash = prefix_text.find('/');
-  if (slash == std::string_view::npos) return expected();
   Route6 r{};
-  if (!parse_address(prefix_text.substr(0, slash), r.prefix.data())) return expected();
-  std::string_view len_text = prefix_text.substr(slash + 1);
-  if (!all_digits(len_text)) return expected();
-  uint32_t len = 0;
-  auto [lend, lec] = std::from_chars(len_text.data(), len_text.data() + len_text.size(), len);
-  if (lec != std::errc() || len > kMaxLen) {
-    out.error = "prefix length " + std::string(len_text) + " out of range 0..128";
+  RouteLine f;
+  if (!parse_route_line(
+          content, "X:X::/LEN PORT", kMaxLen, kMaxRoute6Port,
+          [&r](std::string_view text) { return parse_address(text, r.prefix.data()); }, f,
+          out.error))
     return;
-  }
-  if (!all_digits(port_text)) {
-    out.error = "port '" + std::string(port_text) + "' is not a number";
-    return;
-  }
-  uint32_t port = 0;
-  auto [pend, pec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-  if (pec != std::errc() || port > kMaxRoute6Port) {
-    out.error =
-        "port " + std::string(port_text) + " out of range 0.." + std::to_string(kMaxRoute6Port);
-    return;
-  }
   const Addr6 a = Addr6::from_bytes(r.prefix.data());
-  if (a.masked(len) != a) {
-    out.error = "host bits set in " + std::string(prefix_text);
+  if (a.masked(f.len) != a) {
+    out.error = "host bits set in " + std::string(f.prefix);
     return;
   }
-  r.len = static_cast<uint8_t>(len);
-  r.port = static_cast<uint16_t>(port);
+  r.len = static_cast<uint8_t>(f.len);
+  r.port = static_cast<uint16_t>(f.port);
   out.route = r;
 }
 

@@ -25,20 +25,6 @@ constexpr uint32_t kLen24 = 24;
 constexpr size_t kTypicalLineBytes = 20;
 constexpr size_t kMaxLineBytes = 25;
 
-bool is_blank(char c) {
-  return c == ' ' || c == '\t' || c == '\r';
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_blank(s.back())) s.remove_suffix(1);
-  return s;
-}
-
-bool all_digits(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
 uint32_t mask_of(uint32_t len) {
   return len == 0 ? 0 : ~uint32_t{0} << (kMaxLen - len);
 }
@@ -71,44 +57,17 @@ struct LineParse {
 };
 
 void parse_line(std::string_view content, LineParse& out) {
-  auto expected = [&] {
-    out.error = "expected 'A.B.C.D/LEN PORT', got '" + std::string(content) + "'";
-  };
-  size_t sp = content.find_first_of(" \t");
-  if (sp == std::string_view::npos) return expected();
-  std::string_view prefix_text = content.substr(0, sp);
-  std::string_view rest = trim(content.substr(sp));
-  if (rest.find_first_of(" \t") != std::string_view::npos) return expected();
-  std::string_view port_text = rest;
-
-  size_t slash = prefix_text.find('/');
-  if (slash == std::string_view::npos) return expected();
   uint32_t addr = 0;
-  if (!parse_address(prefix_text.substr(0, slash), addr)) return expected();
-  std::string_view len_text = prefix_text.substr(slash + 1);
-  if (!all_digits(len_text)) return expected();
-  uint32_t len = 0;
-  auto [lend, lec] = std::from_chars(len_text.data(), len_text.data() + len_text.size(), len);
-  if (lec != std::errc() || len > kMaxLen) {
-    out.error = "prefix length " + std::string(len_text) + " out of range 0..32";
+  RouteLine f;
+  if (!parse_route_line(
+          content, "A.B.C.D/LEN PORT", kMaxLen, kMaxRoutePort,
+          [&addr](std::string_view text) { return parse_address(text, addr); }, f, out.error))
+    return;
+  if ((addr & ~mask_of(f.len)) != 0) {
+    out.error = "host bits set in " + std::string(f.prefix);
     return;
   }
-  if (!all_digits(port_text)) {
-    out.error = "port '" + std::string(port_text) + "' is not a number";
-    return;
-  }
-  uint32_t port = 0;
-  auto [pend, pec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-  if (pec != std::errc() || port > kMaxRoutePort) {
-    out.error =
-        "port " + std::string(port_text) + " out of range 0.." + std::to_string(kMaxRoutePort);
-    return;
-  }
-  if ((addr & ~mask_of(len)) != 0) {
-    out.error = "host bits set in " + std::string(prefix_text);
-    return;
-  }
-  out.route = Route4{addr, static_cast<uint8_t>(len), static_cast<uint16_t>(port)};
+  out.route = Route4{addr, static_cast<uint8_t>(f.len), static_cast<uint16_t>(f.port)};
 }
 
 // Appends the decimal digits of v.

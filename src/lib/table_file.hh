@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -22,6 +23,58 @@ inline std::string_view trim_blanks(std::string_view s) {
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
     s.remove_suffix(1);
   return s;
+}
+
+inline bool all_digits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// The fields of a route line "ADDR/LEN PORT" (IPv4 and IPv6 route files).
+struct RouteLine {
+  std::string_view prefix;  // "ADDR/LEN" as written
+  uint32_t len = 0;
+  uint32_t port = 0;
+};
+
+// Splits and checks a route line; parse_addr(text) parses ADDR for the family. False with
+// `error` set: "expected 'FORM', got '...'", "prefix length L out of range 0..MAX_LEN",
+// "port 'P' is not a number" or "port P out of range 0..MAX_PORT". Host bits are the caller's.
+template <class ParseAddr>
+bool parse_route_line(std::string_view content, std::string_view form, uint32_t max_len,
+                      uint32_t max_port, ParseAddr&& parse_addr, RouteLine& out,
+                      std::string& error) {
+  auto expected = [&] {
+    error = "expected '" + std::string(form) + "', got '" + std::string(content) + "'";
+    return false;
+  };
+  const size_t sp = content.find_first_of(" \t");
+  if (sp == std::string_view::npos) return expected();
+  const std::string_view prefix = content.substr(0, sp);
+  const std::string_view port_text = trim_blanks(content.substr(sp));
+  if (port_text.find_first_of(" \t") != std::string_view::npos) return expected();
+  const size_t slash = prefix.find('/');
+  if (slash == std::string_view::npos || !parse_addr(prefix.substr(0, slash))) return expected();
+  const std::string_view len_text = prefix.substr(slash + 1);
+  if (!all_digits(len_text)) return expected();
+  uint32_t len = 0;
+  auto [lend, lec] = std::from_chars(len_text.data(), len_text.data() + len_text.size(), len);
+  if (lec != std::errc() || len > max_len) {
+    error =
+        "prefix length " + std::string(len_text) + " out of range 0.." + std::to_string(max_len);
+    return false;
+  }
+  if (!all_digits(port_text)) {
+    error = "port '" + std::string(port_text) + "' is not a number";
+    return false;
+  }
+  uint32_t port = 0;
+  auto [pend, pec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (pec != std::errc() || port > max_port) {
+    error = "port " + std::string(port_text) + " out of range 0.." + std::to_string(max_port);
+    return false;
+  }
+  out = RouteLine{prefix, len, port};
+  return true;
 }
 
 // Calls parse(content, line_no) for every line with content (comment removed, trimmed).

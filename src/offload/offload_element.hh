@@ -200,7 +200,7 @@ class OffloadElement : public ElementBase<Derived> {
   // Packets taken for one task, in order; their verdicts once the task is back.
   struct Held {
     std::vector<Packet*> pkts;
-    std::vector<uint16_t> buckets;
+    std::vector<uint16_t> buckets;  // flow bucket per packet (AFFINITY only)
     std::vector<Verdict> verdicts;
     TaskBuffers* task = nullptr;  // until the results are applied
     size_t device = 0;
@@ -310,11 +310,13 @@ class OffloadElement : public ElementBase<Derived> {
   void take(PacketBatch& batch, uint32_t i, Packet* p, Held& h) {
     uint8_t* item = h.task->in->template as<uint8_t>() + h.pkts.size() * Derived::kInputBytes;
     if (!self().gather(p, item)) return;
-    const uint16_t b = bucket_of(p);
     h.pkts.push_back(p);
-    h.buckets.push_back(b);
-    ++flows_[b].in_flight;
-    flows_[b].device = static_cast<int32_t>(h.device);
+    if (affinity_) {  // flows are tracked only when they steer packets
+      const uint16_t b = bucket_of(p);
+      h.buckets.push_back(b);
+      ++flows_[b].in_flight;
+      flows_[b].device = static_cast<int32_t>(h.device);
+    }
     ++held_;
     batch.exclude(i);
   }
@@ -416,7 +418,7 @@ class OffloadElement : public ElementBase<Derived> {
     for (size_t k = h.emitted; k < h.emitted + n; ++k) {
       out.push(h.pkts[k]);
       out.set_result(out.count() - 1, h.verdicts[k]);
-      --flows_[h.buckets[k]].in_flight;
+      if (affinity_) --flows_[h.buckets[k]].in_flight;
     }
     h.emitted += n;
     held_ -= n;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/config/ast.hh"
+#include "testing.hh"
 
 namespace fulcrum {
 namespace {
@@ -268,7 +269,7 @@ TEST(ConfigParser, EmptyFileNameReadsAsConfig) {
 }
 
 TEST(ConfigParser, ParsesAFile) {
-  std::string path = ::testing::TempDir() + "config_parser_test.click";
+  std::string path = testing::temp_path("config_parser_test.click");
   std::FILE* f = std::fopen(path.c_str(), "w");
   ASSERT_NE(f, nullptr);
   std::fputs("FromInput -> d :: Discard\n", f);

@@ -23,7 +23,7 @@ constexpr uint8_t kSrc[6] = {0x02, 0, 0, 0, 0, 0x05};
 constexpr uint16_t kEtherTypeIpv4 = 0x0800;
 
 std::string write_names(const std::string& stem, const std::string& text) {
-  const std::string path = ::testing::TempDir() + "/" + stem + ".names";
+  const std::string path = testing::temp_path(stem + ".names");
   std::ofstream(path) << text;
   return path;
 }

@@ -28,7 +28,7 @@ const char* const kRules =
     "alert ip any any -> any any (msg:\"re\"; pcre:\"/x[0-9]{3}y/\"; sid:3;)\n";
 
 std::string write_file(const std::string& stem, const std::string& text) {
-  const std::string path = ::testing::TempDir() + "/" + stem;
+  const std::string path = testing::temp_path(stem);
   std::ofstream(path) << text;
   return path;
 }
@@ -120,7 +120,7 @@ TEST(IdsElement, MalformedFramesAreDroppedWithReasons) {
 }
 
 TEST(IdsElement, AlertLogHasOneJsonLinePerMatch) {
-  const std::string log = ::testing::TempDir() + "/ids-alerts.jsonl";
+  const std::string log = testing::temp_path("ids-alerts.jsonl");
   {
     auto e = testing::make_or_fail("IDSMatch",
                                    {write_file("log.rules", kRules), "ALERTS " + log, "ENGINE ac"});

@@ -83,8 +83,7 @@ std::string cbc_sa_text() {
 // replay windows live in the shared table.
 std::string write_sa_file(const std::string& text = sa_text()) {
   static int n = 0;
-  const std::string path = ::testing::TempDir() + "fulcrum-ipsec-" + std::to_string(getpid()) +
-                           "-" + std::to_string(n++) + ".txt";
+  const std::string path = testing::temp_path("ipsec-" + std::to_string(n++) + ".txt");
   FILE* f = std::fopen(path.c_str(), "w");
   EXPECT_NE(f, nullptr);
   std::fputs(text.c_str(), f);

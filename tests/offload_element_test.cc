@@ -29,7 +29,7 @@ using testing::Sent;
 
 std::string route_file() {
   static const std::string path = [] {
-    std::string p = ::testing::TempDir() + "offload-element-routes.txt";
+    std::string p = testing::temp_path("offload-element-routes.txt");
     std::ofstream f(p);
     for (const Route4& r : generate_routes4(kRoutes, 17, kPorts))
       f << ((r.prefix >> 24) & 0xFF) << '.' << ((r.prefix >> 16) & 0xFF) << '.'

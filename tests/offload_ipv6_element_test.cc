@@ -48,7 +48,7 @@ const std::vector<Route6>& routes() {
 
 std::string route_file() {
   static const std::string path = [] {
-    std::string p = ::testing::TempDir() + "offload-ipv6-element-routes.txt";
+    std::string p = testing::temp_path("offload-ipv6-element-routes.txt");
     EXPECT_TRUE(write_routes6(p, routes()).ok());
     return p;
   }();

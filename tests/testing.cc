@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 #include <rte_ether.h>
 #include <rte_ip.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "core/registry.hh"
 #include "io/mempool.hh"
@@ -152,6 +154,10 @@ std::unique_ptr<Element> make_or_fail(const std::string& class_name,
 void free_batch(PacketBatch& batch) {
   batch.for_each([](uint32_t, Packet* p) { rte_pktmbuf_free(p); });
   batch.clear();
+}
+
+std::string temp_path(std::string_view stem) {
+  return ::testing::TempDir() + "fulcrum-" + std::to_string(getpid()) + "-" + std::string(stem);
 }
 
 }  // namespace fulcrum::testing

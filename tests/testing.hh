@@ -63,6 +63,10 @@ std::vector<uint8_t> packet_bytes(Packet* m);
 // ipv4_udp_frame and a zero payload.
 std::vector<uint8_t> ether_frame(uint16_t ethertype, uint32_t frame_len = 64);
 
+// A scratch file path unique to this test process (ctest runs test processes in parallel):
+// TempDir()/fulcrum-PID-STEM.
+std::string temp_path(std::string_view stem);
+
 // The message make_element reports for this configuration; "(no error)" when it succeeds.
 std::string config_error(const std::string& class_name, const std::vector<std::string>& args,
                          int ports = 4);

@@ -39,11 +39,11 @@ Result<std::unique_ptr<Ipv4LookupTask>> Ipv4LookupTask::create(const Ipv4LookupT
   t->addrs_ = std::move(in.value());
   t->hops_ = std::move(out.value());
   OffloadTask& task = t->task;
-  task.kernel = kIpv4LookupKernel;
   task.inputs = {{t->addrs_.get(), sizeof(uint32_t)}};
   task.outputs = {{t->hops_.get(), sizeof(uint16_t)}};
-  task.args = {TaskArg::input(0), TaskArg::output(0), TaskArg::resident(tables.tbl24()),
-               TaskArg::resident(tables.tbllong()), TaskArg::items()};
+  task.launches = {{kIpv4LookupKernel,
+                    {TaskArg::input(0), TaskArg::output(0), TaskArg::resident(tables.tbl24()),
+                     TaskArg::resident(tables.tbllong()), TaskArg::items()}}};
   task.capacity = capacity;
   task.max_batches = max_batches;
   return t;

@@ -56,10 +56,9 @@ Result<std::unique_ptr<Ipv6LookupTask>> Ipv6LookupTask::create(const Ipv6LookupT
   t->addrs_ = std::move(in.value());
   t->hops_ = std::move(out.value());
   OffloadTask& task = t->task;
-  task.kernel = kIpv6LookupKernel;
   task.inputs = {{t->addrs_.get(), kIpv6AddrBytes}};
   task.outputs = {{t->hops_.get(), sizeof(uint16_t)}};
-  task.args = tables.args();
+  task.launches = {{kIpv6LookupKernel, tables.args()}};
   task.capacity = capacity;
   task.max_batches = max_batches;
   return t;

@@ -234,10 +234,9 @@ class OffloadElement : public ElementBase<Derived> {
     t->in = std::move(in.value());
     t->out = std::move(out.value());
     offload::OffloadTask& task = t->task;
-    task.kernel = std::string(Derived::kKernel);
     task.inputs = {{t->in.get(), Derived::kInputBytes}};
     task.outputs = {{t->out.get(), Derived::kOutputBytes}};
-    task.args = args;
+    task.launches = {{std::string(Derived::kKernel), args}};
     task.capacity = capacity;
     task.max_batches = aggregate_;
     task.context = t.get();

@@ -32,22 +32,42 @@ Result<DeviceBuffer*> TaskExecutor::scratch(std::vector<std::unique_ptr<DeviceBu
 }
 
 Status TaskExecutor::start(OffloadTask& task) {
-  Result<const Kernel*> kernel = device_.kernel(task.kernel);
-  if (!kernel) return make_error(kernel.error());
   for (size_t i = 0; i < task.inputs.size(); ++i) {
     const TaskData& d = task.inputs[i];
-    const size_t bytes = size_t{task.items} * d.item_bytes;
+    const size_t bytes = d.size(task.items);
     Result<DeviceBuffer*> buf = scratch(in_, i, bytes);
     if (!buf) return make_error(buf.error());
     if (bytes == 0) continue;
     if (Status s = queue_->copy_to_device(*buf.value(), 0, *d.host, 0, bytes); !s) return s;
   }
+  out_.resize(std::max(out_.size(), task.outputs.size()));
   for (size_t i = 0; i < task.outputs.size(); ++i) {
-    Result<DeviceBuffer*> buf = scratch(out_, i, size_t{task.items} * task.outputs[i].item_bytes);
+    const TaskData& d = task.outputs[i];
+    if (d.in_place >= 0) {
+      if (static_cast<size_t>(d.in_place) >= task.inputs.size())
+        return make_error("task output: in place of no such input");
+      continue;
+    }
+    Result<DeviceBuffer*> buf = scratch(out_, i, d.size(task.items));
     if (!buf) return make_error(buf.error());
   }
+  for (const TaskLaunch& launch : task.launches)
+    if (Status s = enqueue(task, launch); !s) return s;
+  for (size_t i = 0; i < task.outputs.size(); ++i) {
+    const TaskData& d = task.outputs[i];
+    const size_t bytes = d.size(task.items);
+    if (bytes == 0) continue;
+    const DeviceBuffer& src = d.in_place >= 0 ? *in_[static_cast<size_t>(d.in_place)] : *out_[i];
+    if (Status s = queue_->copy_to_host(*d.host, 0, src, 0, bytes); !s) return s;
+  }
+  return queue_->record();
+}
+
+Status TaskExecutor::enqueue(const OffloadTask& task, const TaskLaunch& launch) {
+  Result<const Kernel*> kernel = device_.kernel(launch.kernel);
+  if (!kernel) return make_error(kernel.error());
   args_.clear();
-  for (const TaskArg& a : task.args) {
+  for (const TaskArg& a : launch.args) {
     switch (a.kind) {
       case TaskArg::Kind::kInput:
         if (a.index >= task.inputs.size()) return make_error("task argument: no such input");
@@ -55,7 +75,10 @@ Status TaskExecutor::start(OffloadTask& task) {
         break;
       case TaskArg::Kind::kOutput:
         if (a.index >= task.outputs.size()) return make_error("task argument: no such output");
-        args_.push_back(KernelArg::of(*out_[a.index]));
+        if (task.outputs[a.index].in_place >= 0)
+          args_.push_back(KernelArg::of(*in_[static_cast<size_t>(task.outputs[a.index].in_place)]));
+        else
+          args_.push_back(KernelArg::of(*out_[a.index]));
         break;
       case TaskArg::Kind::kResident:
         args_.push_back(KernelArg::of(*a.buffer));
@@ -68,14 +91,7 @@ Status TaskExecutor::start(OffloadTask& task) {
         break;
     }
   }
-  if (Status s = queue_->launch(*kernel.value(), {task.items, task.group}, args_); !s) return s;
-  for (size_t i = 0; i < task.outputs.size(); ++i) {
-    const TaskData& d = task.outputs[i];
-    const size_t bytes = size_t{task.items} * d.item_bytes;
-    if (bytes == 0) continue;
-    if (Status s = queue_->copy_to_host(*d.host, 0, *out_[i], 0, bytes); !s) return s;
-  }
-  return queue_->record();
+  return queue_->launch(*kernel.value(), {task.items, launch.group}, args_);
 }
 
 TaskStatus run_task_sync(TaskExecutor& exec, OffloadTask& task) {

@@ -1,9 +1,11 @@
 // OffloadTask: one unit of device work, made of many aggregated batches (NBA §3.3: batches are
 // gathered just before offload, 32 by default, so a launch covers thousands of packets).
 //
-// A task names its kernel, its host-side data (inputs copied to the device before the launch,
-// outputs copied back after it, `items * item_bytes` bytes each, so only the filled part
-// moves), the kernel arguments, and who asked for it (`callback`, `context`). A worker fills
+// A task names its launches (one kernel each, run back to back on the same device buffers: a
+// chain of offloadable elements shares its datablocks without copies in between), its host-side
+// data (inputs copied to the device before the first launch, outputs copied back after the last,
+// `items * item_bytes` bytes each, or `bytes` for variable-size data such as whole packets, so
+// only the filled part moves), and who asked for it (`callback`, `context`). A worker fills
 // it batch by batch (add_batch) until full(), hands it over (DeviceThread or TaskExecutor),
 // and gets it back with status kOk (outputs valid) or kFailed (the device failed: run the
 // batches on the CPU; nothing is lost).
@@ -28,10 +30,16 @@ inline constexpr uint32_t kDefaultAggregateBatches = 32;
 
 enum class TaskStatus : uint8_t { kPending, kOk, kFailed };
 
-// Host data of a task: `item_bytes` per work item.
+// Host data of a task: `item_bytes` per work item, or when item_bytes is 0 `bytes` in all
+// (set per task: packed packet bytes). An output with `in_place` >= 0 has no device buffer of its
+// own: it is copied back from the device copy of that input, which the kernels rewrote.
 struct TaskData {
   HostBuffer* host = nullptr;
   uint32_t item_bytes = 0;
+  uint32_t bytes = 0;
+  int32_t in_place = -1;
+
+  size_t size(uint32_t items) const { return item_bytes != 0 ? size_t{items} * item_bytes : bytes; }
 };
 
 // A kernel argument as the task describes it; the executor turns it into a KernelArg.
@@ -55,12 +63,17 @@ struct TaskArg {
   static TaskArg items() { return {Kind::kItems, 0, nullptr, 0}; }
 };
 
-struct OffloadTask {
+// One kernel launch over the task's items.
+struct TaskLaunch {
   std::string kernel;
-  std::vector<TaskData> inputs;
-  std::vector<TaskData> outputs;
   std::vector<TaskArg> args;
   uint32_t group = 0;  // work-group / block size, 0 for the backend's default
+};
+
+struct OffloadTask {
+  std::vector<TaskLaunch> launches;
+  std::vector<TaskData> inputs;
+  std::vector<TaskData> outputs;
 
   // Aggregation: items filled so far, in how many batches; at most `capacity` items and
   // `max_batches` batches.
@@ -98,7 +111,7 @@ class TaskExecutor {
  public:
   static Result<std::unique_ptr<TaskExecutor>> create(Device& device);
 
-  // Enqueues the task (copies in, launch, copies out, mark). An error leaves the task to the
+  // Enqueues the task (copies in, launches, copies out, mark). An error leaves the task to the
   // caller; the device should be considered failed.
   Status start(OffloadTask& task);
   // True when the started task has finished; an error means it failed on the device.
@@ -109,6 +122,7 @@ class TaskExecutor {
   TaskExecutor(Device& device, std::unique_ptr<Queue> q) : device_(device), queue_(std::move(q)) {}
   Result<DeviceBuffer*> scratch(std::vector<std::unique_ptr<DeviceBuffer>>& pool, size_t i,
                                 size_t bytes);
+  Status enqueue(const OffloadTask& task, const TaskLaunch& launch);
 
   Device& device_;
   std::unique_ptr<Queue> queue_;

@@ -46,6 +46,9 @@ struct BatchAnno {
   uint16_t in_queue = 0;
   uint64_t batch_id = 0;
   uint64_t rx_tsc = 0;  // TSC when the batch was received
+  // Set by an offloadable element whose device tasks also did the work of the elements it
+  // chained to (Element::chain): they pass these packets on with the verdicts it computed.
+  const void* chained = nullptr;
 };
 
 class PacketBatch {

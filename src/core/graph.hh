@@ -78,6 +78,8 @@ class Pipeline {
 
  private:
   void process(int node, PacketBatch& batch);
+  // Offers each element the elements after it (Element::chain).
+  Status chain_elements(const PipelineConfig& config);
   void dispatch(int node, PacketBatch& batch);
   PacketBatch* alloc_batch();
   void free_batch(PacketBatch* b) { spare_.push_back(b); }

@@ -2,19 +2,41 @@
 // the framework moving the data (NBA §3.3). The per-batch decision comes from a balancer element
 // upstream (CPUOnly, DeviceOnly, FixedFraction: the batch annotation's device).
 //
-// Derived provides its datablocks as two per-packet items and the functions around them:
+// Derived provides its datablocks (NBA Table 2) and the functions around them:
 //   static constexpr uint32_t kInputBytes, kOutputBytes;   read item and write item per packet
+//                                            (partial_pkt / user datablocks; either may be 0)
+//   static constexpr offload::WholePacketBlock kWholePacket;   optional: a region of the packet's
+//                                            bytes goes to the device (whole_pkt), rewritten in
+//                                            place and copied back when .write
 //   void process_cpu(PacketBatch&);          the CPU function, on the batch's live packets
 //   bool gather(Packet*, uint8_t* item);     writes the packet's read item; false: not for the
-//                                            device (it stays for the CPU function)
-//   Verdict apply(Packet*, const uint8_t* result);   post-processing from the write item
+//                                            device (it stays for the CPU function). With
+//                                            kWholePacket: gather(Packet*, uint8_t* item,
+//                                            offload::Region& region), region within the packet
+//   Verdict apply(Packet*, const uint8_t* result);   post-processing from the write item, after
+//                                            the region was copied back
 //   Result<std::vector<offload::TaskArg>> device_args(const InitContext&, size_t device);
 //                                            the kernel's arguments on that device (tables
-//                                            resident there, uploaded once per process)
+//                                            resident there, uploaded once per process); the
+//                                            task's buffers are offload::kItemsInput,
+//                                            kBytesInput, kRegionsInput and kResultsOutput
 //   static constexpr std::string_view kKernel;
+//   static constexpr std::string_view kChainKey;   optional: the datablock it shares (below)
+//   std::optional<offload::TaskLaunch> fuse(const Element& next, const std::vector<TaskArg>&);
+//                                            optional: one kernel for this element and `next`
 // and calls configure_offload(args) as the last step of configure() (it reads AGGREGATE,
-// FLUSH_US and AFFINITY and finishes the arguments) and initialize_offload(ctx) from
-// initialize().
+// FLUSH_US, AFFINITY, TASK_TIMEOUT_MS, TASK_BYTES, CHAIN and FUSE and finishes the arguments)
+// and initialize_offload(ctx) from initialize().
+//
+// Chaining (datablock reuse, NBA §3.3): when this element's only output feeds an offloadable
+// element with the same kChainKey and no other input (Element::chain), this element's tasks also
+// carry that element's items and results and run its kernel right after its own, on the same
+// device buffers: no copy back and forth in between. The next element's gather is called with
+// this one's (so it must not depend on what this kernel writes; its region must be the same, or
+// the packet stays on the CPU for both), its apply after this one's, and it passes the packets
+// with those verdicts (BatchAnno::chained). Its items are input 2 + s and its results output s
+// for the s-th element of the chain. With `fuse` (FlowShader §III-E), one launch replaces the
+// two kernels. CHAIN false and FUSE false turn either off.
 //
 // Device path: packets are gathered into the open task of their device (pinned host buffers),
 // which aggregates up to AGGREGATE batches and is handed to the device thread when full or
@@ -43,6 +65,7 @@
 #include <cstring>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -53,12 +76,32 @@
 
 namespace fulcrum {
 
+// What the head of a chain needs from the elements it chained (every OffloadElement is one).
+class OffloadStage {
+ public:
+  virtual ~OffloadStage() = default;
+  virtual std::string_view chain_key() const = 0;
+  virtual bool whole_packet() const = 0;
+  virtual bool writes_packet() const = 0;
+  virtual uint32_t stage_input_bytes() const = 0;
+  virtual uint32_t stage_output_bytes() const = 0;
+  virtual bool stage_gather(Packet* p, uint8_t* item, offload::Region& region) = 0;
+  virtual Verdict stage_apply(Packet* p, const uint8_t* result) = 0;
+  virtual const std::vector<offload::TaskArg>& stage_args(size_t device) const = 0;
+  virtual std::string_view stage_kernel() const = 0;
+  // This stage is the `stage`-th (1..) after `head`; false when it is chained already.
+  virtual bool set_head(const OffloadStage* head, size_t stage) = 0;
+  // The verdict `stage` gets for the packet the head handed on at `slot` of its last batch.
+  virtual bool chained_verdict(size_t stage, uint32_t slot, const Packet* p, Verdict& v) const = 0;
+};
+
 template <class Derived>
-class OffloadElement : public ElementBase<Derived> {
+class OffloadElement : public ElementBase<Derived>, public OffloadStage {
  public:
   static constexpr uint32_t kDefaultFlushUs = 100;
   static constexpr uint32_t kTasksPerDevice = 8;
   static constexpr uint32_t kFlowBuckets = 4096;
+  static constexpr uint32_t kDefaultTaskBytes = 2u << 20;
 
   // Task buffers still with a device thread (abandoned after a timeout) must outlive it: wait
   // for them, and if the device stays silent, leak them rather than free memory it may write.
@@ -97,9 +140,13 @@ class OffloadElement : public ElementBase<Derived> {
     out.push_back({"affinity_packets", affinity_packets_});
     out.push_back({"waits", waits_});
     out.push_back({"tasks_timed_out", tasks_timed_out_});
+    out.push_back({"chained_stages", followers_.size()});
+    out.push_back({"chained_packets", chained_packets_});
   }
 
   void process_batch(PacketBatch& batch) override {
+    if (head_ != nullptr && batch.anno().chained == static_cast<const void*>(head_))
+      return pass_chained(batch);
     const int32_t dev = batch.anno().device;
     const bool to_device = dev != kRunOnCpu && static_cast<size_t>(dev) < devices_.size() &&
                            service_->device(static_cast<size_t>(dev)).is_up();
@@ -113,19 +160,19 @@ class OffloadElement : public ElementBase<Derived> {
       return;
     }
     const auto d = static_cast<size_t>(dev);
-    Held* open = open_task(d, batch.live());
-    if (open == nullptr) {  // the device went silent while this batch waited for it
+    if (open_task(d, batch.live()) == nullptr) {  // the device went silent while this batch waited
       ++cpu_batches_;
       self().process_cpu(batch);
       return;
     }
-    Held& h = *open;
     ++device_batches_;
-    ++h.task->task.batches;
-    batch.for_each([&](uint32_t i, Packet* p) { take(batch, i, p, h); });
+    ++devices_[d].open->task->task.batches;
+    uint32_t left = batch.live();
+    batch.for_each([&](uint32_t i, Packet* p) { take(batch, i, p, d, left--); });
     offload::DeviceStats& st = service_->stats(d);
     st.add(st.batches, 1);
-    if (h.task->task.batches >= aggregate_) submit(d);
+    if (devices_[d].open != nullptr && devices_[d].open->task->task.batches >= aggregate_)
+      submit(d);
     if (!batch.empty()) self().process_cpu(batch);  // packets gather() left to the CPU
   }
 
@@ -143,13 +190,95 @@ class OffloadElement : public ElementBase<Derived> {
     if (front.done) emit(out);
   }
 
+  Result<bool> chain(Element& next) override {
+    auto* stage = dynamic_cast<OffloadStage*>(&next);
+    if (!chain_enabled_ || stage == nullptr || chain_key().empty() ||
+        stage->chain_key() != chain_key() || stage->whole_packet() != has_whole() ||
+        followers_.size() + 1 >= kMaxStages || !stage->set_head(this, followers_.size() + 1))
+      return false;
+    followers_.push_back(stage);
+    const size_t s = followers_.size();
+    for (size_t d = 0; d < devices_.size(); ++d) {
+      offload::Device& dev = service_->device(d);
+      std::vector<offload::TaskArg> args = remap(stage->stage_args(d), s);
+      std::optional<offload::TaskLaunch> fused;
+      if constexpr (requires { self().fuse(next, args); })
+        if (s == 1 && fuse_enabled_) fused = self().fuse(next, args);
+      for (std::unique_ptr<TaskBuffers>& t : devices_[d].tasks) {
+        offload::OffloadTask& task = t->task;
+        auto in = alloc(dev, task.capacity * stage->stage_input_bytes());
+        if (!in) return make_error(dev.label() + ": " + in.error());
+        auto out = alloc(dev, task.capacity * stage->stage_output_bytes());
+        if (!out) return make_error(dev.label() + ": " + out.error());
+        task.inputs.push_back({in.value().get(), stage->stage_input_bytes()});
+        task.outputs.insert(task.outputs.begin() + static_cast<std::ptrdiff_t>(s),
+                            {out.value().get(), stage->stage_output_bytes()});
+        if (stage->writes_packet() && !writes_)
+          task.outputs.push_back({t->bytes.get(), 0, 0, static_cast<int32_t>(offload::kBytesInput)});
+        if (fused)
+          task.launches = {*fused};
+        else
+          task.launches.push_back({std::string(stage->stage_kernel()), args});
+        t->stage_in.push_back(std::move(in.value()));
+        t->stage_out.push_back(std::move(out.value()));
+      }
+    }
+    writes_ = writes_ || stage->writes_packet();
+    emit_verdicts_.resize(size_t{kMaxBatch} * followers_.size());
+    return true;
+  }
+
+  // OffloadStage
+  std::string_view chain_key() const override {
+    if constexpr (requires { Derived::kChainKey; })
+      return Derived::kChainKey;
+    else
+      return {};
+  }
+  bool whole_packet() const override { return has_whole(); }
+  bool writes_packet() const override { return has_whole() && whole_writes(); }
+  uint32_t stage_input_bytes() const override { return Derived::kInputBytes; }
+  uint32_t stage_output_bytes() const override { return Derived::kOutputBytes; }
+  bool stage_gather(Packet* p, uint8_t* item, offload::Region& region) override {
+    return gather_one(p, item, region);
+  }
+  Verdict stage_apply(Packet* p, const uint8_t* result) override {
+    return self().apply(p, result);
+  }
+  const std::vector<offload::TaskArg>& stage_args(size_t device) const override {
+    return device_args_[device];
+  }
+  std::string_view stage_kernel() const override { return Derived::kKernel; }
+  bool set_head(const OffloadStage* head, size_t stage) override {
+    if (head_ != nullptr || !followers_.empty()) return false;
+    head_ = head;
+    stage_ = stage;
+    return true;
+  }
+  bool chained_verdict(size_t stage, uint32_t slot, const Packet* p, Verdict& v) const override {
+    const size_t f = followers_.size();
+    if (stage == 0 || stage > f) return false;
+    uint32_t k = slot;
+    if (k >= emit_count_ || emit_pkts_[k] != p) {
+      k = static_cast<uint32_t>(std::find(emit_pkts_.begin(), emit_pkts_.begin() + emit_count_, p) -
+                                emit_pkts_.begin());
+      if (k == emit_count_) return false;
+    }
+    v = emit_verdicts_[k * f + stage - 1];
+    return true;
+  }
+
  protected:
   Status configure_offload(Args& args) {
     args.key("AGGREGATE", aggregate_).key("FLUSH_US", flush_us_).key("AFFINITY", affinity_);
-    args.key("TASK_TIMEOUT_MS", timeout_ms_);
+    args.key("TASK_TIMEOUT_MS", timeout_ms_).key("CHAIN", chain_enabled_).key("FUSE", fuse_enabled_);
+    if constexpr (has_whole()) args.key("TASK_BYTES", task_bytes_);
     if (Status s = args.finish(); !s) return s;
     if (aggregate_ == 0 || aggregate_ > kMaxAggregate)
       return args.error("AGGREGATE must be 1.." + std::to_string(kMaxAggregate));
+    if (has_whole() && task_bytes_ < max_region())
+      return args.error("TASK_BYTES must hold one region of " + std::to_string(max_region()) +
+                        " bytes");
     return {};
   }
 
@@ -169,6 +298,7 @@ class OffloadElement : public ElementBase<Derived> {
       ds.channel = ch.value();
       Result<std::vector<offload::TaskArg>> args = self().device_args(ctx, d);
       if (!args) return make_error(dev.label() + ": " + args.error());
+      device_args_.push_back(args.value());
       for (uint32_t k = 0; k < kTasksPerDevice; ++k) {
         Result<std::unique_ptr<TaskBuffers>> t = make_task(dev, d, args.value());
         if (!t) return make_error(dev.label() + ": " + t.error());
@@ -182,7 +312,22 @@ class OffloadElement : public ElementBase<Derived> {
   const offload::OffloadService& service() const { return *service_; }
 
  private:
+  // Derived is complete only inside member functions: these are functions, not constants.
+  static constexpr bool has_whole() { return requires { Derived::kWholePacket; }; }
+  static constexpr bool whole_writes() {
+    if constexpr (has_whole())
+      return Derived::kWholePacket.write;
+    else
+      return false;
+  }
+  static constexpr uint32_t max_region() {
+    if constexpr (has_whole())
+      return Derived::kWholePacket.max_bytes;
+    else
+      return 0;
+  }
   static constexpr uint32_t kMaxAggregate = 256;
+  static constexpr size_t kMaxStages = 8;
   static constexpr uint64_t kNsPerUs = 1000;
   static constexpr uint64_t kNsPerMs = 1000000;
   static constexpr uint32_t kDefaultTimeoutMs = 1000;
@@ -192,22 +337,37 @@ class OffloadElement : public ElementBase<Derived> {
   // A task's pinned buffers, reused task after task.
   struct TaskBuffers {
     offload::OffloadTask task;
-    std::unique_ptr<offload::HostBuffer> in;
-    std::unique_ptr<offload::HostBuffer> out;
+    std::unique_ptr<offload::HostBuffer> in;       // items
+    std::unique_ptr<offload::HostBuffer> out;      // results
+    std::unique_ptr<offload::HostBuffer> bytes;    // packed regions (has_whole())
+    std::unique_ptr<offload::HostBuffer> regions;  // offload::Region per packet (has_whole())
+    std::vector<std::unique_ptr<offload::HostBuffer>> stage_in, stage_out;  // chained stages
     Held* held = nullptr;  // the packets of the task in flight; nullptr once abandoned
     size_t device = 0;
+
+    uint8_t* in_item(size_t k) const {
+      return in ? in->as<uint8_t>() + k * Derived::kInputBytes : nullptr;
+    }
+    uint8_t* stage_item(size_t s, size_t k) const {
+      const uint32_t n = task.inputs[offload::kRegionsInput + s].item_bytes;
+      return n != 0 ? stage_in[s - 1]->as<uint8_t>() + k * n : nullptr;
+    }
   };
   // Packets taken for one task, in order; their verdicts once the task is back.
   struct Held {
     std::vector<Packet*> pkts;
-    std::vector<uint16_t> buckets;  // flow bucket per packet (AFFINITY only)
+    std::vector<uint16_t> buckets;          // flow bucket per packet (AFFINITY only)
+    std::vector<offload::Region> src;       // region within each packet (has_whole())
     std::vector<Verdict> verdicts;
+    std::vector<Verdict> stage_verdicts;    // per packet, per chained stage
     TaskBuffers* task = nullptr;  // until the results are applied
     size_t device = 0;
     size_t emitted = 0;
+    uint32_t bytes = 0;         // packed region bytes so far (has_whole())
     uint64_t opened_ns = 0;     // first packet in (for FLUSH_US)
     uint64_t submitted_ns = 0;  // handed to the device thread
     bool done = false;
+    bool chained = false;       // stage_verdicts are valid
   };
   struct DeviceState {
     offload::Channel* channel = nullptr;
@@ -222,20 +382,50 @@ class OffloadElement : public ElementBase<Derived> {
 
   Derived& self() { return static_cast<Derived&>(*this); }
 
+  static Result<std::unique_ptr<offload::HostBuffer>> alloc(offload::Device& dev, size_t bytes) {
+    if (bytes == 0) return std::unique_ptr<offload::HostBuffer>();
+    return dev.alloc_host(bytes);
+  }
+
+  // A chained stage's arguments in the head's task: its items are input 2 + s, its results
+  // output s.
+  static std::vector<offload::TaskArg> remap(std::vector<offload::TaskArg> args, size_t s) {
+    for (offload::TaskArg& a : args) {
+      if (a.kind == offload::TaskArg::Kind::kInput && a.index == offload::kItemsInput)
+        a.index = static_cast<uint32_t>(offload::kRegionsInput + s);
+      else if (a.kind == offload::TaskArg::Kind::kOutput && a.index == offload::kResultsOutput)
+        a.index = static_cast<uint32_t>(s);
+    }
+    return args;
+  }
+
   Result<std::unique_ptr<TaskBuffers>> make_task(offload::Device& dev, size_t index,
                                                  const std::vector<offload::TaskArg>& args) {
     auto t = std::make_unique<TaskBuffers>();
     t->device = index;
     const uint32_t capacity = aggregate_ * kMaxBatch;
-    auto in = dev.alloc_host(capacity * Derived::kInputBytes);
+    auto in = alloc(dev, size_t{capacity} * Derived::kInputBytes);
     if (!in) return make_error(in.error());
-    auto out = dev.alloc_host(capacity * Derived::kOutputBytes);
+    auto out = alloc(dev, size_t{capacity} * Derived::kOutputBytes);
     if (!out) return make_error(out.error());
     t->in = std::move(in.value());
     t->out = std::move(out.value());
     offload::OffloadTask& task = t->task;
-    task.inputs = {{t->in.get(), Derived::kInputBytes}};
+    task.inputs = {{t->in.get(), Derived::kInputBytes}, {}, {}};
     task.outputs = {{t->out.get(), Derived::kOutputBytes}};
+    if constexpr (has_whole()) {
+      auto bytes = alloc(dev, task_bytes_);
+      if (!bytes) return make_error(bytes.error());
+      auto regions = alloc(dev, size_t{capacity} * sizeof(offload::Region));
+      if (!regions) return make_error(regions.error());
+      t->bytes = std::move(bytes.value());
+      t->regions = std::move(regions.value());
+      task.inputs[offload::kBytesInput] = {t->bytes.get(), 0};
+      task.inputs[offload::kRegionsInput] = {t->regions.get(), sizeof(offload::Region)};
+      if (whole_writes())
+        task.outputs.push_back({t->bytes.get(), 0, 0, static_cast<int32_t>(offload::kBytesInput)});
+    }
+    writes_ = whole_writes();
     task.launches = {{std::string(Derived::kKernel), args}};
     task.capacity = capacity;
     task.max_batches = aggregate_;
@@ -286,10 +476,14 @@ class OffloadElement : public ElementBase<Derived> {
     }
     h->pkts.clear();
     h->buckets.clear();
+    h->src.clear();
     h->verdicts.clear();
+    h->stage_verdicts.clear();
     h->emitted = 0;
+    h->bytes = 0;
     h->submitted_ns = 0;
     h->done = false;
+    h->chained = false;
     return h;
   }
 
@@ -306,18 +500,65 @@ class OffloadElement : public ElementBase<Derived> {
     return static_cast<uint16_t>(h % kFlowBuckets);
   }
 
-  void take(PacketBatch& batch, uint32_t i, Packet* p, Held& h) {
-    uint8_t* item = h.task->in->template as<uint8_t>() + h.pkts.size() * Derived::kInputBytes;
-    if (!self().gather(p, item)) return;
-    h.pkts.push_back(p);
+  // Derived's gather; a region must lie within the packet and fit max_bytes.
+  bool gather_one(Packet* p, uint8_t* item, offload::Region& region) {
+    if constexpr (has_whole()) {
+      if (!self().gather(p, item, region)) return false;
+      return region.length <= Derived::kWholePacket.max_bytes &&
+             region.offset <= length(p) && region.length <= length(p) - region.offset;
+    } else {
+      return self().gather(p, item);
+    }
+  }
+
+  // Gathers packet p (batch slot i; `left` packets of the batch still to come, p included) into
+  // the open task of device d, with the items of every chained stage.
+  bool take(PacketBatch& batch, uint32_t i, Packet* p, size_t d, uint32_t left) {
+    Held* h = devices_[d].open;
+    if (h == nullptr) return false;  // the device went silent: this packet stays on the CPU
+    size_t k = h->pkts.size();
+    offload::Region r;
+    if (!gather_one(p, h->task->in_item(k), r)) return false;
+    for (size_t s = 1; s <= followers_.size(); ++s) {
+      offload::Region fr;
+      if (!followers_[s - 1]->stage_gather(p, h->task->stage_item(s, k), fr) ||
+          (has_whole() && (fr.offset != r.offset || fr.length != r.length)))
+        return false;  // the chain runs whole on the device or whole on the CPU
+    }
+    if constexpr (has_whole()) {
+      const uint32_t align = Derived::kWholePacket.align;
+      uint32_t at = (h->bytes + align - 1) / align * align;
+      if (at + r.length > task_bytes_) {  // the task is full: the items move to a new one
+        TaskBuffers& full = *h->task;
+        submit(d);
+        h = open_task(d, left);
+        if (h == nullptr) return false;
+        move_items(full, *h->task, k);
+        k = 0;
+        at = 0;
+      }
+      std::memcpy(h->task->bytes->template as<uint8_t>() + at, data(p) + r.offset, r.length);
+      h->task->regions->template as<offload::Region>()[k] = {at, r.length};
+      h->bytes = at + r.length;
+      h->src.push_back(r);
+    }
+    h->pkts.push_back(p);
     if (affinity_) {  // flows are tracked only when they steer packets
       const uint16_t b = bucket_of(p);
-      h.buckets.push_back(b);
+      h->buckets.push_back(b);
       ++flows_[b].in_flight;
-      flows_[b].device = static_cast<int32_t>(h.device);
+      flows_[b].device = static_cast<int32_t>(h->device);
     }
     ++held_;
     batch.exclude(i);
+    return true;
+  }
+
+  // Items of packet k of `from` (gathered, then the task filled up) into slot 0 of `to`.
+  void move_items(TaskBuffers& from, TaskBuffers& to, size_t k) {
+    std::memcpy(to.in_item(0), from.in_item(k), Derived::kInputBytes);
+    for (size_t s = 1; s <= followers_.size(); ++s)
+      std::memcpy(to.stage_item(s, 0), from.stage_item(s, k), followers_[s - 1]->stage_input_bytes());
   }
 
   // AFFINITY on a CPU batch: packets of flows in flight on a device go to that device's task.
@@ -325,10 +566,8 @@ class OffloadElement : public ElementBase<Derived> {
     batch.for_each([&](uint32_t i, Packet* p) {
       const FlowBucket& f = flows_[bucket_of(p)];
       if (f.in_flight == 0) return;
-      Held* h = open_task(static_cast<size_t>(f.device), 1);
-      if (h == nullptr) return;  // the device went silent: this packet stays on the CPU
-      take(batch, i, p, *h);
-      ++affinity_packets_;
+      const auto d = static_cast<size_t>(f.device);
+      if (open_task(d, 1) != nullptr && take(batch, i, p, d, 1)) ++affinity_packets_;
     });
   }
 
@@ -339,6 +578,10 @@ class OffloadElement : public ElementBase<Derived> {
     offload::OffloadTask& t = h->task->task;
     t.items = static_cast<uint32_t>(h->pkts.size());
     t.batches = std::max<uint32_t>(t.batches, 1);
+    if constexpr (has_whole()) {
+      t.inputs[offload::kBytesInput].bytes = h->bytes;
+      if (writes_) t.outputs.back().bytes = h->bytes;
+    }
     ++tasks_;
     device_packets_ += h->pkts.size();
     offload::DeviceStats& st = service_->stats(d);
@@ -373,9 +616,7 @@ class OffloadElement : public ElementBase<Derived> {
     if (t.task.status == offload::TaskStatus::kOk) {
       st.add(st.tasks_ok, 1);
       st.add(st.task_ns, now_ns() - h.submitted_ns);
-      const uint8_t* results = t.out->template as<uint8_t>();
-      for (size_t k = 0; k < h.pkts.size(); ++k)
-        h.verdicts[k] = self().apply(h.pkts[k], results + k * Derived::kOutputBytes);
+      apply_results(t, h);
     } else {
       st.add(st.tasks_failed, 1);
       ++tasks_failed_;
@@ -385,6 +626,58 @@ class OffloadElement : public ElementBase<Derived> {
     h.done = true;
     t.held = nullptr;
     devices_[h.device].free.push_back(&t);
+  }
+
+  // A completed task: regions back into the packets (when rewritten), then the verdicts of this
+  // element and of each chained stage the packet reaches.
+  void apply_results(const TaskBuffers& t, Held& h) {
+    const size_t n = h.pkts.size();
+    if constexpr (has_whole()) {
+      if (writes_) {
+        const uint8_t* bytes = t.bytes->template as<uint8_t>();
+        const offload::Region* packed = t.regions->template as<offload::Region>();
+        for (size_t k = 0; k < n; ++k)
+          std::memcpy(data(h.pkts[k]) + h.src[k].offset, bytes + packed[k].offset,
+                      h.src[k].length);
+      }
+    }
+    const uint8_t* results = t.out ? t.out->template as<uint8_t>() : nullptr;
+    for (size_t k = 0; k < n; ++k)
+      h.verdicts[k] = self().apply(h.pkts[k], results + k * Derived::kOutputBytes);
+    const size_t f = followers_.size();
+    if (f == 0) return;
+    h.chained = true;
+    h.stage_verdicts.resize(n * f);
+    for (size_t k = 0; k < n; ++k) {
+      Verdict v = h.verdicts[k];
+      for (size_t s = 1; s <= f && !v.is_drop() && v.port() == 0; ++s) {
+        const uint32_t bytes = followers_[s - 1]->stage_output_bytes();
+        const uint8_t* r = bytes != 0 ? t.stage_out[s - 1]->template as<uint8_t>() + k * bytes
+                                      : nullptr;
+        v = followers_[s - 1]->stage_apply(h.pkts[k], r);
+        h.stage_verdicts[k * f + s - 1] = v;
+      }
+    }
+  }
+
+  // A chained batch from the head: the verdicts it computed for this stage. A packet it has none
+  // for (it cannot happen: only the head feeds this element) gets the CPU function.
+  void pass_chained(PacketBatch& batch) {
+    PacketBatch rest;
+    uint32_t slots[kMaxBatch];
+    batch.for_each([&](uint32_t i, Packet* p) {
+      Verdict v;
+      if (head_->chained_verdict(stage_, i, p, v)) {
+        batch.set_result(i, v);
+        ++chained_packets_;
+        return;
+      }
+      slots[rest.count()] = i;
+      rest.push(p);
+    });
+    if (rest.empty()) return;
+    self().process_cpu(rest);
+    for (uint32_t j = 0; j < rest.count(); ++j) batch.set_result(slots[j], rest.result(j));
   }
 
   // The CPU function's verdicts for a task's packets (failed or abandoned task).
@@ -410,10 +703,20 @@ class OffloadElement : public ElementBase<Derived> {
     h.done = true;
   }
 
-  // Up to one batch of the oldest finished task's packets into `out`, with their verdicts.
+  // Up to one batch of the oldest finished task's packets into `out`, with their verdicts (and
+  // those of the chained stages, which they pass next).
   void emit(PacketBatch& out) {
     Held& h = *fifo_.front();
     const size_t n = std::min<size_t>(kMaxBatch, h.pkts.size() - h.emitted);
+    const size_t f = followers_.size();
+    emit_count_ = 0;
+    if (h.chained) {
+      out.anno().chained = static_cast<const OffloadStage*>(this);
+      std::copy_n(h.pkts.begin() + static_cast<std::ptrdiff_t>(h.emitted), n, emit_pkts_.begin());
+      std::copy_n(h.stage_verdicts.begin() + static_cast<std::ptrdiff_t>(h.emitted * f), n * f,
+                  emit_verdicts_.begin());
+      emit_count_ = static_cast<uint32_t>(n);
+    }
     for (size_t k = h.emitted; k < h.emitted + n; ++k) {
       out.push(h.pkts[k]);
       out.set_result(out.count() - 1, h.verdicts[k]);
@@ -443,6 +746,17 @@ class OffloadElement : public ElementBase<Derived> {
   uint32_t timeout_ms_ = kDefaultTimeoutMs;
   uint64_t timeout_ns_ = 0;
   bool affinity_ = false;
+  bool chain_enabled_ = true, fuse_enabled_ = true;
+  uint32_t task_bytes_ = kDefaultTaskBytes;
+  bool writes_ = false;  // some stage rewrites the packet regions
+  std::vector<std::vector<offload::TaskArg>> device_args_;
+  std::vector<OffloadStage*> followers_;  // the stages this element chained, in order
+  const OffloadStage* head_ = nullptr;    // the element that chained this one
+  size_t stage_ = 0;
+  std::array<Packet*, kMaxBatch> emit_pkts_{};  // the last chained batch handed on
+  std::vector<Verdict> emit_verdicts_;          // and its stage verdicts, f per packet
+  uint32_t emit_count_ = 0;
+  uint64_t chained_packets_ = 0;
   uint64_t held_ = 0;
   uint64_t cpu_batches_ = 0, device_batches_ = 0, device_packets_ = 0, tasks_ = 0,
            tasks_failed_ = 0, no_device_batches_ = 0, affinity_packets_ = 0, waits_ = 0,

@@ -28,6 +28,30 @@ namespace fulcrum::offload {
 
 inline constexpr uint32_t kDefaultAggregateBatches = 32;
 
+// The data layout of an offloadable element's tasks (OffloadElement): the kernels get these
+// buffers as TaskArg::input / TaskArg::output.
+inline constexpr uint32_t kItemsInput = 0;    // per-packet fixed items of the element
+inline constexpr uint32_t kBytesInput = 1;    // packed packet regions (whole-packet datablock)
+inline constexpr uint32_t kRegionsInput = 2;  // per packet: Region{offset into kBytesInput, length}
+inline constexpr uint32_t kResultsOutput = 0; // per-packet fixed results of the element
+
+// Where a packet's region lies: within the packet's data (gather), or within a task's packed
+// bytes (the kRegionsInput items the kernels read).
+struct Region {
+  uint32_t offset = 0;
+  uint32_t length = 0;
+};
+
+// A whole-packet datablock (NBA Table 2, whole_pkt): a region of each packet's bytes goes to the
+// device, each copy starting at a multiple of `align` in the task; with `write` the kernels
+// rewrite it in place and it is copied back into the packet. Regions longer than `max_bytes`
+// stay on the CPU.
+struct WholePacketBlock {
+  bool write = false;
+  uint32_t align = 16;
+  uint32_t max_bytes = 2048;
+};
+
 enum class TaskStatus : uint8_t { kPending, kOk, kFailed };
 
 // Host data of a task: `item_bytes` per work item, or when item_bytes is 0 `bytes` in all

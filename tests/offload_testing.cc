@@ -21,11 +21,15 @@ class Sink final : public PacketSink {
   void transmit(PacketBatch& batch) override {
     batch.for_each([&](uint32_t, Packet* p) {
       sent.push_back({anno(p).in_port, anno(p).out_port});
+      frames.push_back(packet_bytes(p));
+      user01.push_back({anno(p).user[0], anno(p).user[1]});
       rte_pktmbuf_free(p);
     });
     batch.set_count(0);
   }
   std::vector<Sent> sent;
+  std::vector<std::vector<uint8_t>> frames;
+  std::vector<std::array<uint64_t, 2>> user01;
 };
 
 uint64_t now_ns() {
@@ -65,6 +69,8 @@ PipelineOutcome run_pipeline(const std::string& text,
   }
   while (pipe.held() > 0) pipe.poll_deferred(now_ns());
   r.sent = sink.sent;
+  r.frames = sink.frames;
+  r.user01 = sink.user01;
   r.dropped = pipe.dropped();
   for (const Node& n : pipe.nodes()) {
     if (n.element->name() != counted) continue;

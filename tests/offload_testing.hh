@@ -3,6 +3,7 @@
 // leaves, the drops, one element's counters and whether the first device is still up.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -18,7 +19,9 @@ struct Sent {
 };
 
 struct PipelineOutcome {
-  std::vector<Sent> sent;  // in the order ToOutput got them
+  std::vector<Sent> sent;                       // in the order ToOutput got them
+  std::vector<std::vector<uint8_t>> frames;     // their bytes, in the same order
+  std::vector<std::array<uint64_t, 2>> user01;  // their user[0] and user[1] annotations
   uint64_t dropped = 0;
   std::map<std::string, uint64_t> counters;  // of the element named `counted`
   bool device_up = true;                     // the first offload device, after the run

@@ -63,19 +63,21 @@ class MD5Digest final : public ElementBase<MD5Digest> {
       slot[n++] = static_cast<uint16_t>(i);
     });
     re::md5_bulk(in, out, n);
-    for (uint32_t k = 0; k < n; ++k) {
-      Packet* p = batch.at(slot[k]);
-      std::memcpy(&anno(p).user[kDigestSlot], out[k].b, re::kMd5Len);
-      if (trailer_) {
-        char* t = rte_pktmbuf_append(p, re::kMd5Len);
-        if (t == nullptr) [[unlikely]] {
-          results[slot[k]] = Verdict::drop(kDropNoRoom);
-          continue;
-        }
-        std::memcpy(t, out[k].b, re::kMd5Len);
-      }
-    }
+    for (uint32_t k = 0; k < n; ++k)
+      if (!store(batch.at(slot[k]), out[k].b, trailer_)) [[unlikely]]
+        results[slot[k]] = Verdict::drop(kDropNoRoom);
   }
+
+  // The digest into user[0..1] and, with `trailer`, appended to the frame; false: no room.
+  static bool store(Packet* p, const uint8_t* digest, bool trailer) {
+    std::memcpy(&anno(p).user[kDigestSlot], digest, re::kMd5Len);
+    if (!trailer) return true;
+    char* t = rte_pktmbuf_append(p, re::kMd5Len);
+    if (t == nullptr) return false;
+    std::memcpy(t, digest, re::kMd5Len);
+    return true;
+  }
+  bool trailer() const { return trailer_; }
 
   static int drop_reason(re::PayloadError e) {
     switch (e) {

@@ -90,7 +90,40 @@ class IDSMatch final : public ElementBase<IDSMatch> {
     }
   }
 
+  // One packet whose content prefilter ran elsewhere (IDSMatchOffload: the DFA on a device).
+  // hits(view, out) fills out with the occurrences over the view's IP payload, in scan order,
+  // or returns false when they must be found here (the device's result overflowed). Counts,
+  // logs and decides as process_batch does; the packet takes the next packet index.
+  template <class Hits>
+  Verdict process_prefiltered(Packet* p, Hits&& hits) {
+    const uint64_t idx = seen_++;
+    ids::PacketView v;
+    const ids::ParseResult r = ids::parse_packet(data(p), length(p), v);
+    if (r != ids::ParseResult::kOk) [[unlikely]]
+      return Verdict::drop(drop_reason(r));
+    bool alerted = false;
+    auto on_rule = [&](uint32_t rule) {
+      ++alerts_;
+      alerted = true;
+      if (log_) {
+        const ids::Rule& rl = rules_->rules()[rule];
+        log_->write(rl.sid, rl.msg, idx, v);
+      }
+    };
+    hits_.clear();
+    if (hits(v, hits_))
+      matcher_->match_prefiltered(v, hits_, on_rule);
+    else
+      matcher_->match_batch(&v, 1, [&](uint32_t, uint32_t rule) { on_rule(rule); });
+    if (!alerted) [[likely]]
+      return Verdict::out(0);
+    ++packets_alerted_;
+    return alerted_verdict_;
+  }
+
   const ids::Matcher& matcher() const { return *matcher_; }
+  const ids::RuleSet& rules() const { return *rules_; }
+  const std::string& rules_file() const { return rules_file_; }
 
  private:
   static int drop_reason(ids::ParseResult r) {
@@ -109,6 +142,7 @@ class IDSMatch final : public ElementBase<IDSMatch> {
   std::shared_ptr<const ids::RuleSet> rules_;
   std::unique_ptr<ids::Matcher> matcher_;
   std::unique_ptr<ids::AlertLog> log_;
+  std::vector<ids::Matcher::Hit> hits_;  // process_prefiltered's occurrences
   uint64_t seen_ = 0;
   uint64_t alerts_ = 0;
   uint64_t packets_alerted_ = 0;

@@ -106,6 +106,11 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
   // Task buffers still with a device thread (abandoned after a timeout) must outlive it: wait
   // for them, and if the device stays silent, leak them rather than free memory it may write.
   ~OffloadElement() override {
+    for (Held* h : fifo_)  // back from the device, not applied: the buffers are free
+      if (h->completed && !h->done && h->task != nullptr) {
+        devices_[h->device].free.push_back(h->task);
+        h->task = nullptr;
+      }
     for (size_t d = 0; d < devices_.size(); ++d) {
       DeviceState& ds = devices_[d];
       auto in_flight = [&ds] { return ds.tasks.size() - ds.free.size() - (ds.open ? 1 : 0); };
@@ -183,6 +188,7 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
         submit(d);
       collect(d);
     }
+    apply_completed();
     if (fifo_.empty()) return;
     Held& front = *fifo_.front();
     if (!front.done && front.submitted_ns != 0 && now_ns >= front.submitted_ns + timeout_ns_)
@@ -366,7 +372,8 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
     uint32_t bytes = 0;         // packed region bytes so far (has_whole())
     uint64_t opened_ns = 0;     // first packet in (for FLUSH_US)
     uint64_t submitted_ns = 0;  // handed to the device thread
-    bool done = false;
+    bool completed = false;     // the task came back (not yet applied)
+    bool done = false;          // verdicts set, ready to leave
     bool chained = false;       // stage_verdicts are valid
   };
   struct DeviceState {
@@ -444,7 +451,8 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
       ++waits_;
       const uint64_t give_up = now_ns() + timeout_ns_;
       while (ds.free.empty()) {
-        if (collect(d) > 0) continue;
+        collect(d);
+        if (apply_completed() > 0) continue;
         if (now_ns() >= give_up) {
           service_->device(d).mark_down();
           return nullptr;
@@ -482,6 +490,7 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
     h->emitted = 0;
     h->bytes = 0;
     h->submitted_ns = 0;
+    h->completed = false;
     h->done = false;
     h->chained = false;
     return h;
@@ -612,20 +621,38 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
     }
     Held& h = *t.held;
     offload::DeviceStats& st = service_->stats(h.device);
-    h.verdicts.resize(h.pkts.size());
     if (t.task.status == offload::TaskStatus::kOk) {
       st.add(st.tasks_ok, 1);
       st.add(st.task_ns, now_ns() - h.submitted_ns);
-      apply_results(t, h);
     } else {
       st.add(st.tasks_failed, 1);
-      ++tasks_failed_;
-      run_on_cpu(h);
     }
-    h.task = nullptr;
-    h.done = true;
-    t.held = nullptr;
-    devices_[h.device].free.push_back(&t);
+    h.completed = true;
+  }
+
+  // Applies the completed tasks at the head of the order, oldest first, so that results reach
+  // the packets (and stateful post-processing such as an alert log sees them) in the order the
+  // packets came, whatever order the device finished in; frees their buffers. Returns how many.
+  uint32_t apply_completed() {
+    uint32_t n = 0;
+    for (Held* h : fifo_) {
+      if (h->done) continue;
+      if (!h->completed) break;
+      TaskBuffers& t = *h->task;
+      h->verdicts.resize(h->pkts.size());
+      if (t.task.status == offload::TaskStatus::kOk) {
+        apply_results(t, *h);
+      } else {
+        ++tasks_failed_;
+        run_on_cpu(*h);
+      }
+      h->task = nullptr;
+      h->done = true;
+      t.held = nullptr;
+      devices_[h->device].free.push_back(&t);
+      ++n;
+    }
+    return n;
   }
 
   // A completed task: regions back into the packets (when rewritten), then the verdicts of this

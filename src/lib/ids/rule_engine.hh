@@ -125,15 +125,25 @@ class Matcher {
     }
   }
 
-  const MatchStats& stats() const { return stats_; }
-  Engine engine() const { return engine_; }
-
- private:
+  // A prefilter occurrence: content index, offset one past its end in the IP payload.
   struct Hit {
     uint32_t content;
     uint32_t end;
   };
 
+  // Matches one packet whose prefilter ran elsewhere (the ENGINE ac DFA on a device,
+  // IDSMatchOffload): `hits` are the DFA's occurrences over v.ip_payload, in scan order.
+  template <class OnAlert>
+  void match_prefiltered(const PacketView& v, const std::vector<Hit>& hits, OnAlert&& on_alert) {
+    ++stats_.packets;
+    stats_.bytes += v.ip_payload_len;
+    evaluate(v, hits, [&](uint32_t rule) { on_alert(rule); });
+  }
+
+  const MatchStats& stats() const { return stats_; }
+  Engine engine() const { return engine_; }
+
+ private:
   Matcher(std::shared_ptr<const RuleSet> rules, Engine engine);
 
   void prefilter(const PacketView* v, uint32_t lanes) {

@@ -1,0 +1,55 @@
+#include "elements/ids/ids_match_offload.hh"
+
+#include <memory>
+
+#include "core/registry.hh"
+#include "core/shared_storage.hh"
+
+namespace fulcrum {
+
+Status IDSMatchOffload::configure(Args& args) {
+  std::string rules, engine = "ac", alerts;
+  bool drop = false;
+  args.positional("RULES", rules).key("ENGINE", engine).key("ALERTS", alerts).key("DROP", drop);
+  if (Status s = configure_offload(args); !s) return s;
+  if (engine != "ac") return args.error("ENGINE: only ac runs on a device, got '" + engine + "'");
+  std::vector<std::string> raw = {rules, "ENGINE ac",
+                                  std::string("DROP ") + (drop ? "true" : "false")};
+  if (!alerts.empty()) raw.push_back("ALERTS " + alerts);
+  Args cpu_args(raw, args.loc(), name(), kTraits.class_name);
+  return cpu_.configure(cpu_args);
+}
+
+Status IDSMatchOffload::initialize(const InitContext& ctx) {
+  cpu_.set_name(name());
+  if (output_connected(IDSMatch::kAlertOutput)) cpu_.set_output_connected(IDSMatch::kAlertOutput);
+  if (Status s = cpu_.initialize(ctx); !s) return s;
+  return initialize_offload(ctx);
+}
+
+Result<std::vector<offload::TaskArg>> IDSMatchOffload::device_args(const InitContext& ctx,
+                                                                   size_t device) {
+  offload::Device& dev = service().device(device);
+  // Built now rather than by the first task, which would otherwise wait for the compiler.
+  if (Result<const offload::Kernel*> k = dev.kernel(kKernel); !k) return make_error(k.error());
+  const std::string key = std::string(kDeviceKey) + dev.label() + ":" + cpu_.rules_file();
+  Result<std::shared_ptr<const offload::IdsScanTables>> tables =
+      shared_or_own<offload::IdsScanTables>(
+          ctx.shared, key, [&]() -> Result<std::shared_ptr<offload::IdsScanTables>> {
+            auto t = offload::IdsScanTables::upload(dev, cpu_.rules().ac());
+            if (!t) return make_error(t.error());
+            return std::shared_ptr<offload::IdsScanTables>(std::move(t.value()));
+          });
+  if (!tables) return make_error(tables.error());
+  return tables.value()->args();
+}
+
+void IDSMatchOffload::counters(std::vector<Counter>& out) const {
+  cpu_.counters(out);
+  out.push_back({"device_rescans", rescans_});
+  OffloadElement<IDSMatchOffload>::counters(out);
+}
+
+FULCRUM_REGISTER_ELEMENT(IDSMatchOffload);
+
+}  // namespace fulcrum

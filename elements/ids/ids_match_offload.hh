@@ -1,0 +1,88 @@
+// IDSMatchOffload — IDSMatch (ENGINE ac) whose content prefilter runs on a device (CUDA or
+// OpenCL) when its batch is offloaded.
+//
+// Ports:     as IDSMatch: input 0: Ethernet frames. output 0: packets that raised no alert (and
+//            those that did, unless output 1 is connected or DROP is true). output 1 (optional):
+//            packets that raised at least one alert. Drops: not-ipv4, truncated, bad-l4-header,
+//            alert (as IDSMatch).
+// Config:    RULES   string  (positional, required) rule file, shared with IDSMatch elements
+//                            of the same file (shared storage key "ids-rules:FILE").
+//            ENGINE  string  ac     only ac: the Aho-Corasick DFA is what the device runs.
+//            ALERTS  string  none   alert log, JSON lines, as IDSMatch (ALERTS.W per worker).
+//            DROP    bool    false  drop alerted packets when output 1 is not connected.
+//            AGGREGATE, FLUSH_US, AFFINITY, TASK_TIMEOUT_MS, TASK_BYTES, CHAIN, FUSE: the
+//            offload keys (src/offload/offload_element.hh).
+// Uses:      the batch's device decision (set by CPUOnly, DeviceOnly, FixedFraction).
+//            Sets: nothing.
+// Counters:  those of IDSMatch (alerts, packets_alerted, bytes_scanned, prefilter_hits,
+//            rules_evaluated, regex_scans, scan_errors, log_errors), device_rescans (device
+//            results that overflowed: scanned again on the CPU), and the offload counters
+//            (cpu_batches, device_batches, device_packets, tasks, tasks_failed, ...).
+// Offload:   kernel ids_ac_scan (kernels/opencl/ids_ac_scan.cl, kernels/cuda/ids_ac_scan.cu):
+//            the DFA walk of the content prefilter. Datablocks: whole packet, read only: the IP
+//            payload (a malformed frame sends an empty region and is dropped in apply, so that
+//            packet indices in the alert log stay in arrival order); write: IdsScanResult per
+//            packet (src/offload/ids_tables.hh, up to 31 match steps). The rule engine (offset,
+//            depth, case, headers, negations, pcre) runs on the CPU in apply, as IDSMatch. The
+//            DFA's classes and table are uploaded to each device once per process.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "elements/ids/ids_match.hh"
+#include "offload/ids_tables.hh"
+#include "offload/offload_element.hh"
+
+namespace fulcrum {
+
+class IDSMatchOffload final : public OffloadElement<IDSMatchOffload> {
+ public:
+  static constexpr ElementTraits kTraits{"IDSMatchOffload", 1, 2, IDSMatch::kDropReasons};
+  static constexpr std::string_view kKernel = offload::kIdsScanKernel;
+  static constexpr std::string_view kDeviceKey = "ids-device-tables:";
+  static constexpr offload::WholePacketBlock kWholePacket{
+      .write = false, .align = 16, .max_bytes = 2048};
+  static constexpr uint32_t kInputBytes = 0;
+  static constexpr uint32_t kOutputBytes = sizeof(offload::IdsScanResult);
+
+  Status configure(Args& args) override;
+  Status initialize(const InitContext& ctx) override;
+  void counters(std::vector<Counter>& out) const override;
+
+  void process_cpu(PacketBatch& batch) { cpu_.process_batch(batch); }
+
+  bool gather(Packet* p, uint8_t*, offload::Region& region) {
+    ids::PacketView v;
+    if (ids::parse_packet(data(p), length(p), v) != ids::ParseResult::kOk) [[unlikely]] {
+      region = {0, 0};  // dropped in apply, in order
+      return true;
+    }
+    region = {static_cast<uint32_t>(v.ip_payload - data(p)), v.ip_payload_len};
+    return true;
+  }
+
+  Verdict apply(Packet* p, const uint8_t* result) {
+    offload::IdsScanResult r;
+    std::memcpy(&r, result, sizeof r);
+    return cpu_.process_prefiltered(
+        p, [&](const ids::PacketView&, std::vector<ids::Matcher::Hit>& hits) {
+          if (r.expand(cpu_.rules().ac(), [&](uint32_t id, uint32_t end) {
+                hits.push_back({id, end});
+              }))
+            return true;
+          ++rescans_;
+          return false;
+        });
+  }
+
+  Result<std::vector<offload::TaskArg>> device_args(const InitContext& ctx, size_t device);
+
+ private:
+  IDSMatch cpu_;
+  uint64_t rescans_ = 0;
+};
+
+}  // namespace fulcrum

@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""End to end: the IDS with its content prefilter offloaded (configs/ids-offload.click).
+
+The traffic and rules of test_ids_scapy.py (TCP, UDP and ICMP packets with planted contents in
+random case and position, hex bytes, regex matches, malformed frames) go through the pipeline
+CPU-only, device-only (every batch on the first device of `fulcrum devices`: PoCL in CI) and
+with a 50 % fixed split. The (packet index, sid) alert set of CPU-only must equal
+the brute-force Python reference of test_ids_scapy.py (its own rule parser, bytes.find and re),
+device-only's alert log must be CPU-only's line for line (results are applied in arrival
+order), the split must raise the same alerts
+(packet indices aside: a split reorders); clean packets leave unchanged on port 0, alerted ones
+are counted and dropped behind output 1, malformed ones with their reason, and the buffer balance
+holds.
+"""
+import json
+import random
+import sys
+
+from scapy.all import IP, TCP, rdpcap  # noqa: E402
+
+import fulcrum_e2e as e2e
+import test_ids_scapy as ref
+
+DEMO_RULES = "configs/ids-rules-demo.rules"
+DEMO_LOG = "/tmp/fulcrum-ids-alerts.jsonl"
+ELEMENT_ARGS = "AGGREGATE 32)"
+
+
+def main():
+    rng = random.Random(ref.SEED)
+    work = e2e.Workdir("offload-ids")
+    rules_path = work.file("e2e.rules", ref.RULES)
+    rules = ref.parse_rules(ref.RULES)
+    work.pcap("in.pcap", ref.make_traffic(rng))
+    work.pcap("empty.pcap", [])
+    frames = rdpcap(work.file("in.pcap"))
+    want, clean = set(), []
+    for i, p in enumerate(frames):
+        raw = bytes(p)
+        if not (IP in p and len(raw) >= 14 + p[IP].len and not (TCP in p and p[TCP].dataofs < 5)):
+            continue
+        sids = ref.reference_alerts(rules, p)
+        want |= {(i, s) for s in sids}
+        if not sids:
+            clean.append(raw)
+    failures, logs = [], {}
+    for name, balancer in (("cpu", "CPUOnly"), ("device", "DeviceOnly"),
+                           ("split", "FixedFraction(0.5)")):
+        log = work.file(f"alerts-{name}.jsonl")
+        stats, counters, outs = e2e.run_offload_mode(
+            work, name, "ids-offload.click",
+            [("DeviceOnly", balancer), (DEMO_RULES, rules_path), (DEMO_LOG, log),
+             (ELEMENT_ARGS, "AGGREGATE 4, FLUSH_US 0)")], "IDSMatchOffload")
+        if stats is None:
+            failures.append(f"{name}: the run failed")
+            continue
+        with open(log) as f:
+            logs[name] = f.read()
+        alerts = [json.loads(line) for line in logs[name].splitlines()]
+        got = {(a["packet"], a["sid"]) for a in alerts}
+        if name in ("cpu", "device") and got != want:
+            failures.append(f"{name}: alerts differ from the reference: missing "
+                            f"{sorted(want - got)[:10]}, extra {sorted(got - want)[:10]}")
+        if sorted(a["sid"] for a in alerts) != sorted(s for _, s in want):
+            failures.append(f"{name}: not the reference's sids")
+        if not stats["balanced"]:
+            failures.append(f"{name}: buffer balance does not hold")
+        drops = e2e.drops_by_reason(stats)
+        for reason, n in ref.MALFORMED.items():
+            if drops.get(reason, 0) != n:
+                failures.append(f"{name}: drop {reason}: {drops.get(reason, 0)}, expected {n}")
+        if drops.get("discarded", 0) != len({i for i, _ in want}):
+            failures.append(f"{name}: {drops.get('discarded', 0)} packets behind output 1")
+        out0 = [bytes(p) for p in outs[0]]
+        if (sorted(out0) if name == "split" else out0) != (sorted(clean) if name == "split" else clean):
+            failures.append(f"{name}: port 0 sent {len(out0)} frames, expected {len(clean)} clean")
+        if name == "device" and e2e.offload_devices() and counters.get("device_packets") != len(frames):
+            failures.append(f"device: {counters.get('device_packets')} packets on the device, "
+                            f"expected {len(frames)}")
+    if "cpu" in logs and "device" in logs and logs["device"] != logs["cpu"]:
+        failures.append("device-only alert log differs from CPU-only")
+    if not failures:
+        print(f"ok: {len(want)} alerts on {len(frames)} packets identical to the reference "
+              "CPU-only, device-only and split; device-only alert log identical to CPU-only")
+    return work.finish(failures)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,181 @@
+// IDSMatchOffload in a pipeline (on the OpenCL device, PoCL in CI) against IDSMatch ENGINE ac:
+// device-only writes the same alert log, line for line (tasks are applied in arrival order,
+// whatever order the device finishes them in), sends the same packets to the same outputs in the same order
+// and drops the same malformed ones; packets whose device result overflowed are rescanned on
+// the CPU; a FixedFraction split and an injected device failure raise the same alerts.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ids_test_frames.hh"
+#include "offload/registry.hh"
+#include "offload_testing.hh"
+#include "testing.hh"
+
+namespace fulcrum {
+namespace {
+
+constexpr uint32_t kPackets = 3000;
+constexpr uint32_t kMaxFiller = 600;
+constexpr uint32_t kBurst = 64;
+constexpr uint32_t kMalformedEvery = 101;
+constexpr uint32_t kDenseEvery = 7;  // payloads of "aaaa...": more match steps than fit
+constexpr uint16_t kEtherTypeArp = 0x0806;
+
+const char* const kRules =
+    "alert tcp any any -> any 80 (msg:\"get passwd\"; content:\"GET \"; depth:4; "
+    "content:\"/etc/passwd\"; sid:1;)\n"
+    "alert udp any any -> any any (msg:\"evil\"; content:\"EVIL\"; nocase; sid:2;)\n"
+    "alert tcp any any -> any any (msg:\"case\"; content:\"SeCrEt\"; offset:2; sid:3;)\n"
+    "alert ip any any -> any any (msg:\"aa tail\"; content:\"aab\"; sid:4;)\n"
+    "alert udp any any -> any any (msg:\"no user\"; content:!\"USER\"; content:\"PASS\"; sid:5;)\n"
+    "alert ip any any -> any any (msg:\"re\"; content:\"x\"; pcre:\"/x[0-9]{3}y/\"; sid:6;)\n";
+
+const char* const kPlants[] = {"GET ", "/etc/passwd", "evil", "EVIL",  "SeCrEt", "secret",
+                               "aab",  "USER",        "PASS", "x123y", "aaaaab"};
+
+std::string rules_file() {
+  static const std::string path = [] {
+    const std::string p = testing::temp_path("offload-ids-element.rules");
+    std::ofstream(p) << kRules;
+    return p;
+  }();
+  return path;
+}
+
+struct Traffic {
+  std::vector<std::vector<uint8_t>> frames;
+  uint32_t malformed = 0;
+};
+
+const Traffic& traffic() {
+  static const Traffic* t = [] {
+    auto* x = new Traffic;
+    std::mt19937 rng(9);
+    for (uint32_t i = 0; i < kPackets; ++i) {
+      if (i % kMalformedEvery == kMalformedEvery - 1) {
+        x->frames.push_back(i % 2 ? testing::ether_frame(kEtherTypeArp)
+                                  : std::vector<uint8_t>(30, 0x45));  // truncated
+        ++x->malformed;
+        continue;
+      }
+      std::string p;
+      if (i % kDenseEvery == 0) {
+        p = std::string(40 + rng() % kMaxFiller, 'a') + (rng() % 2 ? "b" : "");
+      } else {
+        const uint32_t n = rng() % kMaxFiller;
+        for (uint32_t k = 0; k < n; ++k) p += "xyz019 -\nab"[rng() % 11];
+        for (uint32_t k = rng() % 4; k > 0; --k)
+          p.insert(rng() % (p.size() + 1), kPlants[rng() % std::size(kPlants)]);
+        if (rng() % 4 == 0) p.insert(0, "GET /etc/passwd");
+      }
+      const uint8_t proto = i % 2 ? testing::kProtoTcp : testing::kProtoUdp;
+      x->frames.push_back(testing::l4_frame(proto, 0x0a000000 + i % 40, 0xc0a80002,
+                                            static_cast<uint16_t>(1024 + i % 40), i % 3 ? 80 : 53,
+                                            p));
+    }
+    return x;
+  }();
+  return *t;
+}
+
+struct IdsRun {
+  testing::PipelineOutcome out;
+  std::string log;
+};
+
+IdsRun run(const std::string& balancer, const std::string& element, const std::string& tag,
+           const std::string& extra = "") {
+  const std::string log = testing::temp_path("offload-ids-" + tag + ".jsonl");
+  const std::string args =
+      element == "IDSMatchOffload" ? ", AGGREGATE 4, FLUSH_US 0" + extra : ", ENGINE ac";
+  IdsRun r;
+  r.out = testing::run_pipeline("FromInput -> " + balancer + " -> ids :: " + element + "(" +
+                                    rules_file() + ", ALERTS " + log + args +
+                                    ") -> ToOutput; ids[1] -> Discard;",
+                                traffic().frames, 1, "ids", kBurst);
+  std::ifstream in(log);
+  std::stringstream s;
+  s << in.rdbuf();
+  r.log = s.str();
+  return r;
+}
+
+// The alert lines without their packet index: what a split, which reorders, must keep.
+std::multiset<std::string> without_index(const std::string& log) {
+  std::multiset<std::string> out;
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    const size_t at = line.find("\"packet\":");
+    const size_t end = line.find(',', at);
+    out.insert(at == std::string::npos ? line : line.substr(0, at) + line.substr(end));
+  }
+  return out;
+}
+
+TEST(OffloadIdsElement, CpuOnlyAlertsAsIDSMatch) {
+  const IdsRun plain = run("CPUOnly", "IDSMatch", "plain");
+  const IdsRun cpu = run("CPUOnly", "IDSMatchOffload", "cpu");
+  EXPECT_GT(plain.out.counters.at("packets_alerted"), kPackets / 4);
+  EXPECT_LT(plain.out.counters.at("packets_alerted"), kPackets * 3 / 4);
+  EXPECT_EQ(cpu.log, plain.log);
+  EXPECT_EQ(cpu.out.sent, plain.out.sent);
+  EXPECT_EQ(cpu.out.dropped, plain.out.dropped);
+  EXPECT_EQ(cpu.out.counters.at("device_packets"), 0u);
+}
+
+TEST(OffloadIdsElement, DeviceOnlyAlertsAsCpuOnly) {
+  REQUIRE_OFFLOAD_DEVICE();
+  const IdsRun plain = run("CPUOnly", "IDSMatch", "plain");
+  const IdsRun dev = run("DeviceOnly", "IDSMatchOffload", "device");
+  EXPECT_FALSE(plain.log.empty());
+  EXPECT_EQ(dev.log, plain.log);
+  EXPECT_EQ(dev.out.sent, plain.out.sent);
+  EXPECT_EQ(dev.out.frames, plain.out.frames);
+  EXPECT_EQ(dev.out.dropped, plain.out.dropped);
+  for (const char* c : {"alerts", "packets_alerted", "bytes_scanned", "prefilter_hits",
+                        "rules_evaluated", "regex_scans"})
+    EXPECT_EQ(dev.out.counters.at(c), plain.out.counters.at(c)) << c;
+  EXPECT_EQ(dev.out.counters.at("device_packets"),
+            kPackets);  // malformed ones too, dropped in order
+  EXPECT_GT(dev.out.counters.at("device_rescans"), kPackets / kDenseEvery / 2);
+  EXPECT_EQ(dev.out.counters.at("tasks_failed"), 0u);
+}
+
+TEST(OffloadIdsElement, FixedFractionAndDeviceFailureRaiseTheSameAlerts) {
+  REQUIRE_OFFLOAD_DEVICE();
+  const IdsRun plain = run("CPUOnly", "IDSMatch", "plain");
+  const IdsRun split = run("FixedFraction(0.5, SEED 3)", "IDSMatchOffload", "split");
+  setenv(offload::kFailAfterEnv, "3", 1);
+  const IdsRun failed = run("DeviceOnly", "IDSMatchOffload", "failed");
+  unsetenv(offload::kFailAfterEnv);
+  EXPECT_GT(split.out.counters.at("device_packets"), kPackets / 4);
+  EXPECT_GT(split.out.counters.at("cpu_batches"), 0u);
+  EXPECT_FALSE(failed.out.device_up);
+  EXPECT_GT(failed.out.counters.at("tasks_failed"), 0u);
+  for (const IdsRun* r : {&split, &failed}) {
+    EXPECT_EQ(without_index(r->log), without_index(plain.log));
+    EXPECT_EQ(r->out.sent.size(), plain.out.sent.size());
+    EXPECT_EQ(r->out.dropped, plain.out.dropped);
+    EXPECT_EQ(r->out.counters.at("alerts"), plain.out.counters.at("alerts"));
+  }
+}
+
+TEST(OffloadIdsElement, ConfigErrors) {
+  EXPECT_EQ(testing::config_error("IDSMatchOffload", {rules_file(), "ENGINE hyperscan"}),
+            "test.click:1:1: test :: IDSMatchOffload: ENGINE: only ac runs on a device, got "
+            "'hyperscan'");
+  EXPECT_EQ(testing::config_error("IDSMatchOffload", {rules_file(), "AGGREGATE 0"}),
+            "test.click:1:1: test :: IDSMatchOffload: AGGREGATE must be 1..256");
+}
+
+}  // namespace
+}  // namespace fulcrum

@@ -45,12 +45,19 @@ int cmd_devices(const std::vector<std::string>& args) {
       const offload::DeviceInfo& d = devices[i]->info();
       std::printf(
           "%s\n  {\"backend\": \"%s\", \"index\": %d, \"name\": %s, \"platform\": %s, "
-          "\"kind\": \"%s\", \"global_memory_bytes\": %llu, \"compute_units\": %u}",
+          "\"kind\": \"%s\", \"global_memory_bytes\": %llu, \"compute_units\": %u, "
+          "\"pci_bus_id\": %s, \"numa_node\": %d}",
           i ? "," : "", offload::backend_name(d.backend).data(), devices[i]->index(),
           json_string(d.name).c_str(), json_string(d.platform).c_str(),
           offload::device_kind_name(d.kind).data(),
-          static_cast<unsigned long long>(d.global_memory), d.compute_units);
+          static_cast<unsigned long long>(d.global_memory), d.compute_units,
+          d.pci_bus_id.empty() ? "null" : json_string(d.pci_bus_id).c_str(), d.numa_node);
     }
+    std::printf("],\n \"numa_nodes\": [");
+    const std::vector<offload::NumaNode> nodes = offload::numa_nodes();
+    for (size_t i = 0; i < nodes.size(); ++i)
+      std::printf("%s{\"node\": %d, \"cpus\": %zu}", i ? ", " : "", nodes[i].id,
+                  nodes[i].cpus.size());
     std::printf("]}\n");
     return 0;
   }
@@ -64,10 +71,12 @@ int cmd_devices(const std::vector<std::string>& args) {
   }
   for (const auto& dev : devices) {
     const offload::DeviceInfo& d = dev->info();
-    std::printf("%-10s %-12s %-5s %9.0f MiB %4u units  %s\n",
+    const std::string node = d.numa_node < 0 ? "?" : std::to_string(d.numa_node);
+    std::printf("%-10s %-12s %-5s %9.0f MiB %4u units  node %s  %s\n",
                 dev->label().substr(0, dev->label().find(' ')).c_str(), d.name.c_str(),
                 offload::device_kind_name(d.kind).data(),
-                static_cast<double>(d.global_memory) / kMiB, d.compute_units, d.platform.c_str());
+                static_cast<double>(d.global_memory) / kMiB, d.compute_units, node.c_str(),
+                d.platform.c_str());
   }
   return 0;
 }

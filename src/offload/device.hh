@@ -42,6 +42,8 @@ struct DeviceInfo {
   std::string platform;  // OpenCL platform, or the CUDA driver version
   uint64_t global_memory = 0;
   uint32_t compute_units = 0;  // OpenCL compute units, CUDA streaming multiprocessors
+  std::string pci_bus_id;      // "0000:3b:00.0"; empty when the backend cannot tell
+  int numa_node = -1;          // the node the device is attached to; -1 unknown
 };
 
 class DeviceBuffer {

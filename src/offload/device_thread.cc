@@ -61,10 +61,11 @@ Result<Channel*> DeviceThread::attach() {
 void DeviceThread::start() {
   if (thread_.joinable()) return;
   thread_ = std::thread([this] { loop(); });
-  if (config_.cpu >= 0) {
+  if (!config_.cpus.empty()) {
     cpu_set_t set;
     CPU_ZERO(&set);
-    CPU_SET(config_.cpu, &set);
+    for (int c : config_.cpus)
+      if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &set);
     pthread_setaffinity_np(thread_.native_handle(), sizeof(set), &set);
   }
 }

@@ -35,7 +35,8 @@ struct DeviceThreadConfig {
   uint32_t queues = 4;         // tasks in flight on the device at once
   uint32_t ring_size = 256;    // tasks in flight per channel (submitted, not yet collected)
   uint32_t max_channels = 64;  // workers that can attach
-  int cpu = -1;                // pin the thread to this CPU (-1: do not pin)
+  std::vector<int> cpus;       // pin the thread to these CPUs (empty: do not pin)
+  int numa_node = -1;          // the node whose workers attach (-1: any; for reports)
   // Polling loops with nothing to do before the thread sleeps idle_sleep_us between polls;
   // 0 for pure polling (a dedicated core, as NBA runs it).
   uint32_t idle_spins = 4096;
@@ -76,6 +77,7 @@ class DeviceThread {
   void start();
 
   Device& device() { return device_; }
+  const DeviceThreadConfig& config() const { return config_; }
   uint64_t tasks_ok() const { return ok_.load(std::memory_order_relaxed); }
   uint64_t tasks_failed() const { return failed_.load(std::memory_order_relaxed); }
   // The most tasks that were on the device at the same time.

@@ -299,7 +299,7 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
     for (size_t d = 0; d < devices_.size(); ++d) {
       DeviceState& ds = devices_[d];
       offload::Device& dev = service_->device(d);
-      Result<offload::Channel*> ch = service_->thread(d).attach();
+      Result<offload::Channel*> ch = service_->thread(d, ctx.worker).attach();
       if (!ch) return make_error(ch.error());
       ds.channel = ch.value();
       Result<std::vector<offload::TaskArg>> args = self().device_args(ctx, d);

@@ -1,5 +1,7 @@
 #include "offload/service.hh"
 
+#include <rte_lcore.h>
+
 #include <cstdlib>
 #include <string_view>
 
@@ -21,15 +23,45 @@ Result<std::shared_ptr<OffloadService>> OffloadService::create() {
       return make_error("FULCRUM_OFFLOAD_BACKEND: expected opencl or cuda, got '" + std::string(b) +
                         "'");
   }
+  const std::vector<NumaNode> nodes = numa_nodes();
+  for (const NumaNode& n : nodes)
+    for (int c : n.cpus) {
+      if (static_cast<size_t>(c) >= s->cpu_node_.size())
+        s->cpu_node_.resize(static_cast<size_t>(c) + 1, -1);
+      s->cpu_node_[static_cast<size_t>(c)] = n.id;
+    }
   s->devices_ = discover_devices(options);
   s->stats_ = std::make_unique<DeviceStats[]>(s->devices_.size());
   for (std::unique_ptr<Device>& d : s->devices_) {
-    Result<std::unique_ptr<DeviceThread>> t = DeviceThread::create(*d);
-    if (!t) return make_error(d->label() + ": " + t.error());
-    t.value()->start();
-    s->threads_.push_back(std::move(t.value()));
+    std::vector<NodeThread> per_node;
+    for (const NumaNode& n : nodes) {
+      DeviceThreadConfig config;
+      config.numa_node = n.id;
+      if (nodes.size() > 1) config.cpus = n.cpus;
+      Result<std::unique_ptr<DeviceThread>> t = DeviceThread::create(*d, config);
+      if (!t) return make_error(d->label() + ": " + t.error());
+      t.value()->start();
+      per_node.push_back(NodeThread{n.id, std::move(t.value())});
+    }
+    s->threads_.push_back(std::move(per_node));
   }
   return s;
+}
+
+DeviceThread& OffloadService::thread(size_t i, int worker) const {
+  const std::vector<NodeThread>& per_node = threads_[i];
+  if (per_node.size() == 1 || worker < 0) return *per_node.front().thread;
+  // The runtime starts worker w on the w-th EAL worker lcore (RTE_LCORE_FOREACH_WORKER order).
+  unsigned lcore = rte_get_next_lcore(-1, 1, 0);
+  for (int w = 0; w < worker && lcore < RTE_MAX_LCORE; ++w) lcore = rte_get_next_lcore(lcore, 1, 0);
+  if (lcore >= RTE_MAX_LCORE) return *per_node.front().thread;
+  const int cpu = rte_lcore_to_cpu_id(static_cast<int>(lcore));
+  const int node = cpu >= 0 && static_cast<size_t>(cpu) < cpu_node_.size()
+                       ? cpu_node_[static_cast<size_t>(cpu)]
+                       : -1;
+  for (const NodeThread& t : per_node)
+    if (t.node == node) return *t.thread;
+  return *per_node.front().thread;
 }
 
 OffloadService::~OffloadService() {

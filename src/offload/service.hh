@@ -4,6 +4,12 @@
 // Devices come from discover_devices() (FULCRUM_FAIL_DEVICE_AFTER applies, for fallback tests;
 // FULCRUM_OFFLOAD_BACKEND=opencl|cuda keeps one backend). A balancer's device index is the
 // position in devices(). Each element replica attaches its own channel to each device thread.
+//
+// NUMA (NBA §3.2): one device thread per device per NUMA node that has CPUs, each pinned to its
+// node's cores, so a worker talks to a device thread on its own node; thread(d, worker) picks
+// the one of the worker's node. On a single-node machine that is one unpinned thread per device
+// (pinning to every core would change nothing). Devices report their own node
+// (DeviceInfo::numa_node, from the PCI bus id; -1 when the backend cannot tell).
 // The service also keeps the per-device statistics an adaptive balancer reads (the system
 // inspector: batches and packets sent, tasks completed and failed, device time per task).
 #pragma once
@@ -45,14 +51,26 @@ class OffloadService {
 
   size_t devices() const { return devices_.size(); }
   Device& device(size_t i) const { return *devices_[i]; }
-  DeviceThread& thread(size_t i) const { return *threads_[i]; }
+  // The device thread of the first node (the only one on a single-node machine).
+  DeviceThread& thread(size_t i) const { return *threads_[i].front().thread; }
+  // The device thread for pipeline replica `worker`: the one on the NUMA node of the CPU that
+  // worker runs on (the runtime's i-th EAL worker lcore), else the first.
+  DeviceThread& thread(size_t i, int worker) const;
+  // Every device thread of device i, one per NUMA node.
+  size_t threads(size_t i) const { return threads_[i].size(); }
+  DeviceThread& thread_at(size_t i, size_t k) const { return *threads_[i][k].thread; }
   DeviceStats& stats(size_t i) const { return stats_[i]; }
 
  private:
   OffloadService() = default;
 
   std::vector<std::unique_ptr<Device>> devices_;
-  std::vector<std::unique_ptr<DeviceThread>> threads_;
+  struct NodeThread {
+    int node = -1;
+    std::unique_ptr<DeviceThread> thread;
+  };
+  std::vector<std::vector<NodeThread>> threads_;  // [device][one per node]
+  std::vector<int> cpu_node_;                     // NUMA node of each CPU id, -1 unknown
   std::unique_ptr<DeviceStats[]> stats_;
 };
 

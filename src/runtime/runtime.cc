@@ -129,6 +129,17 @@ RunReport build_report(const std::vector<std::unique_ptr<Worker>>& workers,
   const uint64_t accounted = r.packets_out + r.dropped;
   const uint64_t entered = r.packets_in + r.packets_created;
   r.queued = entered > accounted ? entered - accounted : 0;
+  if (options.latency) {
+    LatencyHistogram h;
+    for (const auto& w : workers) h.merge(*w->latency());
+    constexpr double kNsPerUs = 1000;
+    r.latency.samples = h.samples();
+    r.latency.p50_us = h.percentile(0.5) / kNsPerUs;
+    r.latency.p90_us = h.percentile(0.9) / kNsPerUs;
+    r.latency.p99_us = h.percentile(0.99) / kNsPerUs;
+    r.latency.p999_us = h.percentile(0.999) / kNsPerUs;
+    r.latency.max_us = static_cast<double>(h.max()) / kNsPerUs;
+  }
   return r;
 }
 
@@ -195,6 +206,7 @@ Result<RunReport> run(const RunOptions& options) {
   std::vector<std::unique_ptr<Worker>> workers;
   for (int w = 0; w < options.workers; ++w) {
     auto worker = std::make_unique<Worker>(w, port_ptrs, rx[static_cast<size_t>(w)], options.batch);
+    if (options.latency) worker->enable_latency();
     InitContext ctx;
     ctx.worker = w;
     ctx.workers = options.workers;

@@ -24,6 +24,8 @@ struct RunOptions {
   double seconds = 0;    // stop after this long; 0 = no limit
   BranchMode branch = BranchMode::kReuse;
   bool progress = false;  // live one-line progress on stderr
+  // Stamp packets at RX and record each one's RX-to-TX time (RunReport::latency; benchmarks).
+  bool latency = false;
   // Set (e.g. by a signal handler) to end the run early; the run still drains and reports.
   const std::atomic<bool>* interrupt = nullptr;
 };

@@ -52,6 +52,11 @@ struct RunReport {
   std::vector<PortReport> ports;
   std::vector<ElementReport> elements;
   std::vector<std::pair<std::string, uint64_t>> drops;  // "element/reason" -> count
+  // RX-to-TX time per packet, with RunOptions::latency only (runtime/latency.hh).
+  struct Latency {
+    uint64_t samples = 0;
+    double p50_us = 0, p90_us = 0, p99_us = 0, p999_us = 0, max_us = 0;
+  } latency;
 
   double mpps_in() const { return duration_s > 0 ? packets_in / duration_s / 1e6 : 0; }
   double mpps_out() const { return duration_s > 0 ? packets_out / duration_s / 1e6 : 0; }

@@ -18,7 +18,8 @@ Worker::Worker(int id, std::vector<Port*> ports, std::vector<RxQueue> rx, uint32
       rx_(std::move(rx)),
       burst_(burst),
       tx_(ports_.size()),
-      port_counters_(ports_.size()) {
+      port_counters_(ports_.size()),
+      ns_per_tsc_(1e9 / static_cast<double>(rte_get_tsc_hz())) {
   for (size_t p = 0; p < ports_.size(); ++p) {
     const uint16_t txq = ports_[p]->tx_queues();
     tx_[p].queue = txq == 0 ? 0 : static_cast<uint16_t>(id_ % txq);
@@ -56,6 +57,10 @@ uint16_t Worker::receive(const RxQueue& rxq, PacketBatch& batch, std::atomic<int
     set_rx_anno(m, rxq.port, m->hash.rss);
     bytes += m->pkt_len;
   }
+  if (latency_) {
+    const auto rx_ns = static_cast<uint64_t>(static_cast<double>(a.rx_tsc) * ns_per_tsc_);
+    for (uint16_t i = 0; i < n; ++i) anno(pkts[i]).timestamp_ns = rx_ns;
+  }
   PortCounters& c = port_counters_[rxq.port];
   c.rx_packets.add(n);
   c.rx_bytes.add(bytes);
@@ -82,6 +87,13 @@ void Worker::transmit(PacketBatch& batch) {
 void Worker::flush(uint16_t port) {
   TxBuffer& tb = tx_[port];
   if (tb.count == 0) return;
+  if (latency_) {
+    const auto now_ns = static_cast<uint64_t>(static_cast<double>(rte_rdtsc()) * ns_per_tsc_);
+    for (uint32_t i = 0; i < tb.count; ++i) {
+      const uint64_t rx_ns = anno(tb.pkts[i]).timestamp_ns;
+      if (rx_ns != 0 && rx_ns <= now_ns) latency_->record(now_ns - rx_ns);
+    }
+  }
   uint32_t sent = 0;
   for (int attempt = 0; attempt < kTxRetries && sent < tb.count; ++attempt)
     sent +=

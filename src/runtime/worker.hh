@@ -8,6 +8,7 @@
 
 #include "core/graph.hh"
 #include "io/port.hh"
+#include "runtime/latency.hh"
 #include "runtime/stats.hh"
 
 namespace fulcrum {
@@ -22,6 +23,9 @@ class Worker final : public PacketSink {
   Worker(int id, std::vector<Port*> ports, std::vector<RxQueue> rx, uint32_t burst);
 
   void set_pipeline(std::unique_ptr<Pipeline> p) { pipeline_ = std::move(p); }
+  // Stamp packets at RX and record their RX-to-TX time (runtime/latency.hh).
+  void enable_latency() { latency_ = std::make_unique<LatencyHistogram>(); }
+  const LatencyHistogram* latency() const { return latency_.get(); }
   Pipeline& pipeline() { return *pipeline_; }
 
   // Runs until `stop` is set or the shared packet budget (if any) is spent.
@@ -57,6 +61,8 @@ class Worker final : public PacketSink {
   std::vector<PortCounters> port_counters_;
   LiveCounter no_such_port_, tx_full_;
   uint64_t batch_seq_ = 0;
+  std::unique_ptr<LatencyHistogram> latency_;
+  double ns_per_tsc_ = 0;
   uint64_t start_tsc_ = 0, end_tsc_ = 0;
   std::atomic<bool> finished_{false};
 };

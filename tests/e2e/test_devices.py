@@ -4,8 +4,9 @@
 Checks, against what the machine says independently of Fulcrum: with the OpenCL backend built
 and PoCL's ICD registered (/etc/OpenCL/vendors/pocl.icd, installed by scripts/install-deps.sh),
 a CPU OpenCL device is listed; with the CUDA backend built but no NVIDIA device node (/dev/nvidia0)
-no CUDA device is listed and nothing is printed on stderr; the text listing and the JSON agree;
-an unknown option exits 2.
+no CUDA device is listed and nothing is printed on stderr; each device's NUMA node is the one
+sysfs gives its PCI bus id (-1 without one) and the listed nodes cover the online CPUs; the text
+listing and the JSON agree; an unknown option exits 2.
 """
 import json
 import os
@@ -20,6 +21,27 @@ POCL_ICD = "/etc/OpenCL/vendors/pocl.icd"
 def run(*args, env=None):
     return subprocess.run([FULCRUM, "devices", *args], capture_output=True, text=True,
                           timeout=TIMEOUT_S, env=env)
+
+
+def numa_node_of(bus_id):
+    """The node sysfs gives a PCI device, None when unknown (no id, no file, or -1)."""
+    path = f"/sys/bus/pci/devices/{bus_id}/numa_node"
+    if bus_id is None or not os.path.exists(path):
+        return None
+    with open(path) as f:
+        node = int(f.read())
+    return node if node >= 0 else None
+
+
+def online_cpus():
+    """The number of online CPUs, from sysfs' cpulist ("0-3,8-11")."""
+    with open("/sys/devices/system/cpu/online") as f:
+        text = f.read().strip()
+    count = 0
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        count += int(hi or lo) - int(lo) + 1
+    return count
 
 
 def main():
@@ -40,6 +62,13 @@ def main():
         check(d["kind"] in ("cpu", "gpu", "accelerator"), f"bad kind: {d}")
         check(d["name"] != "", f"device without a name: {d}")
         check(d["global_memory_bytes"] > 0 and d["compute_units"] > 0, f"empty device: {d}")
+        check(isinstance(d["numa_node"], int) and d["numa_node"] >= -1, f"bad numa_node: {d}")
+        sysfs_node = numa_node_of(d["pci_bus_id"])
+        check(d["numa_node"] == (sysfs_node if sysfs_node is not None else -1),
+              f"numa_node {d['numa_node']} but sysfs says {sysfs_node}: {d}")
+    check(data["numa_nodes"] != [] and
+          sum(n["cpus"] for n in data["numa_nodes"]) == online_cpus(),
+          f"numa_nodes {data['numa_nodes']} do not cover the {online_cpus()} online CPUs")
 
     opencl = [d for d in devices if d["backend"] == "opencl"]
     cuda = [d for d in devices if d["backend"] == "cuda"]

@@ -3,6 +3,7 @@
 // clBuildProgram on a device's first kernel lookup and cached with the device.
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
+#include <CL/cl_ext.h>
 
 #include <map>
 #include <memory>
@@ -195,6 +196,15 @@ class ClDevice final : public Device {
     cl_uint units = 0;
     clGetDeviceInfo(id, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof(units), &units, nullptr);
     info_.compute_units = units;
+    // Where the device sits (cl_khr_pci_bus_info; PoCL's CPU device has none).
+    if (device_string(id, CL_DEVICE_EXTENSIONS).find("cl_khr_pci_bus_info") != std::string::npos) {
+      cl_device_pci_bus_info_khr pci{};
+      const cl_int rc = clGetDeviceInfo(id, CL_DEVICE_PCI_BUS_INFO_KHR, sizeof(pci), &pci, nullptr);
+      if (rc == CL_SUCCESS)
+        info_.pci_bus_id =
+            pci_bus_id(pci.pci_domain, pci.pci_bus, pci.pci_device, pci.pci_function);
+    }
+    info_.numa_node = pci_numa_node(info_.pci_bus_id).value_or(-1);
   }
 
   ~ClDevice() override {

@@ -62,6 +62,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <memory>
@@ -154,6 +155,7 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
       return pass_chained(batch);
     const int32_t dev = batch.anno().device;
     const bool to_device = dev != kRunOnCpu && static_cast<size_t>(dev) < devices_.size() &&
+                           devices_[static_cast<size_t>(dev)].usable &&
                            service_->device(static_cast<size_t>(dev)).is_up();
     if (dev != kRunOnCpu && !to_device) ++no_device_batches_;
     if (!to_device) {
@@ -202,14 +204,18 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
         stage->chain_key() != chain_key() || stage->whole_packet() != has_whole() ||
         followers_.size() + 1 >= kMaxStages || !stage->set_head(this, followers_.size() + 1))
       return false;
+    for (size_t d = 0; d < devices_.size(); ++d)  // the chain needs the next kernel everywhere
+      if (devices_[d].usable && !service_->device(d).kernel(stage->stage_kernel())) return false;
     followers_.push_back(stage);
     const size_t s = followers_.size();
     for (size_t d = 0; d < devices_.size(); ++d) {
+      if (!devices_[d].usable) continue;
       offload::Device& dev = service_->device(d);
       std::vector<offload::TaskArg> args = remap(stage->stage_args(d), s);
       std::optional<offload::TaskLaunch> fused;
       if constexpr (requires { self().fuse(next, args); })
         if (s == 1 && fuse_enabled_) fused = self().fuse(next, args);
+      if (fused && !dev.kernel(fused->kernel)) fused.reset();
       for (std::unique_ptr<TaskBuffers>& t : devices_[d].tasks) {
         offload::OffloadTask& task = t->task;
         auto in = alloc(dev, task.capacity * stage->stage_input_bytes());
@@ -302,6 +308,16 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
       Result<offload::Channel*> ch = service_->thread(d, ctx.worker).attach();
       if (!ch) return make_error(ch.error());
       ds.channel = ch.value();
+      // The kernel is built now (not at the first task, which would wait for the compiler).
+      // A device that cannot build it is not used by this element; the others are.
+      if (Result<const offload::Kernel*> k = dev.kernel(Derived::kKernel); !k) {
+        std::fprintf(stderr, "%s: %s: kernel %s unavailable, its batches run on the CPU: %s\n",
+                     this->name().c_str(), dev.label().c_str(), std::string(Derived::kKernel).c_str(),
+                     k.error().c_str());
+        ds.usable = false;
+        device_args_.emplace_back();
+        continue;
+      }
       Result<std::vector<offload::TaskArg>> args = self().device_args(ctx, d);
       if (!args) return make_error(dev.label() + ": " + args.error());
       device_args_.push_back(args.value());
@@ -381,6 +397,7 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
     std::vector<std::unique_ptr<TaskBuffers>> tasks;
     std::vector<TaskBuffers*> free;
     Held* open = nullptr;
+    bool usable = true;  // this element's kernel built on the device
   };
   struct FlowBucket {
     uint32_t in_flight = 0;

@@ -6,7 +6,11 @@
 //     in the same run;
 //   * device-only Mpps over AGGREGATE 1, 4, 16, 32, 64 at the smallest size;
 //   * per mode (CPU-only, device-only, best split) RX-to-TX latency percentiles at saturation
-//     (generator as fast as it goes) and at half the mode's saturated rate (RunOptions::latency).
+//     (generator as fast as it goes) and at half the mode's saturated rate (RunOptions::latency);
+//   * for a chain of offloadable elements (the IPsec gateway: AES then HMAC), device-only per
+//     frame size as separate elements (CHAIN false: each copies the packets in and out), chained
+//     (FUSE false: two kernels on the same device buffers) and fused (one kernel), NBA's
+//     modular-versus-monolithic comparison.
 // An application whose element classes are not in this binary is listed as skipped. The device
 // is the first of `fulcrum devices`: PoCL's OpenCL CPU device on machines without a GPU, where
 // it competes with the worker for the same two cores, so the curves show the cost of the
@@ -83,6 +87,7 @@ struct App {
   const char* offload;
   const char* plain;
   Traffic traffic;
+  bool chain = false;  // the offload template has $CHAIN: chaining and fusion are compared
 };
 
 const App kApps[] = {
@@ -103,10 +108,11 @@ const App kApps[] = {
     {"ipsec-gateway",
      {"IPsecAESOffload", "IPsecAuthHMACSHA1Offload"},
      {64, 512, 1500},
-     "FromInput -> IPsecESPEncap($SA) -> $B -> IPsecAESOffload($SA, $AGG) -> "
+     "FromInput -> IPsecESPEncap($SA) -> $B -> IPsecAESOffload($SA, $AGG$CHAIN) -> "
      "IPsecAuthHMACSHA1Offload($SA, $AGG) -> ToOutput;",
      "FromInput -> IPsecESPEncap($SA) -> IPsecAES($SA) -> IPsecAuthHMACSHA1($SA) -> ToOutput;",
-     Traffic::kUdp},
+     Traffic::kUdp,
+     true},
     {"md5",
      {"MD5DigestOffload"},
      {64, 512, 1500},
@@ -136,13 +142,14 @@ std::string quoted(const std::string& s) {
 
 // The pipeline text of template `tmpl` with its variables filled in.
 std::string pipeline(const char* tmpl, const Files& f, const std::string& balancer = {},
-                     uint32_t aggregate = 0) {
+                     uint32_t aggregate = 0, const std::string& chain = {}) {
   return substitute(tmpl, {{"$ROUTES4", quoted(f.routes4)},
                            {"$ROUTES6", quoted(f.routes6)},
                            {"$RULES", quoted(f.rules)},
                            {"$REWRITE", kRewrite},
                            {"$SA", quoted(f.sa)},
                            {"$AGG", "AGGREGATE " + std::to_string(aggregate)},
+                           {"$CHAIN", chain},
                            {"$B", balancer}});
 }
 
@@ -258,6 +265,33 @@ SizeResult size_point(const App& app, const Files& f, uint32_t size, double poin
           best_w};
 }
 
+// Device-only with the chain's elements separate, chained and fused, at one frame size.
+std::string chain_point(const App& app, const Files& f, uint32_t size, double point_s,
+                        const BenchContext& ctx) {
+  const std::vector<std::string> ports = {traffic(app, f, size), kNullTxOnly};
+  auto device_only = [&](const char* chain) {
+    return measure_point(pipeline(app.offload, f, kDeviceOnly, kDefaultAggregate, chain), ports,
+                         point_s, ctx)
+        .mpps;
+  };
+  const double separate = device_only(", CHAIN false");
+  const double chained = device_only(", FUSE false");
+  const double fused = device_only("");
+  std::fprintf(stderr,
+               "bench: offload %s %u B device-only: separate %.3f, chained %.3f, fused "
+               "%.3f Mpps\n",
+               app.name, size, separate, chained, fused);
+  return Obj()
+      .count("frame_bytes", size)
+      .num("separate_mpps", separate)
+      .num("chained_mpps", chained)
+      .num("fused_mpps", fused)
+      .num("separate_vs_fused", fused > 0 ? separate / fused : 0)
+      .num("chained_vs_fused", fused > 0 ? chained / fused : 0)
+      .num("chained_vs_separate", separate > 0 ? chained / separate : 0)
+      .done();
+}
+
 std::string app_point(const App& app, const Files& f, const BenchContext& ctx) {
   for (const char* cls : app.needs)
     if (Registry::instance().find(cls) == nullptr)
@@ -285,6 +319,10 @@ std::string app_point(const App& app, const Files& f, const BenchContext& ctx) {
                               .done());
     std::fprintf(stderr, "bench: offload %s device-only, AGGREGATE %u: %.3f Mpps\n", app.name, a,
                  m.mpps);
+  }
+  std::vector<std::string> chaining;
+  if (app.chain) {
+    for (uint32_t size : app.sizes) chaining.push_back(chain_point(app, f, size, point_s, ctx));
   }
   struct Mode {
     const char* name;
@@ -320,6 +358,7 @@ std::string app_point(const App& app, const Files& f, const BenchContext& ctx) {
       .count("aggregate_batches", kDefaultAggregate)
       .raw("sizes", array(sizes, "\n      "))
       .raw("device_only_by_aggregation", array(aggregation, "\n      "))
+      .raw("device_only_by_chaining", array(chaining, "\n      "))
       .count("latency_frame_bytes", small)
       .raw("latency", array(latency, "\n      "))
       .done();

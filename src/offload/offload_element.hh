@@ -754,6 +754,7 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
     const size_t n = std::min<size_t>(kMaxBatch, h.pkts.size() - h.emitted);
     const size_t f = followers_.size();
     emit_count_ = 0;
+    out.anno().device = static_cast<int32_t>(h.device);  // the decision the packets were given
     if (h.chained) {
       out.anno().chained = static_cast<const OffloadStage*>(this);
       std::copy_n(h.pkts.begin() + static_cast<std::ptrdiff_t>(h.emitted), n, emit_pkts_.begin());

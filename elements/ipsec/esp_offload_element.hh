@@ -1,0 +1,94 @@
+// EspOffloadElement<Derived, Cpu>: what IPsecAESOffload and IPsecAuthHMACSHA1Offload share. The
+// CPU function is the Cpu element (IPsecAES, IPsecAuthHMACSHA1) configured with the same SA_FILE
+// and sharing its SA table; the datablocks are the ESP region of the frame (whole packet, SPI
+// through the next-header byte, rewritten in place) and the packet's SA index (4 bytes). Both
+// have the chain key "esp-region", so IPsecAESOffload -> IPsecAuthHMACSHA1Offload run in one
+// device task (src/offload/offload_element.hh). The device SA table (src/offload/ipsec_tables.hh)
+// is uploaded to each device once per process and SA file.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/shared_storage.hh"
+#include "lib/esp.hh"
+#include "lib/ipsec_sa.hh"
+#include "offload/ipsec_tables.hh"
+#include "offload/offload_element.hh"
+
+namespace fulcrum {
+
+template <class Derived, class Cpu>
+class EspOffloadElement : public OffloadElement<Derived> {
+ public:
+  static constexpr uint32_t kInputBytes = offload::kIpsecItemBytes;
+  static constexpr offload::WholePacketBlock kWholePacket{
+      .write = true, .align = offload::kIpsecRegionAlign, .max_bytes = 2048};
+  static constexpr std::string_view kChainKey = "esp-region";
+
+  Status configure(Args& args) override {
+    args.positional("SA_FILE", file_);
+    loc_ = args.loc();
+    if (Status s = this->configure_offload(args); !s) return s;
+    Args cpu_args({file_}, args.loc(), this->name(), Derived::kTraits.class_name);
+    return cpu_.configure(cpu_args);
+  }
+
+  Status initialize(const InitContext& ctx) override {
+    cpu_.set_name(this->name());
+    if (Status s = cpu_.initialize(ctx); !s) return s;
+    const std::string where =
+        loc_.str() + ": " + this->name() + " :: " + std::string(Derived::kTraits.class_name) + ": ";
+    auto t = get_sa_table(ctx.shared, file_, where);
+    if (!t) return make_error(t.error());
+    table_ = t.value();
+    return this->initialize_offload(ctx);
+  }
+
+  void process_cpu(PacketBatch& batch) { cpu_.process_batch(batch); }
+
+  // Packets the CPU function would drop (no SA, truncated) stay with it, and so do AES-CBC SAs
+  // when Derived encrypts.
+  bool gather(Packet* p, uint8_t* item, offload::Region& region) {
+    const uint32_t sa = anno(p).flow_id;
+    if (sa >= table_->size()) return false;
+    if (Derived::kCtrOnly && table_->at(sa).cfg.cipher != EspCipher::kAesCtr) return false;
+    const uint32_t off = esp::esp_offset(p);
+    if (off == 0) return false;
+    region = {off, length(p) - esp::kEspIcvLen - off};
+    std::memcpy(item, &sa, sizeof sa);
+    return true;
+  }
+
+  // The kernel's arguments on `device`, the SA table uploaded once per process, device and file.
+  Result<std::vector<offload::TaskArg>> device_args(const InitContext& ctx, size_t device) {
+    offload::Device& dev = this->service().device(device);
+    const std::string key = "ipsec-device-sa:" + dev.label() + ":" + file_;
+    auto tables = shared_or_own<offload::IpsecTables>(
+        ctx.shared, key, [&]() -> Result<std::shared_ptr<offload::IpsecTables>> {
+          auto t = offload::IpsecTables::upload(dev, *table_);
+          if (!t) return make_error(t.error());
+          return std::shared_ptr<offload::IpsecTables>(std::move(t.value()));
+        });
+    if (!tables) return make_error(tables.error());
+    device_tables_.push_back(tables.value());
+    return Derived::kernel_args(*tables.value());
+  }
+
+  const std::string& file() const { return file_; }
+
+ protected:
+  Cpu cpu_;
+
+ private:
+  std::string file_;
+  SourceLoc loc_;
+  std::shared_ptr<const SaTable> table_;
+  std::vector<std::shared_ptr<const offload::IpsecTables>> device_tables_;
+};
+
+}  // namespace fulcrum

@@ -1,0 +1,56 @@
+// IPsecAESOffload — IPsecAES that encrypts on a device (CUDA, OpenCL) for offloaded batches.
+//
+// Ports:     as IPsecAES: input 0: frames from IPsecESPEncap. output 0: the same frames, inner
+//            packet through the next-header byte encrypted in place. Drops: no-sa, truncated,
+//            crypto-error (as IPsecAES; the device path drops nothing).
+// Config:    SA_FILE    (positional)     the SA table IPsecESPEncap uses (shared with it).
+//            AGGREGATE  integer  32      batches gathered into one device task (1..256).
+//            FLUSH_US   integer  100     a task not full this long after it opened goes anyway.
+//            AFFINITY   bool     false   keep each flow on one processor (no reordering).
+//            TASK_TIMEOUT_MS  integer  1000  a task not back this long after it went to the
+//                                            device: device marked down, packets re-run on the CPU.
+//            TASK_BYTES, CHAIN, FUSE     as every whole-packet offload element
+//                                        (src/offload/offload_element.hh); CHAIN false keeps a
+//                                        following IPsecAuthHMACSHA1Offload in its own tasks,
+//                                        FUSE false runs the two kernels back to back.
+// Uses:      flow_id (SA index, set by IPsecESPEncap); the batch's device decision (set by
+//            CPUOnly, DeviceOnly, FixedFraction).  Sets: nothing.
+// Counters:  cpu_batches, device_batches, device_packets, tasks, tasks_failed (re-run on the
+//            CPU), no_device_batches, affinity_packets, waits, tasks_timed_out.
+// Offload:   kernel ipsec_aes_ctr (kernels/opencl/ipsec.cl, kernels/cuda/ipsec.cu: AES-128-CTR,
+//            RFC 3686, one work item per packet). Datablocks: whole packet, written back: the
+//            ESP part from the SPI through the next-header byte; read: the SA index (4 bytes);
+//            no write item. Only AES-CTR SAs go to the device: AES-CBC SAs, and frames the CPU
+//            function drops, stay on the CPU. Chain key "esp-region": followed by
+//            IPsecAuthHMACSHA1Offload on the same SA file, one kernel does both
+//            (ipsec_aes_hmac_fused, FlowShader §III-E). CPU function: IPsecAES (intel-ipsec-mb).
+#pragma once
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "elements/ipsec/esp_offload_element.hh"
+#include "elements/ipsec/ipsec_aes.hh"
+
+namespace fulcrum {
+
+class IPsecAESOffload final : public EspOffloadElement<IPsecAESOffload, IPsecAES> {
+ public:
+  static constexpr ElementTraits kTraits{"IPsecAESOffload", 1, 1, IPsecAES::kDropReasons};
+  static constexpr std::string_view kKernel = offload::kIpsecAesCtrKernel;
+  static constexpr uint32_t kOutputBytes = 0;
+  static constexpr bool kCtrOnly = true;
+
+  Verdict apply(Packet*, const uint8_t*) { return Verdict::out(0); }
+
+  // IPsecAuthHMACSHA1Offload on the same SA file next: the fused kernel with its arguments.
+  std::optional<offload::TaskLaunch> fuse(const Element& next,
+                                          const std::vector<offload::TaskArg>& next_args);
+
+  static std::vector<offload::TaskArg> kernel_args(const offload::IpsecTables& t) {
+    return t.aes_args();
+  }
+};
+
+}  // namespace fulcrum

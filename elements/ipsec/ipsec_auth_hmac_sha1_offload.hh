@@ -1,0 +1,56 @@
+// IPsecAuthHMACSHA1Offload — IPsecAuthHMACSHA1 on a device (CUDA, OpenCL) for offloaded batches.
+//
+// Ports:     as IPsecAuthHMACSHA1: input 0: frames from IPsecAES or IPsecAESOffload. output 0:
+//            the same frames with the last 12 bytes set to HMAC-SHA1-96 over the ESP header, IV
+//            and encrypted payload and trailer. Drops: no-sa, truncated, crypto-error (as
+//            IPsecAuthHMACSHA1; the device path drops nothing).
+// Config:    SA_FILE    (positional)     the SA table IPsecESPEncap uses (shared with it).
+//            AGGREGATE  integer  32      batches gathered into one device task (1..256).
+//            FLUSH_US   integer  100     a task not full this long after it opened goes anyway.
+//            AFFINITY   bool     false   keep each flow on one processor (no reordering).
+//            TASK_TIMEOUT_MS  integer  1000  a task not back this long after it went to the
+//                                            device: device marked down, packets re-run on the CPU.
+//            TASK_BYTES, CHAIN, FUSE     as every whole-packet offload element
+//                                        (src/offload/offload_element.hh).
+// Uses:      flow_id (SA index, set by IPsecESPEncap); the batch's device decision (set by
+//            CPUOnly, DeviceOnly, FixedFraction).  Sets: nothing.
+// Counters:  cpu_batches, device_batches, device_packets, tasks, tasks_failed (re-run on the
+//            CPU), no_device_batches, affinity_packets, waits, tasks_timed_out.
+// Offload:   kernel ipsec_hmac_sha1 (kernels/opencl/ipsec.cl, kernels/cuda/ipsec.cu: HMAC-SHA1-96,
+//            RFC 2404, one work item per packet, chaining states precomputed per SA).
+//            Datablocks: whole packet, read: the ESP part from the SPI through the next-header
+//            byte; read: the SA index (4 bytes); write: the 12-byte ICV per packet, stored in the
+//            frame's last 12 bytes. Frames the CPU function drops stay on the CPU. Chain key
+//            "esp-region": after IPsecAESOffload it runs in that element's tasks (fused into one
+//            kernel unless FUSE false there). CPU function: IPsecAuthHMACSHA1 (intel-ipsec-mb).
+#pragma once
+
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+#include "elements/ipsec/esp_offload_element.hh"
+#include "elements/ipsec/ipsec_auth_hmac_sha1.hh"
+
+namespace fulcrum {
+
+class IPsecAuthHMACSHA1Offload final
+    : public EspOffloadElement<IPsecAuthHMACSHA1Offload, IPsecAuthHMACSHA1> {
+ public:
+  static constexpr ElementTraits kTraits{"IPsecAuthHMACSHA1Offload", 1, 1,
+                                         IPsecAuthHMACSHA1::kDropReasons};
+  static constexpr std::string_view kKernel = offload::kIpsecHmacSha1Kernel;
+  static constexpr uint32_t kOutputBytes = offload::kIpsecIcvBytes;
+  static constexpr bool kCtrOnly = false;
+
+  Verdict apply(Packet* p, const uint8_t* result) {
+    std::memcpy(data(p) + length(p) - esp::kEspIcvLen, result, esp::kEspIcvLen);
+    return Verdict::out(0);
+  }
+
+  static std::vector<offload::TaskArg> kernel_args(const offload::IpsecTables& t) {
+    return t.hmac_args();
+  }
+};
+
+}  // namespace fulcrum

@@ -1,0 +1,96 @@
+// IPsec ESP outbound crypto on a device (NBA §4 IPsec gateway; FlowShader §III-E fusion): the SA
+// table uploaded once per device (IpsecTables), and the three kernels that use it
+// (kernels/opencl/ipsec.cl, kernels/cuda/ipsec.cu):
+//
+//   ipsec_aes_ctr(bytes, regions, items, sa_table, count)               "bbbbu"
+//   ipsec_hmac_sha1(bytes, regions, items, sa_table, icv_out, count)    "bbbbbu"
+//   ipsec_aes_hmac_fused(bytes, regions, items, sa_table, icv_out, count) "bbbbbu"
+//
+// One work item per packet. items: a uint32 SA index per packet. regions: per packet a uint32
+// offset into `bytes` (a multiple of 16) and a uint32 length; the region is the ESP part of the
+// frame from the SPI through the next-header byte, so region[8, 16) is the IV and region[16, len)
+// is encrypted in place with AES-128-CTR (RFC 3686: counter block = nonce | IV | counter from 1).
+// icv_out: 12 bytes per packet, HMAC-SHA1-96 (RFC 2404) over the whole region after
+// encryption. The fused kernel encrypts and hashes in one pass over each packet. A packet whose
+// SA index is not below the table's SA count is left untouched (and gets a zero ICV).
+//
+// Device SA table: 32-bit words in the device's byte order, kIpsecRecordWords per record.
+// Record 0 is a header (word 0: the number of SAs, the rest zero); SA i is record i + 1:
+//
+//   words  0..43  AES-128 encryption round keys w[0..43] (FIPS-197 §5.2; w[i] holds key bytes
+//                 4i..4i+3 big-endian, i.e. byte 4i in the top 8 bits)
+//   word  44      the 4-byte RFC 3686 nonce, big-endian (its first byte in the top 8 bits)
+//   words 45..49  HMAC-SHA1 inner chaining state H0..H4 after compressing key ^ ipad
+//   words 50..54  HMAC-SHA1 outer chaining state H0..H4 after compressing key ^ opad
+//   word  55      1 for an AES-CTR SA, 0 for an AES-CBC one (the elements keep those on the CPU)
+//
+// The round keys and chaining states are computed here with our own FIPS-197 key expansion and
+// FIPS 180-4 SHA-1 compression function, independent of intel-ipsec-mb.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/result.hh"
+#include "lib/ipsec_sa.hh"
+#include "offload/device.hh"
+#include "offload/task.hh"
+
+namespace fulcrum::offload {
+
+inline constexpr const char* kIpsecAesCtrKernel = "ipsec_aes_ctr";
+inline constexpr const char* kIpsecHmacSha1Kernel = "ipsec_hmac_sha1";
+inline constexpr const char* kIpsecFusedKernel = "ipsec_aes_hmac_fused";
+
+inline constexpr uint32_t kIpsecRecordWords = 56;
+inline constexpr uint32_t kIpsecRoundKeyWords = 44;
+inline constexpr uint32_t kIpsecNonceWord = 44;
+inline constexpr uint32_t kIpsecIpadWord = 45;
+inline constexpr uint32_t kIpsecOpadWord = 50;
+inline constexpr uint32_t kIpsecCtrWord = 55;
+inline constexpr uint32_t kSha1StateWords = 5;
+// Regions start at multiples of this in the bytes buffer (so the ciphertext is block-aligned).
+inline constexpr uint32_t kIpsecRegionAlign = 16;
+// Where the ciphertext starts within a region: SPI, sequence number, IV.
+inline constexpr uint32_t kIpsecCipherOffset = 16;
+inline constexpr uint32_t kIpsecItemBytes = sizeof(uint32_t);
+inline constexpr uint32_t kIpsecIcvBytes = 12;
+
+using AesRoundKeys = std::array<uint32_t, kIpsecRoundKeyWords>;
+using Sha1State = std::array<uint32_t, kSha1StateWords>;
+
+// FIPS-197 §5.2 key expansion of a 16-byte AES-128 key.
+AesRoundKeys aes128_expand_key(const uint8_t* key);
+// One SHA-1 compression (FIPS 180-4 §6.1.2) of a 64-byte block into `state`.
+void sha1_compress(Sha1State& state, const uint8_t* block);
+// The HMAC-SHA1 chaining states after key ^ ipad and key ^ opad (a 20-byte key, RFC 2104).
+void hmac_sha1_states(const uint8_t* key, Sha1State& inner, Sha1State& outer);
+
+// The device table's words for `table` (header record, then one record per SA).
+std::vector<uint32_t> ipsec_sa_records(const SaTable& table);
+
+// The records of one SaTable on one device.
+class IpsecTables {
+ public:
+  static Result<std::unique_ptr<IpsecTables>> upload(Device& device, const SaTable& table);
+
+  Device& device() const { return device_; }
+  const DeviceBuffer& sa_table() const { return *table_; }
+  uint32_t sas() const { return sas_; }
+  // The kernels' arguments in a whole-packet task (offload/task.hh layout): ipsec_aes_ctr's, and
+  // ipsec_hmac_sha1's (the same with the ICVs in kResultsOutput; the fused kernel takes those).
+  std::vector<TaskArg> aes_args() const;
+  std::vector<TaskArg> hmac_args() const;
+
+ private:
+  IpsecTables(Device& d, std::unique_ptr<DeviceBuffer> t, uint32_t sas)
+      : device_(d), table_(std::move(t)), sas_(sas) {}
+
+  Device& device_;
+  std::unique_ptr<DeviceBuffer> table_;
+  uint32_t sas_;
+};
+
+}  // namespace fulcrum::offload

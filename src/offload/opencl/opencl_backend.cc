@@ -18,7 +18,7 @@
 namespace fulcrum::offload {
 namespace {
 
-constexpr size_t kDefaultGroupRounding = 64;
+constexpr size_t kDefaultGroupSize = 64;
 
 Error cl_error(const std::string& what, cl_int code) {
   return make_error("opencl: " + what + " failed (error " + std::to_string(code) + ")");
@@ -133,12 +133,13 @@ class ClQueue final : public Queue {
       }
       if (rc != CL_SUCCESS) return cl_error("clSetKernelArg(" + kernel.name() + ")", rc);
     }
-    const size_t round = dims.group != 0 ? dims.group : kDefaultGroupRounding;
-    const size_t global = (dims.items + round - 1) / round * round;
-    const size_t local = dims.group;
-    const cl_int rc =
-        clEnqueueNDRangeKernel(queue_, k.handle(), 1, nullptr, &global,
-                               dims.group != 0 ? &local : nullptr, 0, nullptr, nullptr);
+    // Always an explicit work-group size: left to the driver, it follows the global size, and
+    // PoCL compiles the kernel again for every work-group size it meets (tasks of varying item
+    // counts then spend their time in LLVM).
+    const size_t local = dims.group != 0 ? dims.group : kDefaultGroupSize;
+    const size_t global = (dims.items + local - 1) / local * local;
+    const cl_int rc = clEnqueueNDRangeKernel(queue_, k.handle(), 1, nullptr, &global, &local, 0,
+                                             nullptr, nullptr);
     if (rc != CL_SUCCESS) return cl_error("clEnqueueNDRangeKernel(" + kernel.name() + ")", rc);
     return {};
   }

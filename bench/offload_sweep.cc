@@ -123,7 +123,7 @@ const App kApps[] = {
      {"IDSMatchOffload"},
      {64, 512, 1500},
      "ids :: IDSMatchOffload($RULES, $AGG); FromInput -> $B -> ids -> ToOutput; ids[1] -> Discard;",
-     "ids :: IDSMatch($RULES); FromInput -> ids -> ToOutput; ids[1] -> Discard;",
+     "ids :: IDSMatch($RULES, ENGINE ac); FromInput -> ids -> ToOutput; ids[1] -> Discard;",
      Traffic::kUdp},
 };
 

@@ -200,6 +200,7 @@ uint64_t Pipeline::held() const {
 }
 
 void Pipeline::process(int node, PacketBatch& batch) {
+  if (batch.empty()) return;  // a deferring element upstream took every packet
   Node& n = nodes_[static_cast<size_t>(node)];
   n.stats.in_packets += batch.live();
   n.element->process_batch(batch);

@@ -151,6 +151,7 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
   }
 
   void process_batch(PacketBatch& batch) override {
+    if (batch.empty()) return;
     if (head_ != nullptr && batch.anno().chained == static_cast<const void*>(head_))
       return pass_chained(batch);
     const int32_t dev = batch.anno().device;

@@ -23,6 +23,7 @@
 #include "offload/registry.hh"
 #include "offload/task.hh"
 #include "offload_region_task.hh"
+#include "offload_testing.hh"
 
 namespace fulcrum::offload {
 namespace {
@@ -171,20 +172,12 @@ void expect_devices_match_cpu(Backend backend) {
 }
 
 TEST(OffloadIdsKernel, OpenCLKernelMatchesAhoCorasickScanOnEveryOpenCLDevice) {
-  if (!backend_compiled(Backend::kOpenCL)) GTEST_SKIP() << "OpenCL backend not compiled in";
-  DiscoverOptions only;
-  only.only = Backend::kOpenCL;
-  ASSERT_FALSE(discover_devices(only).empty())
-      << "OpenCL is built in but no OpenCL device was found (scripts/install-deps.sh installs "
-         "PoCL)";
+  REQUIRE_OPENCL_DEVICES();
   expect_devices_match_cpu(Backend::kOpenCL);
 }
 
 TEST(OffloadIdsKernel, CudaKernelMatchesAhoCorasickScanOnEveryGpu) {
-  if (!backend_compiled(Backend::kCuda)) GTEST_SKIP() << "CUDA backend not compiled in";
-  DiscoverOptions only;
-  only.only = Backend::kCuda;
-  if (discover_devices(only).empty()) GTEST_SKIP() << "no CUDA device";
+  REQUIRE_CUDA_DEVICES();
   expect_devices_match_cpu(Backend::kCuda);
 }
 

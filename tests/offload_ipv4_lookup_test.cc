@@ -13,6 +13,7 @@
 #include "offload/ipv4_lookup.hh"
 #include "offload/registry.hh"
 #include "offload/task.hh"
+#include "offload_testing.hh"
 
 namespace fulcrum::offload {
 namespace {
@@ -131,20 +132,12 @@ TEST(OffloadIpv4Lookup, CpuFunctionAgreesWithBruteForceOnASample) {
 }
 
 TEST(OffloadIpv4Lookup, OpenCLKernelMatchesCpuOnEveryOpenCLDevice) {
-  if (!backend_compiled(Backend::kOpenCL)) GTEST_SKIP() << "OpenCL backend not compiled in";
-  DiscoverOptions only;
-  only.only = Backend::kOpenCL;
-  ASSERT_FALSE(discover_devices(only).empty())
-      << "OpenCL is built in but no OpenCL device was found (scripts/install-deps.sh installs "
-         "PoCL)";
+  REQUIRE_OPENCL_DEVICES();
   expect_devices_match_cpu(Backend::kOpenCL);
 }
 
 TEST(OffloadIpv4Lookup, CudaKernelMatchesCpuOnEveryGpu) {
-  if (!backend_compiled(Backend::kCuda)) GTEST_SKIP() << "CUDA backend not compiled in";
-  DiscoverOptions only;
-  only.only = Backend::kCuda;
-  if (discover_devices(only).empty()) GTEST_SKIP() << "no CUDA device";
+  REQUIRE_CUDA_DEVICES();
   expect_devices_match_cpu(Backend::kCuda);
 }
 

@@ -15,6 +15,7 @@
 #include "offload/ipv6_lookup.hh"
 #include "offload/registry.hh"
 #include "offload/task.hh"
+#include "offload_testing.hh"
 
 namespace fulcrum::offload {
 namespace {
@@ -161,20 +162,12 @@ TEST(OffloadIpv6Lookup, CpuFunctionAgreesWithBruteForceOnASample) {
 }
 
 TEST(OffloadIpv6Lookup, OpenCLKernelMatchesCpuOnEveryOpenCLDevice) {
-  if (!backend_compiled(Backend::kOpenCL)) GTEST_SKIP() << "OpenCL backend not compiled in";
-  DiscoverOptions only;
-  only.only = Backend::kOpenCL;
-  ASSERT_FALSE(discover_devices(only).empty())
-      << "OpenCL is built in but no OpenCL device was found (scripts/install-deps.sh installs "
-         "PoCL)";
+  REQUIRE_OPENCL_DEVICES();
   expect_devices_match_cpu(Backend::kOpenCL);
 }
 
 TEST(OffloadIpv6Lookup, CudaKernelMatchesCpuOnEveryGpu) {
-  if (!backend_compiled(Backend::kCuda)) GTEST_SKIP() << "CUDA backend not compiled in";
-  DiscoverOptions only;
-  only.only = Backend::kCuda;
-  if (discover_devices(only).empty()) GTEST_SKIP() << "no CUDA device";
+  REQUIRE_CUDA_DEVICES();
   expect_devices_match_cpu(Backend::kCuda);
 }
 

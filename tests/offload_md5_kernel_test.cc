@@ -17,6 +17,7 @@
 #include "offload/registry.hh"
 #include "offload/task.hh"
 #include "offload_region_task.hh"
+#include "offload_testing.hh"
 
 namespace fulcrum::offload {
 namespace {
@@ -102,20 +103,12 @@ std::string hex(const re::Md5Digest& d) {
 }
 
 TEST(OffloadMd5Kernel, OpenCLKernelMatchesOpenSslOnEveryOpenCLDevice) {
-  if (!backend_compiled(Backend::kOpenCL)) GTEST_SKIP() << "OpenCL backend not compiled in";
-  DiscoverOptions only;
-  only.only = Backend::kOpenCL;
-  ASSERT_FALSE(discover_devices(only).empty())
-      << "OpenCL is built in but no OpenCL device was found (scripts/install-deps.sh installs "
-         "PoCL)";
+  REQUIRE_OPENCL_DEVICES();
   expect_devices_match_cpu(Backend::kOpenCL);
 }
 
 TEST(OffloadMd5Kernel, CudaKernelMatchesOpenSslOnEveryGpu) {
-  if (!backend_compiled(Backend::kCuda)) GTEST_SKIP() << "CUDA backend not compiled in";
-  DiscoverOptions only;
-  only.only = Backend::kCuda;
-  if (discover_devices(only).empty()) GTEST_SKIP() << "no CUDA device";
+  REQUIRE_CUDA_DEVICES();
   expect_devices_match_cpu(Backend::kCuda);
 }
 

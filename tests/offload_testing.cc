@@ -88,4 +88,14 @@ bool have_offload_device() {
   return found;
 }
 
+bool backend_built(bool cuda) {
+  return offload::backend_compiled(cuda ? offload::Backend::kCuda : offload::Backend::kOpenCL);
+}
+
+bool backend_has_device(bool cuda) {
+  offload::DiscoverOptions only;
+  only.only = cuda ? offload::Backend::kCuda : offload::Backend::kOpenCL;
+  return !offload::discover_devices(only).empty();
+}
+
 }  // namespace fulcrum::testing

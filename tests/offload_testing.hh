@@ -35,6 +35,9 @@ PipelineOutcome run_pipeline(const std::string& text,
 
 // Whether any offload device is present (PoCL's OpenCL CPU device on CI machines).
 bool have_offload_device();
+// Whether `backend` is compiled in, and whether it found a device.
+bool backend_built(bool cuda);
+bool backend_has_device(bool cuda);
 
 }  // namespace fulcrum::testing
 
@@ -42,3 +45,14 @@ bool have_offload_device();
   if (!::fulcrum::testing::have_offload_device())                                        \
   GTEST_SKIP() << "no offload device (scripts/install-deps.sh installs PoCL, an OpenCL " \
                   "CPU device)"
+
+// Kernel tests per backend: OpenCL built in must have a device (PoCL in CI), so its absence
+// fails; CUDA without a GPU skips and says so.
+#define REQUIRE_OPENCL_DEVICES()                                                                   \
+  if (!::fulcrum::testing::backend_built(false)) GTEST_SKIP() << "OpenCL backend not compiled in"; \
+  ASSERT_TRUE(::fulcrum::testing::backend_has_device(false))                                       \
+      << "OpenCL is built in but no OpenCL device was found (scripts/install-deps.sh installs "    \
+         "PoCL)"
+#define REQUIRE_CUDA_DEVICES()                                                                  \
+  if (!::fulcrum::testing::backend_built(true)) GTEST_SKIP() << "CUDA backend not compiled in"; \
+  if (!::fulcrum::testing::backend_has_device(true)) GTEST_SKIP() << "no CUDA device"

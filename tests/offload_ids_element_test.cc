@@ -1,8 +1,8 @@
 // IDSMatchOffload in a pipeline (on the OpenCL device, PoCL in CI) against IDSMatch ENGINE ac:
 // device-only writes the same alert log, line for line (tasks are applied in arrival order,
-// whatever order the device finishes them in), sends the same packets to the same outputs in the same order
-// and drops the same malformed ones; packets whose device result overflowed are rescanned on
-// the CPU; a FixedFraction split and an injected device failure raise the same alerts.
+// whatever order the device finishes them in), sends the same packets to the same outputs in the
+// same order and drops the same malformed ones; packets whose device result overflowed are
+// rescanned on the CPU; a FixedFraction split and an injected device failure raise the same alerts.
 #include <gtest/gtest.h>
 
 #include <algorithm>

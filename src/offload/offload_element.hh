@@ -227,7 +227,8 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
         task.outputs.insert(task.outputs.begin() + static_cast<std::ptrdiff_t>(s),
                             {out.value().get(), stage->stage_output_bytes()});
         if (stage->writes_packet() && !writes_)
-          task.outputs.push_back({t->bytes.get(), 0, 0, static_cast<int32_t>(offload::kBytesInput)});
+          task.outputs.push_back(
+              {t->bytes.get(), 0, 0, static_cast<int32_t>(offload::kBytesInput)});
         if (fused)
           task.launches = {*fused};
         else
@@ -255,9 +256,7 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
   bool stage_gather(Packet* p, uint8_t* item, offload::Region& region) override {
     return gather_one(p, item, region);
   }
-  Verdict stage_apply(Packet* p, const uint8_t* result) override {
-    return self().apply(p, result);
-  }
+  Verdict stage_apply(Packet* p, const uint8_t* result) override { return self().apply(p, result); }
   const std::vector<offload::TaskArg>& stage_args(size_t device) const override {
     return device_args_[device];
   }
@@ -284,7 +283,9 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
  protected:
   Status configure_offload(Args& args) {
     args.key("AGGREGATE", aggregate_).key("FLUSH_US", flush_us_).key("AFFINITY", affinity_);
-    args.key("TASK_TIMEOUT_MS", timeout_ms_).key("CHAIN", chain_enabled_).key("FUSE", fuse_enabled_);
+    args.key("TASK_TIMEOUT_MS", timeout_ms_)
+        .key("CHAIN", chain_enabled_)
+        .key("FUSE", fuse_enabled_);
     if constexpr (has_whole()) args.key("TASK_BYTES", task_bytes_);
     if (Status s = args.finish(); !s) return s;
     if (aggregate_ == 0 || aggregate_ > kMaxAggregate)
@@ -313,8 +314,8 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
       // A device that cannot build it is not used by this element; the others are.
       if (Result<const offload::Kernel*> k = dev.kernel(Derived::kKernel); !k) {
         std::fprintf(stderr, "%s: %s: kernel %s unavailable, its batches run on the CPU: %s\n",
-                     this->name().c_str(), dev.label().c_str(), std::string(Derived::kKernel).c_str(),
-                     k.error().c_str());
+                     this->name().c_str(), dev.label().c_str(),
+                     std::string(Derived::kKernel).c_str(), k.error().c_str());
         ds.usable = false;
         device_args_.emplace_back();
         continue;
@@ -336,7 +337,11 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
 
  private:
   // Derived is complete only inside member functions: these are functions, not constants.
-  static constexpr bool has_whole() { return requires { Derived::kWholePacket; }; }
+  static constexpr bool has_whole() {
+    return requires {
+      Derived::kWholePacket;
+    };
+  }
   static constexpr bool whole_writes() {
     if constexpr (has_whole())
       return Derived::kWholePacket.write;
@@ -379,11 +384,11 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
   // Packets taken for one task, in order; their verdicts once the task is back.
   struct Held {
     std::vector<Packet*> pkts;
-    std::vector<uint16_t> buckets;          // flow bucket per packet (AFFINITY only)
-    std::vector<offload::Region> src;       // region within each packet (has_whole())
+    std::vector<uint16_t> buckets;     // flow bucket per packet (AFFINITY only)
+    std::vector<offload::Region> src;  // region within each packet (has_whole())
     std::vector<Verdict> verdicts;
-    std::vector<Verdict> stage_verdicts;    // per packet, per chained stage
-    TaskBuffers* task = nullptr;  // until the results are applied
+    std::vector<Verdict> stage_verdicts;  // per packet, per chained stage
+    TaskBuffers* task = nullptr;          // until the results are applied
     size_t device = 0;
     size_t emitted = 0;
     uint32_t bytes = 0;         // packed region bytes so far (has_whole())
@@ -531,8 +536,8 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
   bool gather_one(Packet* p, uint8_t* item, offload::Region& region) {
     if constexpr (has_whole()) {
       if (!self().gather(p, item, region)) return false;
-      return region.length <= Derived::kWholePacket.max_bytes &&
-             region.offset <= length(p) && region.length <= length(p) - region.offset;
+      return region.length <= Derived::kWholePacket.max_bytes && region.offset <= length(p) &&
+             region.length <= length(p) - region.offset;
     } else {
       return self().gather(p, item);
     }
@@ -585,7 +590,8 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
   void move_items(TaskBuffers& from, TaskBuffers& to, size_t k) {
     std::memcpy(to.in_item(0), from.in_item(k), Derived::kInputBytes);
     for (size_t s = 1; s <= followers_.size(); ++s)
-      std::memcpy(to.stage_item(s, 0), from.stage_item(s, k), followers_[s - 1]->stage_input_bytes());
+      std::memcpy(to.stage_item(s, 0), from.stage_item(s, k),
+                  followers_[s - 1]->stage_input_bytes());
   }
 
   // AFFINITY on a CPU batch: packets of flows in flight on a device go to that device's task.
@@ -682,8 +688,7 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
         const uint8_t* bytes = t.bytes->template as<uint8_t>();
         const offload::Region* packed = t.regions->template as<offload::Region>();
         for (size_t k = 0; k < n; ++k)
-          std::memcpy(data(h.pkts[k]) + h.src[k].offset, bytes + packed[k].offset,
-                      h.src[k].length);
+          std::memcpy(data(h.pkts[k]) + h.src[k].offset, bytes + packed[k].offset, h.src[k].length);
       }
     }
     const uint8_t* results = t.out ? t.out->template as<uint8_t>() : nullptr;
@@ -697,8 +702,8 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
       Verdict v = h.verdicts[k];
       for (size_t s = 1; s <= f && !v.is_drop() && v.port() == 0; ++s) {
         const uint32_t bytes = followers_[s - 1]->stage_output_bytes();
-        const uint8_t* r = bytes != 0 ? t.stage_out[s - 1]->template as<uint8_t>() + k * bytes
-                                      : nullptr;
+        const uint8_t* r =
+            bytes != 0 ? t.stage_out[s - 1]->template as<uint8_t>() + k * bytes : nullptr;
         v = followers_[s - 1]->stage_apply(h.pkts[k], r);
         h.stage_verdicts[k * f + s - 1] = v;
       }

@@ -33,7 +33,7 @@ inline constexpr uint32_t kDefaultAggregateBatches = 32;
 inline constexpr uint32_t kItemsInput = 0;    // per-packet fixed items of the element
 inline constexpr uint32_t kBytesInput = 1;    // packed packet regions (whole-packet datablock)
 inline constexpr uint32_t kRegionsInput = 2;  // per packet: Region{offset into kBytesInput, length}
-inline constexpr uint32_t kResultsOutput = 0; // per-packet fixed results of the element
+inline constexpr uint32_t kResultsOutput = 0;  // per-packet fixed results of the element
 
 // Where a packet's region lies: within the packet's data (gather), or within a task's packed
 // bytes (the kRegionsInput items the kernels read).

@@ -157,9 +157,9 @@ class CudaDevice final : public Device {
                      std::to_string(prop.minor);
     info_.global_memory = prop.totalGlobalMem;
     info_.compute_units = static_cast<uint32_t>(prop.multiProcessorCount);
-    info_.pci_bus_id = pci_bus_id(static_cast<uint32_t>(prop.pciDomainID),
-                                  static_cast<uint32_t>(prop.pciBusID),
-                                  static_cast<uint32_t>(prop.pciDeviceID), 0);
+    info_.pci_bus_id =
+        pci_bus_id(static_cast<uint32_t>(prop.pciDomainID), static_cast<uint32_t>(prop.pciBusID),
+                   static_cast<uint32_t>(prop.pciDeviceID), 0);
     info_.numa_node = pci_numa_node(info_.pci_bus_id).value_or(-1);
   }
 

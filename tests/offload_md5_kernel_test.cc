@@ -30,7 +30,7 @@ constexpr uint32_t kMaxSkew = 3;
 constexpr const char* kKernel = "md5_digest";
 
 std::vector<TaskArg> md5_args() {
-  return {TaskArg::input(kBytesInput), TaskArg::input(kRegionsInput),
+  return {TaskArg::input(kBytesInput), TaskArg::input(kRegionsInput), TaskArg::input(kItemsInput),
           TaskArg::output(kResultsOutput), TaskArg::items()};
 }
 
@@ -61,6 +61,7 @@ std::vector<re::Md5Digest> on_device(Device& dev, const std::vector<std::vector<
   EXPECT_TRUE(exec.ok()) << exec.error();
   if (!exec) return {};
   std::vector<re::Md5Digest> out;
+  layout.item_bytes = sizeof(uint32_t);  // no trailers
   for (size_t first = 0; first < msgs.size(); first += kPerTask) {
     const size_t n = std::min(kPerTask, msgs.size() - first);
     const std::vector<uint8_t> r = testing::run_regions(dev, *exec.value(), kKernel, md5_args(),
@@ -141,7 +142,7 @@ TEST(OffloadMd5Kernel, KernelSignature) {
     SCOPED_TRACE(dev->label());
     auto k = dev->kernel(kKernel);
     ASSERT_TRUE(k.ok()) << k.error();
-    EXPECT_EQ(k.value()->signature(), "bbbu");
+    EXPECT_EQ(k.value()->signature(), "bbbbu");
   }
 }
 

@@ -19,6 +19,7 @@ namespace fulcrum::testing {
 struct RegionRun {
   uint32_t align = 16;
   uint32_t skew = 0;
+  uint32_t item_bytes = 0;  // kItemsInput bytes per message, all zero
 };
 
 // The kernel's results for messages[first, first + n), or an empty vector after a failure.
@@ -38,8 +39,10 @@ inline std::vector<uint8_t> run_regions(offload::Device& dev, offload::TaskExecu
   auto packed = dev.alloc_host(std::max<size_t>(bytes, 1));
   auto where = dev.alloc_host(n * sizeof(offload::Region));
   auto results = dev.alloc_host(n * result_bytes);
-  EXPECT_TRUE(packed.ok() && where.ok() && results.ok());
-  if (!packed || !where || !results) return {};
+  auto items = dev.alloc_host(std::max<size_t>(n * layout.item_bytes, 1));
+  EXPECT_TRUE(packed.ok() && where.ok() && results.ok() && items.ok());
+  if (!packed || !where || !results || !items) return {};
+  std::memset(items.value()->data(), 0, items.value()->size());
   for (size_t k = 0; k < n; ++k)
     if (!messages[first + k].empty())
       std::memcpy(packed.value()->as<uint8_t>() + regions[k].offset, messages[first + k].data(),
@@ -47,7 +50,7 @@ inline std::vector<uint8_t> run_regions(offload::Device& dev, offload::TaskExecu
   std::memcpy(where.value()->data(), regions.data(), n * sizeof(offload::Region));
   std::memset(results.value()->data(), 0xA5, n * result_bytes);  // stale bytes must be rewritten
   offload::OffloadTask task;
-  task.inputs = {{nullptr, 0, 0},
+  task.inputs = {{items.value().get(), layout.item_bytes},
                  {packed.value().get(), 0, static_cast<uint32_t>(bytes)},
                  {where.value().get(), sizeof(offload::Region)}};
   task.outputs = {{results.value().get(), result_bytes}};

@@ -17,13 +17,17 @@
 //            device_batches, device_packets, tasks, tasks_failed (re-run on the CPU),
 //            no_device_batches, affinity_packets, waits, tasks_timed_out.
 // Offload:   kernel md5_digest (kernels/opencl/md5_digest.cl, kernels/cuda/md5_digest.cu, RFC
-//            1321, one work item per packet). Datablocks: whole packet, read only: the L4
-//            payload (src/lib/re/payload.hh, at most 2048 bytes; longer payloads and malformed
-//            frames stay on the CPU); write: the 16-byte digest per packet, stored (and appended
-//            with TRAILER) as MD5Digest does. CPU function: MD5Digest (OpenSSL MD5).
+//            1321, one work item per packet). Datablocks: whole packet: the L4 payload
+//            (src/lib/re/payload.hh, at most 2048 bytes; longer payloads and malformed frames stay
+//            on the CPU), read only, or with TRAILER grown by 16 bytes (size delta) that the
+//            kernel fills with the digest and the framework appends to the frame (frames with
+//            bytes after the payload get their trailer appended after the task); read: a trailer
+//            flag (4 bytes); write: the 16-byte digest per packet into user[0..1]. CPU function:
+//            MD5Digest (OpenSSL MD5).
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 #include <vector>
 
@@ -38,7 +42,7 @@ class MD5DigestOffload final : public OffloadElement<MD5DigestOffload> {
   static constexpr std::string_view kKernel = "md5_digest";
   static constexpr offload::WholePacketBlock kWholePacket{
       .write = false, .align = 16, .max_bytes = 2048};
-  static constexpr uint32_t kInputBytes = 0;
+  static constexpr uint32_t kInputBytes = sizeof(uint32_t);  // 1: write the trailer
   static constexpr uint32_t kOutputBytes = re::kMd5Len;
 
   Status configure(Args& args) override;
@@ -47,26 +51,34 @@ class MD5DigestOffload final : public OffloadElement<MD5DigestOffload> {
 
   void process_cpu(PacketBatch& batch) { cpu_.process_batch(batch); }
 
-  bool gather(Packet* p, uint8_t*, offload::Region& region) {
+  // With TRAILER the kernel also writes the digest after the payload, into 16 bytes the framework
+  // appends to the frame (PacketRegion::grow); a frame with bytes after its payload (Ethernet
+  // padding) gets its trailer after them in apply, as MD5Digest appends it.
+  bool gather(Packet* p, uint8_t* item, offload::PacketRegion& region) {
     re::Payload pl;
     if (re::find_payload(data(p), length(p), pl) != re::PayloadError::kOk) return false;
-    region = {pl.offset, pl.len};
+    const uint32_t grow = cpu_.trailer() && pl.offset + pl.len == length(p) ? re::kMd5Len : 0;
+    const uint32_t trailer = grow != 0 ? 1 : 0;
+    std::memcpy(item, &trailer, sizeof trailer);
+    region = {pl.offset, pl.len, grow};
     return true;
   }
+  bool grows() const { return cpu_.trailer(); }
 
-  Verdict apply(Packet* p, const uint8_t* result) {
-    re::Payload pl;
-    if (re::find_payload(data(p), length(p), pl) == re::PayloadError::kOk) device_bytes_ += pl.len;
-    if (!MD5Digest::store(p, result, cpu_.trailer())) [[unlikely]]
+  Verdict apply(Packet* p, const uint8_t* result, const offload::PacketRegion& region) {
+    device_bytes_ += region.length;
+    if (!MD5Digest::store(p, result, cpu_.trailer() && region.grow == 0)) [[unlikely]]
       return Verdict::drop(MD5Digest::kDropNoRoom);
     return Verdict::out(0);
   }
+  Verdict apply(Packet* p, const uint8_t* result) { return apply(p, result, {}); }
 
   Result<std::vector<offload::TaskArg>> device_args(const InitContext&, size_t device) {
     // Built now rather than by the first task, which would otherwise wait for the compiler.
     if (auto k = service().device(device).kernel(kKernel); !k) return make_error(k.error());
     return std::vector<offload::TaskArg>{offload::TaskArg::input(offload::kBytesInput),
                                          offload::TaskArg::input(offload::kRegionsInput),
+                                         offload::TaskArg::input(offload::kItemsInput),
                                          offload::TaskArg::output(offload::kResultsOutput),
                                          offload::TaskArg::items()};
   }

@@ -54,7 +54,7 @@ class IDSMatchOffload final : public OffloadElement<IDSMatchOffload> {
 
   void process_cpu(PacketBatch& batch) { cpu_.process_batch(batch); }
 
-  bool gather(Packet* p, uint8_t*, offload::Region& region) {
+  bool gather(Packet* p, uint8_t*, offload::PacketRegion& region) {
     ids::PacketView v;
     if (ids::parse_packet(data(p), length(p), v) != ids::ParseResult::kOk) [[unlikely]] {
       region = {0, 0};  // dropped in apply, in order

@@ -53,7 +53,7 @@ class EspOffloadElement : public OffloadElement<Derived> {
 
   // Packets the CPU function would drop (no SA, truncated) stay with it, and so do AES-CBC SAs
   // when Derived encrypts.
-  bool gather(Packet* p, uint8_t* item, offload::Region& region) {
+  bool gather(Packet* p, uint8_t* item, offload::PacketRegion& region) {
     const uint32_t sa = anno(p).flow_id;
     if (sa >= table_->size()) return false;
     if (Derived::kCtrOnly && table_->at(sa).cfg.cipher != EspCipher::kAesCtr) return false;

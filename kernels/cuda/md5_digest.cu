@@ -4,6 +4,8 @@
 // word at a time where the region is word aligned (a whole-packet datablock's regions start on
 // 16-byte boundaries), a byte at a time otherwise and at its end; padding and the 64-bit bit
 // length are made up on the fly, so no block is copied or padded in memory.
+// trailers: per packet a uint; when not 0 the digest is also written right after the region, in
+// the 16 bytes the task reserved there (PacketRegion::grow: MD5DigestOffload's TRAILER).
 #include <cstddef>
 #include <cstdint>
 
@@ -78,8 +80,9 @@ __device__ void md5_block(uint32_t* h, const uint32_t* m) {
   h[3] += d;
 }
 
-__global__ void md5_digest(const uint8_t* __restrict__ bytes, const uint32_t* __restrict__ regions,
-                           uint8_t* __restrict__ digests, uint32_t count) {
+__global__ void md5_digest(uint8_t* __restrict__ bytes, const uint32_t* __restrict__ regions,
+                           const uint32_t* __restrict__ trailers, uint8_t* __restrict__ digests,
+                           uint32_t count) {
   const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= count) return;
   const uint32_t offset = regions[static_cast<size_t>(i) * kRegionWords];
@@ -110,9 +113,12 @@ __global__ void md5_digest(const uint8_t* __restrict__ bytes, const uint32_t* __
   for (uint32_t w = 0; w < kDigestWords; ++w)
     for (uint32_t k = 0; k < kWordBytes; ++k)
       out[w * kWordBytes + k] = static_cast<uint8_t>(h[w] >> (8 * k));
+  if (trailers[i] == 0) return;
+  uint8_t* trailer = bytes + offset + len;  // the room the task reserved (grow)
+  for (uint32_t k = 0; k < kDigestWords * kWordBytes; ++k) trailer[k] = out[k];
 }
 
 const fulcrum::offload::CudaKernelRegistration kRegistration{
-    {"md5_digest", "bbbu", reinterpret_cast<const void*>(&md5_digest)}};
+    {"md5_digest", "bbbbu", reinterpret_cast<const void*>(&md5_digest)}};
 
 }  // namespace

@@ -4,6 +4,8 @@
 // a time (vload4, any alignment) where a word lies inside it, a byte at a time at its end;
 // padding and the 64-bit bit length are made up on the fly, so no block is copied or padded in
 // memory.
+// trailers: per packet a uint; when not 0 the digest is also written right after the region, in
+// the 16 bytes the task reserved there (PacketRegion::grow: MD5DigestOffload's TRAILER).
 
 #define MD5_BLOCK_BYTES 64u
 #define MD5_BLOCK_WORDS 16u
@@ -102,8 +104,8 @@ static void md5_block(uint* h, const uint* m) {
   h[3] += d;
 }
 
-__kernel void md5_digest(__global const uchar* bytes, __global const uint* regions,
-                         __global uchar* digests, uint count) {
+__kernel void md5_digest(__global uchar* bytes, __global const uint* regions,
+                         __global const uint* trailers, __global uchar* digests, uint count) {
   const uint i = get_global_id(0);
   if (i >= count) return;
   const uint offset = regions[(size_t)i * MD5_REGION_WORDS];
@@ -133,4 +135,7 @@ __kernel void md5_digest(__global const uchar* bytes, __global const uint* regio
   for (uint w = 0; w < MD5_DIGEST_WORDS; ++w)
     for (uint k = 0; k < MD5_WORD_BYTES; ++k)
       out[w * MD5_WORD_BYTES + k] = (uchar)(h[w] >> (8 * k));
+  if (trailers[i] == 0) return;
+  __global uchar* trailer = bytes + offset + len;  // the room the task reserved (grow)
+  for (uint k = 0; k < MD5_DIGEST_WORDS * MD5_WORD_BYTES; ++k) trailer[k] = out[k];
 }

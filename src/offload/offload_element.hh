@@ -12,9 +12,11 @@
 //   bool gather(Packet*, uint8_t* item);     writes the packet's read item; false: not for the
 //                                            device (it stays for the CPU function). With
 //                                            kWholePacket: gather(Packet*, uint8_t* item,
-//                                            offload::Region& region), region within the packet
+//                                            offload::PacketRegion& region), region within the
+//                                            packet
 //   Verdict apply(Packet*, const uint8_t* result);   post-processing from the write item, after
-//                                            the region was copied back
+//                                            the region was copied back (with kWholePacket it
+//                                            may also take the packet's PacketRegion)
 //   Result<std::vector<offload::TaskArg>> device_args(const InitContext&, size_t device);
 //                                            the kernel's arguments on that device (tables
 //                                            resident there, uploaded once per process); the
@@ -86,7 +88,7 @@ class OffloadStage {
   virtual bool writes_packet() const = 0;
   virtual uint32_t stage_input_bytes() const = 0;
   virtual uint32_t stage_output_bytes() const = 0;
-  virtual bool stage_gather(Packet* p, uint8_t* item, offload::Region& region) = 0;
+  virtual bool stage_gather(Packet* p, uint8_t* item, offload::PacketRegion& region) = 0;
   virtual Verdict stage_apply(Packet* p, const uint8_t* result) = 0;
   virtual const std::vector<offload::TaskArg>& stage_args(size_t device) const = 0;
   virtual std::string_view stage_kernel() const = 0;
@@ -250,10 +252,10 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
       return {};
   }
   bool whole_packet() const override { return has_whole(); }
-  bool writes_packet() const override { return has_whole() && whole_writes(); }
+  bool writes_packet() const override { return region_written(); }
   uint32_t stage_input_bytes() const override { return Derived::kInputBytes; }
   uint32_t stage_output_bytes() const override { return Derived::kOutputBytes; }
-  bool stage_gather(Packet* p, uint8_t* item, offload::Region& region) override {
+  bool stage_gather(Packet* p, uint8_t* item, offload::PacketRegion& region) override {
     return gather_one(p, item, region);
   }
   Verdict stage_apply(Packet* p, const uint8_t* result) override { return self().apply(p, result); }
@@ -348,6 +350,17 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
     else
       return false;
   }
+  // The regions come back from the device: rewritten (kWholePacket.write), or grown (Derived's
+  // optional `bool grows() const`, for an element whose gather asks for PacketRegion::grow).
+  bool region_written() const {
+    if constexpr (has_whole()) {
+      if constexpr (requires(const Derived& d) { d.grows(); })
+        if (static_cast<const Derived&>(*this).grows()) return true;
+      return whole_writes();
+    } else {
+      return false;
+    }
+  }
   static constexpr uint32_t max_region() {
     if constexpr (has_whole())
       return Derived::kWholePacket.max_bytes;
@@ -384,8 +397,8 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
   // Packets taken for one task, in order; their verdicts once the task is back.
   struct Held {
     std::vector<Packet*> pkts;
-    std::vector<uint16_t> buckets;     // flow bucket per packet (AFFINITY only)
-    std::vector<offload::Region> src;  // region within each packet (has_whole())
+    std::vector<uint16_t> buckets;           // flow bucket per packet (AFFINITY only)
+    std::vector<offload::PacketRegion> src;  // region within each packet (has_whole())
     std::vector<Verdict> verdicts;
     std::vector<Verdict> stage_verdicts;  // per packet, per chained stage
     TaskBuffers* task = nullptr;          // until the results are applied
@@ -452,10 +465,10 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
       t->regions = std::move(regions.value());
       task.inputs[offload::kBytesInput] = {t->bytes.get(), 0};
       task.inputs[offload::kRegionsInput] = {t->regions.get(), sizeof(offload::Region)};
-      if (whole_writes())
+      if (region_written())
         task.outputs.push_back({t->bytes.get(), 0, 0, static_cast<int32_t>(offload::kBytesInput)});
     }
-    writes_ = whole_writes();
+    writes_ = region_written();
     task.launches = {{std::string(Derived::kKernel), args}};
     task.capacity = capacity;
     task.max_batches = aggregate_;
@@ -533,11 +546,15 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
   }
 
   // Derived's gather; a region must lie within the packet and fit max_bytes.
-  bool gather_one(Packet* p, uint8_t* item, offload::Region& region) {
+  bool gather_one(Packet* p, uint8_t* item, offload::PacketRegion& region) {
     if constexpr (has_whole()) {
       if (!self().gather(p, item, region)) return false;
-      return region.length <= Derived::kWholePacket.max_bytes && region.offset <= length(p) &&
-             region.length <= length(p) - region.offset;
+      const uint32_t len = length(p);
+      if (region.offset > len || region.length > len - region.offset ||
+          region.length + region.grow > Derived::kWholePacket.max_bytes)
+        return false;
+      return region.grow == 0 ||
+             (region.offset + region.length == len && rte_pktmbuf_tailroom(p) >= region.grow);
     } else {
       return self().gather(p, item);
     }
@@ -549,18 +566,18 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
     Held* h = devices_[d].open;
     if (h == nullptr) return false;  // the device went silent: this packet stays on the CPU
     size_t k = h->pkts.size();
-    offload::Region r;
+    offload::PacketRegion r;
     if (!gather_one(p, h->task->in_item(k), r)) return false;
     for (size_t s = 1; s <= followers_.size(); ++s) {
-      offload::Region fr;
+      offload::PacketRegion fr;
       if (!followers_[s - 1]->stage_gather(p, h->task->stage_item(s, k), fr) ||
-          (has_whole() && (fr.offset != r.offset || fr.length != r.length)))
+          (has_whole() && (fr.offset != r.offset || fr.length != r.length || fr.grow != r.grow)))
         return false;  // the chain runs whole on the device or whole on the CPU
     }
     if constexpr (has_whole()) {
       const uint32_t align = Derived::kWholePacket.align;
       uint32_t at = (h->bytes + align - 1) / align * align;
-      if (at + r.length > task_bytes_) {  // the task is full: the items move to a new one
+      if (at + r.length + r.grow > task_bytes_) {  // full: the items move to a new task
         TaskBuffers& full = *h->task;
         submit(d);
         h = open_task(d, left);
@@ -571,7 +588,7 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
       }
       std::memcpy(h->task->bytes->template as<uint8_t>() + at, data(p) + r.offset, r.length);
       h->task->regions->template as<offload::Region>()[k] = {at, r.length};
-      h->bytes = at + r.length;
+      h->bytes = at + r.length + r.grow;
       h->src.push_back(r);
     }
     h->pkts.push_back(p);
@@ -687,13 +704,24 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
       if (writes_) {
         const uint8_t* bytes = t.bytes->template as<uint8_t>();
         const offload::Region* packed = t.regions->template as<offload::Region>();
-        for (size_t k = 0; k < n; ++k)
-          std::memcpy(data(h.pkts[k]) + h.src[k].offset, bytes + packed[k].offset, h.src[k].length);
+        for (size_t k = 0; k < n; ++k) {
+          const offload::PacketRegion& r = h.src[k];
+          uint8_t* at = data(h.pkts[k]) + r.offset;
+          if (r.grow != 0 &&
+              rte_pktmbuf_append(h.pkts[k], static_cast<uint16_t>(r.grow)) == nullptr)
+            continue;  // cannot happen: gather checked the tailroom
+          std::memcpy(at, bytes + packed[k].offset, r.length + r.grow);
+        }
       }
     }
     const uint8_t* results = t.out ? t.out->template as<uint8_t>() : nullptr;
-    for (size_t k = 0; k < n; ++k)
-      h.verdicts[k] = self().apply(h.pkts[k], results + k * Derived::kOutputBytes);
+    for (size_t k = 0; k < n; ++k) {
+      const uint8_t* result = results + k * Derived::kOutputBytes;
+      if constexpr (requires { self().apply(h.pkts[k], result, h.src[k]); })
+        h.verdicts[k] = self().apply(h.pkts[k], result, h.src[k]);
+      else
+        h.verdicts[k] = self().apply(h.pkts[k], result);
+    }
     const size_t f = followers_.size();
     if (f == 0) return;
     h.chained = true;

@@ -35,11 +35,21 @@ inline constexpr uint32_t kBytesInput = 1;    // packed packet regions (whole-pa
 inline constexpr uint32_t kRegionsInput = 2;  // per packet: Region{offset into kBytesInput, length}
 inline constexpr uint32_t kResultsOutput = 0;  // per-packet fixed results of the element
 
-// Where a packet's region lies: within the packet's data (gather), or within a task's packed
-// bytes (the kRegionsInput items the kernels read).
+// Where a region lies within a task's packed bytes: the kRegionsInput items the kernels read.
 struct Region {
   uint32_t offset = 0;
   uint32_t length = 0;
+};
+
+// A packet's region as an element's gather names it: offset and length within the packet's
+// data, and `grow`, the bytes the kernels append to it (NBA's size delta): the region must then
+// end at the packet's end, the task reserves the room after it, and the packet grows by `grow`
+// bytes that are copied back from the device (a packet without that much tailroom stays on the
+// CPU).
+struct PacketRegion {
+  uint32_t offset = 0;
+  uint32_t length = 0;
+  uint32_t grow = 0;
 };
 
 // A whole-packet datablock (NBA Table 2, whole_pkt): a region of each packet's bytes goes to the

@@ -13,6 +13,7 @@
 #include "offload/ipv4_lookup.hh"
 #include "offload/registry.hh"
 #include "offload/task.hh"
+#include "offload_lookup_testing.hh"
 #include "offload_testing.hh"
 
 namespace fulcrum::offload {
@@ -70,47 +71,12 @@ uint16_t brute_force(const std::vector<Route4>& routes, uint32_t addr) {
   return hop;
 }
 
-// Runs every address through `device` in aggregated tasks of 32 batches of 64, synchronously.
-std::vector<uint16_t> lookup_on(Device& device) {
-  const Fixture& f = fixture();
-  auto tables = Ipv4LookupTables::upload(device, f.table);
-  EXPECT_TRUE(tables.ok()) << tables.error();
-  if (!tables) return {};
-  auto task = Ipv4LookupTask::create(*tables.value(), kBatch * kDefaultAggregateBatches);
-  EXPECT_TRUE(task.ok()) << task.error();
-  auto exec = TaskExecutor::create(device);
-  EXPECT_TRUE(exec.ok()) << exec.error();
-  if (!task || !exec) return {};
-  std::vector<uint16_t> out;
-  Ipv4LookupTask& t = *task.value();
-  auto flush = [&] {
-    EXPECT_EQ(run_task_sync(*exec.value(), t.task), TaskStatus::kOk) << t.task.error;
-    out.insert(out.end(), t.next_hops(), t.next_hops() + t.task.items);
-    t.task.reset();
-  };
-  for (size_t i = 0; i < f.addrs.size(); i += kBatch) {
-    const uint32_t n = static_cast<uint32_t>(std::min<size_t>(kBatch, f.addrs.size() - i));
-    if (!t.add_batch(&f.addrs[i], n)) {
-      flush();
-      EXPECT_TRUE(t.add_batch(&f.addrs[i], n));
-    }
-  }
-  flush();
-  return out;
-}
-
 void expect_devices_match_cpu(Backend backend) {
   const Fixture& f = fixture();
-  DiscoverOptions only;
-  only.only = backend;
-  for (const auto& dev : discover_devices(only)) {
-    SCOPED_TRACE(dev->label());
-    const std::vector<uint16_t> got = lookup_on(*dev);
-    ASSERT_EQ(got.size(), f.cpu.size());
-    size_t mismatches = 0;
-    for (size_t i = 0; i < got.size(); ++i) mismatches += got[i] != f.cpu[i];
-    EXPECT_EQ(mismatches, 0u);
-  }
+  testing::expect_devices_match(backend, f.cpu, [&](Device& dev) {
+    return testing::lookup_on_device<Ipv4LookupTables, Ipv4LookupTask>(dev, f.table, f.addrs.data(),
+                                                                       f.addrs.size(), kBatch);
+  });
 }
 
 TEST(OffloadIpv4Lookup, TestDataReachesLongPrefixSegmentsAndMisses) {

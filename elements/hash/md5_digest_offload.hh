@@ -71,11 +71,8 @@ class MD5DigestOffload final : public OffloadElement<MD5DigestOffload> {
       return Verdict::drop(MD5Digest::kDropNoRoom);
     return Verdict::out(0);
   }
-  Verdict apply(Packet* p, const uint8_t* result) { return apply(p, result, {}); }
 
-  Result<std::vector<offload::TaskArg>> device_args(const InitContext&, size_t device) {
-    // Built now rather than by the first task, which would otherwise wait for the compiler.
-    if (auto k = service().device(device).kernel(kKernel); !k) return make_error(k.error());
+  Result<std::vector<offload::TaskArg>> device_args(const InitContext&, size_t) {
     return std::vector<offload::TaskArg>{offload::TaskArg::input(offload::kBytesInput),
                                          offload::TaskArg::input(offload::kRegionsInput),
                                          offload::TaskArg::input(offload::kItemsInput),

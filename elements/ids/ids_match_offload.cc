@@ -30,8 +30,6 @@ Status IDSMatchOffload::initialize(const InitContext& ctx) {
 Result<std::vector<offload::TaskArg>> IDSMatchOffload::device_args(const InitContext& ctx,
                                                                    size_t device) {
   offload::Device& dev = service().device(device);
-  // Built now rather than by the first task, which would otherwise wait for the compiler.
-  if (Result<const offload::Kernel*> k = dev.kernel(kKernel); !k) return make_error(k.error());
   const std::string key = std::string(kDeviceKey) + dev.label() + ":" + cpu_.rules_file();
   Result<std::shared_ptr<const offload::IdsScanTables>> tables =
       shared_or_own<offload::IdsScanTables>(

@@ -89,7 +89,8 @@ class OffloadStage {
   virtual uint32_t stage_input_bytes() const = 0;
   virtual uint32_t stage_output_bytes() const = 0;
   virtual bool stage_gather(Packet* p, uint8_t* item, offload::PacketRegion& region) = 0;
-  virtual Verdict stage_apply(Packet* p, const uint8_t* result) = 0;
+  virtual Verdict stage_apply(Packet* p, const uint8_t* result,
+                              const offload::PacketRegion& region) = 0;
   virtual const std::vector<offload::TaskArg>& stage_args(size_t device) const = 0;
   virtual std::string_view stage_kernel() const = 0;
   // This stage is the `stage`-th (1..) after `head`; false when it is chained already.
@@ -258,7 +259,10 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
   bool stage_gather(Packet* p, uint8_t* item, offload::PacketRegion& region) override {
     return gather_one(p, item, region);
   }
-  Verdict stage_apply(Packet* p, const uint8_t* result) override { return self().apply(p, result); }
+  Verdict stage_apply(Packet* p, const uint8_t* result,
+                      const offload::PacketRegion& region) override {
+    return apply_one(p, result, region);
+  }
   const std::vector<offload::TaskArg>& stage_args(size_t device) const override {
     return device_args_[device];
   }
@@ -696,6 +700,14 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
     return n;
   }
 
+  // Derived's apply, with the packet's region when it takes one.
+  Verdict apply_one(Packet* p, const uint8_t* result, const offload::PacketRegion& region) {
+    if constexpr (requires { self().apply(p, result, region); })
+      return self().apply(p, result, region);
+    else
+      return self().apply(p, result);
+  }
+
   // A completed task: regions back into the packets (when rewritten), then the verdicts of this
   // element and of each chained stage the packet reaches.
   void apply_results(const TaskBuffers& t, Held& h) {
@@ -715,13 +727,9 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
       }
     }
     const uint8_t* results = t.out ? t.out->template as<uint8_t>() : nullptr;
-    for (size_t k = 0; k < n; ++k) {
-      const uint8_t* result = results + k * Derived::kOutputBytes;
-      if constexpr (requires { self().apply(h.pkts[k], result, h.src[k]); })
-        h.verdicts[k] = self().apply(h.pkts[k], result, h.src[k]);
-      else
-        h.verdicts[k] = self().apply(h.pkts[k], result);
-    }
+    auto region = [&h](size_t k) { return has_whole() ? h.src[k] : offload::PacketRegion{}; };
+    for (size_t k = 0; k < n; ++k)
+      h.verdicts[k] = apply_one(h.pkts[k], results + k * Derived::kOutputBytes, region(k));
     const size_t f = followers_.size();
     if (f == 0) return;
     h.chained = true;
@@ -732,7 +740,7 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
         const uint32_t bytes = followers_[s - 1]->stage_output_bytes();
         const uint8_t* r =
             bytes != 0 ? t.stage_out[s - 1]->template as<uint8_t>() + k * bytes : nullptr;
-        v = followers_[s - 1]->stage_apply(h.pkts[k], r);
+        v = followers_[s - 1]->stage_apply(h.pkts[k], r, region(k));
         h.stage_verdicts[k * f + s - 1] = v;
       }
     }

@@ -3,7 +3,7 @@ BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
 
-.PHONY: deps configure build run test test-asan bench clean format
+.PHONY: deps configure build run test test-asan soak bench clean format
 
 deps:
 	@scripts/install-deps.sh
@@ -27,6 +27,12 @@ test-asan: deps
 	@test -f build-asan/build.ninja || cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFULCRUM_SANITIZE=ON -DFULCRUM_WERROR=OFF
 	@cmake --build build-asan -j $(JOBS)
 	cd build-asan && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
+
+# A bounded soak before releases: the router, 2 workers, SOAK_SECONDS (600); flat RSS and the
+# packet balance are asserted (tools/soak.py).
+SOAK_SECONDS ?= 600
+soak: build
+	python3 tools/soak.py --seconds $(SOAK_SECONDS)
 
 bench: build
 	@scripts/hugepages.sh

@@ -285,11 +285,20 @@ TEST(ConfigParser, ParsesAFile) {
 TEST(ConfigParser, UnreadableFile) {
   Result<PipelineConfig> r = parse_pipeline_file("/nonexistent/x.click", known_class);
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error(),
-            "/nonexistent/x.click: cannot read pipeline file: No such file or directory");
+  EXPECT_EQ(r.error(), "cannot open pipeline file /nonexistent/x.click: No such file or directory");
   Result<PipelineConfig> dir = parse_pipeline_file("/", known_class);
   ASSERT_FALSE(dir.ok());
-  EXPECT_EQ(dir.error(), "/: cannot read pipeline file: Is a directory");
+  EXPECT_EQ(dir.error(), "pipeline file / is a directory");
+}
+
+// A device or FIFO would be read forever (or until memory runs out): only regular files are read.
+TEST(ConfigParser, SpecialFilesAreRefused) {
+  for (const char* path : {"/dev/zero", "/dev/null"}) {
+    Result<PipelineConfig> r = parse_pipeline_file(path, known_class);
+    ASSERT_FALSE(r.ok()) << path;
+    EXPECT_EQ(r.error(), std::string("pipeline file ") + path +
+                             " is not a regular file (a device, FIFO or socket)");
+  }
 }
 
 }  // namespace

@@ -52,6 +52,11 @@ Status IDSMatch::initialize(const InitContext& ctx) {
   return {};
 }
 
+void IDSMatch::output_losses(std::vector<OutputLoss>& out) const {
+  if (log_ && log_->lost() > 0)
+    out.push_back({"alert log " + log_->path(), "alerts", log_->lost(), log_->first_error()});
+}
+
 void IDSMatch::counters(std::vector<Counter>& out) const {
   out.push_back({"alerts", alerts_});
   out.push_back({"packets_alerted", packets_alerted_});
@@ -63,6 +68,7 @@ void IDSMatch::counters(std::vector<Counter>& out) const {
   out.push_back({"regex_scans", s.regex_scans});
   out.push_back({"scan_errors", s.errors});
   out.push_back({"log_errors", log_ ? log_->errors() : 0});
+  out.push_back({"alerts_lost", log_ ? log_->lost() : 0});
 }
 
 FULCRUM_REGISTER_ELEMENT(IDSMatch);

@@ -6,7 +6,9 @@
 //            Drops: not-ipv4 (EtherType or IP version not IPv4), truncated (frame ends inside
 //            the Ethernet or IPv4 header or before the IP total length, or IHL / total length
 //            impossible), bad-l4-header (TCP or UDP header does not fit in the IP payload, or
-//            TCP data offset < 5), alert (DROP true, output 1 not connected: IPS mode).
+//            TCP data offset < 5), bad-udp-length (UDP length field not the IP payload length:
+//            invalid for Suricata too, not inspected), alert (DROP true, output 1 not connected:
+//            IPS mode).
 // Config:    RULES   string    (positional, required) rule file (docs/ids.md); loaded and
 //                              compiled once per process, shared by the workers (shared
 //                              storage key "ids-rules:FILE").
@@ -19,7 +21,8 @@
 // Uses:      nothing.  Sets: nothing.
 // Counters:  alerts (rule matches), packets_alerted, bytes_scanned (IP payload bytes),
 //            prefilter_hits (content occurrences within offset/depth), rules_evaluated,
-//            regex_scans, scan_errors (Hyperscan failures), log_errors (failed log writes).
+//            regex_scans, scan_errors (Hyperscan failures), log_errors (failed log writes),
+//            alerts_lost (alerts not written: the run reports them and exits with status 4).
 // Offload:   none yet; matching runs on whole batches and the DFA is a flat table
 //            (AhoCorasick::table/classes/out_begin/out_ids) ready to be copied to a device.
 //
@@ -44,15 +47,19 @@ namespace fulcrum {
 
 class IDSMatch final : public ElementBase<IDSMatch> {
  public:
-  enum DropReason : int { kDropNotIpv4, kDropTruncated, kDropBadL4, kDropAlert };
-  static constexpr std::array<std::string_view, 4> kDropReasons{"not-ipv4", "truncated",
-                                                                "bad-l4-header", "alert"};
+  enum DropReason : int { kDropNotIpv4, kDropTruncated, kDropBadL4, kDropBadUdpLength, kDropAlert };
+  static constexpr std::array<std::string_view, 5> kDropReasons{
+      "not-ipv4", "truncated", "bad-l4-header", "bad-udp-length", "alert"};
   static constexpr ElementTraits kTraits{"IDSMatch", 1, 2, kDropReasons};
   static constexpr int kAlertOutput = 1;
 
   Status configure(Args& args) override;
   Status initialize(const InitContext& ctx) override;
   void counters(std::vector<Counter>& out) const override;
+  void finish() override {
+    if (log_) log_->flush();
+  }
+  void output_losses(std::vector<OutputLoss>& out) const override;
 
   void process_batch(PacketBatch& batch) override {
     alignas(64) ids::PacketView views[kMaxBatch];
@@ -127,9 +134,10 @@ class IDSMatch final : public ElementBase<IDSMatch> {
 
  private:
   static int drop_reason(ids::ParseResult r) {
-    return r == ids::ParseResult::kNotIpv4     ? kDropNotIpv4
-           : r == ids::ParseResult::kTruncated ? kDropTruncated
-                                               : kDropBadL4;
+    return r == ids::ParseResult::kNotIpv4       ? kDropNotIpv4
+           : r == ids::ParseResult::kTruncated   ? kDropTruncated
+           : r == ids::ParseResult::kBadL4Header ? kDropBadL4
+                                                 : kDropBadUdpLength;
   }
 
   std::string rules_file_;

@@ -51,6 +51,8 @@ class IDSMatchOffload final : public OffloadElement<IDSMatchOffload> {
   Status configure(Args& args) override;
   Status initialize(const InitContext& ctx) override;
   void counters(std::vector<Counter>& out) const override;
+  void finish() override { cpu_.finish(); }
+  void output_losses(std::vector<OutputLoss>& out) const override { cpu_.output_losses(out); }
 
   void process_cpu(PacketBatch& batch) { cpu_.process_batch(batch); }
 

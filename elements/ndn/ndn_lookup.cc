@@ -1,19 +1,20 @@
 #include "elements/ndn/ndn_lookup.hh"
 
 #include <algorithm>
-#include <fstream>
 #include <sstream>
 
 #include "core/registry.hh"
 #include "core/shared_storage.hh"
+#include "core/text_file.hh"
 
 namespace fulcrum {
 namespace {
 
 Result<std::shared_ptr<NameTable>> load_names(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) return make_error("cannot open name file " + file);
+  Result<std::string> text = read_input_file(file, "name file");
+  if (!text) return make_error(text.error());
   auto table = std::make_shared<NameTable>();
+  std::istringstream in(text.value());
   std::string line;
   for (int lineno = 1; std::getline(in, line); ++lineno) {
     const std::string where = file + ":" + std::to_string(lineno) + ": ";

@@ -4,6 +4,7 @@
 #include "bench/groups.hh"
 #include "bench/harness.hh"
 #include "cli/commands.hh"
+#include "core/args.hh"
 
 namespace fulcrum::cli {
 
@@ -15,7 +16,11 @@ int cmd_bench(const std::vector<std::string>& args) {
     if (a == "--out" && has_value) {
       opt.out = args[++i];
     } else if (a == "--seconds" && has_value) {
-      opt.seconds = std::strtod(args[++i].c_str(), nullptr);
+      if (!parse_value(args[++i], opt.seconds) || opt.seconds <= 0) {
+        std::fprintf(stderr, "fulcrum bench: --seconds needs a positive number, got '%s'\n",
+                     args[i].c_str());
+        return 2;
+      }
     } else if (a == "--only" && has_value) {
       opt.only = args[++i];
     } else if (a == "--small") {
@@ -29,7 +34,6 @@ int cmd_bench(const std::vector<std::string>& args) {
       return a == "--help" ? 0 : 2;
     }
   }
-  if (opt.seconds <= 0) opt.seconds = 1.0;
   return bench::run_benchmarks(opt);
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli/commands.hh"
+#include "core/args.hh"
 #include "io/eal.hh"
 #include "io/port.hh"
 #include "runtime/runtime.hh"
@@ -21,6 +22,10 @@ void on_signal(int) {
   g_interrupted.store(true);
 }
 
+constexpr int kExitUnbalanced = 3;
+constexpr int kExitOutputLost = 4;
+constexpr int kExitStalled = 5;
+
 constexpr const char* kRunUsage =
     R"(usage: fulcrum run PIPELINE.click --port SPEC [--port SPEC ...] [options]
 
@@ -33,10 +38,13 @@ constexpr const char* kRunUsage =
   --packets N        stop after N received packets
   --seconds S        stop after S seconds
   --branch MODE      reuse (default: reuse the batch for the majority output) | split
+  --watchdog S       report a worker that makes no progress for S seconds (10; 0: off)
   --stats-json FILE  write the run statistics as JSON
   --quiet            no live progress line
 Without --packets/--seconds the run ends when all pcap inputs are drained, or on Ctrl-C
 (SIGINT/SIGTERM), which stops it cleanly with the summary.
+Exit status: 0 done; 1 error; 2 usage; 3 the packet balance does not hold; 4 output lost (a
+capture or alert log could not be written); 5 the watchdog reported a stalled worker.
 )";
 
 template <class T>
@@ -79,11 +87,11 @@ int cmd_run(const std::vector<std::string>& args) {
     } else if (a == "--packets") {
       if (!value(v) || !parse_num(v, opt.packets)) return usage_error("--packets needs an integer");
     } else if (a == "--seconds") {
-      if (!value(v)) return usage_error("--seconds needs a number");
-      char* end = nullptr;
-      opt.seconds = std::strtod(v.c_str(), &end);
-      if (end != v.c_str() + v.size() || opt.seconds <= 0)
+      if (!value(v) || !parse_value(v, opt.seconds) || opt.seconds <= 0)
         return usage_error("--seconds needs a positive number");
+    } else if (a == "--watchdog") {
+      if (!value(v) || !parse_value(v, opt.watchdog_s) || opt.watchdog_s < 0)
+        return usage_error("--watchdog needs a number of seconds (0: off)");
     } else if (a == "--branch") {
       if (!value(v) || (v != "reuse" && v != "split"))
         return usage_error("--branch is reuse or split");
@@ -142,7 +150,13 @@ int cmd_run(const std::vector<std::string>& args) {
       return 1;
     }
   }
-  return report.value().balanced() ? 0 : 3;
+  for (const OutputLoss& l : report.value().output_losses)
+    std::fprintf(stderr, "fulcrum run: %s: %llu %s could not be written%s\n", l.what.c_str(),
+                 static_cast<unsigned long long>(l.lost), l.unit.c_str(),
+                 l.error.empty() ? "" : (": " + l.error).c_str());
+  if (!report.value().balanced()) return kExitUnbalanced;
+  if (!report.value().output_losses.empty()) return kExitOutputLost;
+  return report.value().stalls > 0 ? kExitStalled : 0;
 }
 
 }  // namespace fulcrum::cli

@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 
 namespace fulcrum {
@@ -63,7 +64,7 @@ bool parse_value(std::string_view s, double& out) {
   if (t.empty()) return false;
   char* end = nullptr;
   double v = std::strtod(t.c_str(), &end);
-  if (end != t.c_str() + t.size()) return false;
+  if (end != t.c_str() + t.size() || !std::isfinite(v)) return false;  // nan, inf, 1e400
   out = v;
   return true;
 }

@@ -16,6 +16,7 @@
 
 #include "core/args.hh"
 #include "core/batch.hh"
+#include "core/output_loss.hh"
 #include "core/result.hh"
 
 namespace fulcrum {
@@ -69,6 +70,11 @@ class Element {
   virtual void process_batch(PacketBatch& batch) = 0;
   // Element-specific counters beyond the per-port and drop counts the graph keeps.
   virtual void counters(std::vector<Counter>&) const {}
+  // Output besides packets: finish() is called on the worker when the run ends, after the last
+  // packet, to write out what is buffered; output_losses() then adds what could not be written
+  // (the run reports it and exits with a failure status).
+  virtual void finish() {}
+  virtual void output_losses(std::vector<OutputLoss>&) const {}
 
   // Schedulable elements (sources, timers): the worker calls run_task when the timer given by
   // next_task_ns() expires; a task may fill `out` with new packets that enter at output 0.

@@ -4,7 +4,6 @@
 #include <rte_mbuf.h>
 
 #include <algorithm>
-#include <functional>
 
 #include "core/registry.hh"
 
@@ -19,30 +18,34 @@ std::string plural(int n, const char* what) {
   return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
 }
 
-// Depth-first search for a cycle; returns the index of a connection on it, or -1.
+// Depth-first search for a cycle; returns the index of a connection on it, or -1. Iterative: a
+// chain of any length is searched in constant machine-stack space.
 int find_cycle(const PipelineConfig& config) {
   const size_t n = config.elements.size();
   std::vector<std::vector<size_t>> out(n);
   for (size_t c = 0; c < config.connections.size(); ++c)
     out[config.connections[c].from].push_back(c);
-  std::vector<int> state(n, 0);  // 0 new, 1 on stack, 2 done
-  std::function<int(size_t)> visit = [&](size_t v) -> int {
-    state[v] = 1;
-    for (size_t c : out[v]) {
-      size_t w = config.connections[c].to;
+  std::vector<int> state(n, 0);                 // 0 new, 1 on the path, 2 done
+  std::vector<std::pair<size_t, size_t>> path;  // vertex, index of its next connection
+  for (size_t root = 0; root < n; ++root) {
+    if (state[root] != 0) continue;
+    state[root] = 1;
+    path.emplace_back(root, 0);
+    while (!path.empty()) {
+      auto& [v, next] = path.back();
+      if (next == out[v].size()) {
+        state[v] = 2;
+        path.pop_back();
+        continue;
+      }
+      const size_t c = out[v][next++];
+      const size_t w = config.connections[c].to;
       if (state[w] == 1) return static_cast<int>(c);
       if (state[w] == 0) {
-        int found = visit(w);
-        if (found >= 0) return found;
+        state[w] = 1;
+        path.emplace_back(w, 0);
       }
     }
-    state[v] = 2;
-    return -1;
-  };
-  for (size_t v = 0; v < n; ++v) {
-    if (state[v] != 0) continue;
-    int found = visit(v);
-    if (found >= 0) return found;
   }
   return -1;
 }
@@ -167,7 +170,9 @@ void Pipeline::run_tasks(uint64_t now_ns) {
     Element& e = *nodes_[static_cast<size_t>(idx)].element;
     if (now_ns < e.next_task_ns()) continue;
     PacketBatch* b = alloc_batch();
+    current_.store(idx, std::memory_order_relaxed);
     e.run_task(now_ns, *b);
+    current_.store(-1, std::memory_order_relaxed);
     created_ += b->count();
     if (!b->empty()) dispatch(idx, *b);
     free_batch(b);
@@ -180,7 +185,9 @@ uint64_t Pipeline::poll_deferred(uint64_t now_ns) {
     Element& e = *nodes_[static_cast<size_t>(idx)].element;
     for (;;) {
       PacketBatch* b = alloc_batch();
+      current_.store(idx, std::memory_order_relaxed);
       e.poll_deferred(now_ns, *b);
+      current_.store(-1, std::memory_order_relaxed);
       if (b->empty()) {
         free_batch(b);
         break;
@@ -199,15 +206,39 @@ uint64_t Pipeline::held() const {
   return n;
 }
 
-void Pipeline::process(int node, PacketBatch& batch) {
-  if (batch.empty()) return;  // a deferring element upstream took every packet
-  Node& n = nodes_[static_cast<size_t>(node)];
-  n.stats.in_packets += batch.live();
-  n.element->process_batch(batch);
-  dispatch(node, batch);
+void Pipeline::finish() {
+  for (Node& n : nodes_) n.element->finish();
+}
+
+std::vector<OutputLoss> Pipeline::output_losses() const {
+  std::vector<OutputLoss> losses;
+  for (const Node& n : nodes_) n.element->output_losses(losses);
+  return losses;
 }
 
 void Pipeline::dispatch(int node, PacketBatch& batch) {
+  // Depth-first, as recursion would go (outputs in port order, the reused batch last), on an
+  // explicit stack: a chain of any length runs in constant machine-stack space.
+  std::vector<Step>& stack = steps_;
+  const size_t base = stack.size();
+  forward(node, batch, false);
+  while (stack.size() > base) {
+    const Step s = stack.back();
+    stack.pop_back();
+    if (!s.batch->empty()) {  // empty: a deferring element upstream took every packet
+      Node& n = nodes_[static_cast<size_t>(s.node)];
+      n.stats.in_packets += s.batch->live();
+      current_.store(s.node, std::memory_order_relaxed);
+      n.element->process_batch(*s.batch);
+      forward(s.node, *s.batch, s.owned);
+    } else if (s.owned) {
+      free_batch(s.batch);
+    }
+  }
+  current_.store(-1, std::memory_order_relaxed);
+}
+
+void Pipeline::forward(int node, PacketBatch& batch, bool owned) {
   Node& n = nodes_[static_cast<size_t>(node)];
   ++n.stats.batches;
   const int nout = static_cast<int>(n.next.size());
@@ -217,7 +248,7 @@ void Pipeline::dispatch(int node, PacketBatch& batch) {
   // Fast path: every verdict is output 0 (excluded slots always read 0).
   if (!naive && nout > 0 && n.next[0].node >= 0 && batch.all_first_output()) {
     n.stats.out_packets[0] += batch.live();
-    process(n.next[0].node, batch);
+    steps_.push_back({n.next[0].node, &batch, owned});
     return;
   }
 
@@ -261,12 +292,13 @@ void Pipeline::dispatch(int node, PacketBatch& batch) {
         n.stats.out_packets[static_cast<size_t>(n.predicted)])
       n.predicted = o;
   }
-  for (int o = 0; o < nout; ++o) {
-    if (outs[o] == nullptr) continue;
-    process(n.next[static_cast<size_t>(o)].node, *outs[o]);
-    free_batch(outs[o]);
-  }
-  if (!batch.empty()) process(n.next[static_cast<size_t>(predicted)].node, batch);
+  // Pushed in reverse: the stack runs output 0's batch first and the reused batch last.
+  if (!batch.empty())
+    steps_.push_back({n.next[static_cast<size_t>(predicted)].node, &batch, owned});
+  else if (owned)
+    free_batch(&batch);
+  for (int o = nout - 1; o >= 0; --o)
+    if (outs[o] != nullptr) steps_.push_back({n.next[static_cast<size_t>(o)].node, outs[o], true});
 }
 
 }  // namespace fulcrum

@@ -69,18 +69,27 @@ class Pipeline {
   bool has_deferring() const { return !deferring_.empty(); }
   // Packets deferring elements hold (taken, not yet handed back).
   uint64_t held() const;
+  // The run ended: every element writes out its buffered output (Element::finish).
+  void finish();
+  // What elements could not write (Element::output_losses).
+  std::vector<OutputLoss> output_losses() const;
 
   const std::vector<Node>& nodes() const { return nodes_; }
   // Packets dropped inside the pipeline; safe to read from another thread while it runs.
   uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
   uint64_t created() const { return created_; }  // packets made by source elements
   BranchMode mode() const { return mode_; }
+  // The element the worker is running now, -1 when none (for the watchdog; any thread).
+  int current_node() const { return current_.load(std::memory_order_relaxed); }
 
  private:
-  void process(int node, PacketBatch& batch);
   // Offers each element the elements after it (Element::chain).
   Status chain_elements(const PipelineConfig& config);
+  // Runs `batch`, which left `node`, through the rest of the graph.
   void dispatch(int node, PacketBatch& batch);
+  // Counts and frees the drops of a batch `node` processed and queues its packets for the
+  // elements after it (steps_); `owned`: the batch came from alloc_batch().
+  void forward(int node, PacketBatch& batch, bool owned);
   PacketBatch* alloc_batch();
   void free_batch(PacketBatch* b) { spare_.push_back(b); }
 
@@ -90,7 +99,14 @@ class Pipeline {
   std::vector<int> deferring_;
   BranchMode mode_ = BranchMode::kReuse;
   std::atomic<uint64_t> dropped_{0};
+  std::atomic<int> current_{-1};
   uint64_t created_ = 0;
+  struct Step {
+    int node;
+    PacketBatch* batch;
+    bool owned;
+  };
+  std::vector<Step> steps_;  // dispatch's work stack: batches waiting for an element
   std::vector<std::unique_ptr<PacketBatch>> batch_store_;
   std::vector<PacketBatch*> spare_;
 };

@@ -4,6 +4,7 @@
 #include <rte_bus_vdev.h>
 #include <rte_errno.h>
 #include <rte_lcore.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 
@@ -63,6 +64,7 @@ Result<std::unique_ptr<Port>> DpdkPort::open(const std::string& spec, const Port
     pcap_packets += n.value();
   }
   if (!rx_files.empty() && !loops) port->finite_packets_ = pcap_packets;
+  port->tx_files_ = devarg_values(spec, "tx_pcap");
   // With infinite_rx the driver keeps the whole capture in mbufs of the RX pool.
   const unsigned replay_mbufs = loops ? static_cast<unsigned>(pcap_packets) : 0;
   if (rte_eth_dev_get_port_by_name(name.c_str(), &port->port_id_) != 0 &&
@@ -144,6 +146,22 @@ void DpdkPort::stop() {
     rte_mempool_free(pool_);
     pool_ = nullptr;
   }
+}
+
+void DpdkPort::output_losses(uint64_t transmitted, std::vector<OutputLoss>& out) const {
+  uint64_t held = 0;
+  std::string files;
+  for (const std::string& f : tx_files_) {
+    struct stat st {};
+    if (::stat(f.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;  // /dev/null, a FIFO
+    Result<int64_t> n = count_pcap_packets(f);
+    held += n ? static_cast<uint64_t>(n.value()) : 0;
+    files += (files.empty() ? "" : ",") + f;
+  }
+  if (tx_files_.empty() || held >= transmitted) return;
+  out.push_back({"tx pcap " + files, "packets", transmitted - held,
+                 "the capture holds " + std::to_string(held) + " of " +
+                     std::to_string(transmitted) + " transmitted packets (disk full?)"});
 }
 
 DpdkPort::~DpdkPort() {

@@ -29,6 +29,9 @@ class DpdkPort final : public Port {
     return finite_packets_ >= 0 && received >= static_cast<uint64_t>(finite_packets_);
   }
   void stop() override;
+  // The tx_pcap capture files (regular files only) hold fewer packets than were transmitted
+  // when a write failed: the DPDK driver does not report its write errors.
+  void output_losses(uint64_t transmitted, std::vector<OutputLoss>& out) const override;
 
  private:
   static constexpr size_t kMaxQueues = 64;
@@ -39,7 +42,8 @@ class DpdkPort final : public Port {
   bool started_ = false;
   int64_t finite_packets_ = -1;  // packets in the rx pcap file(s), -1 when unbounded
   rte_mempool* pool_ = nullptr;
-  std::string vdev_name_;  // set when this port created the virtual device
+  std::string vdev_name_;              // set when this port created the virtual device
+  std::vector<std::string> tx_files_;  // tx_pcap= capture files
   std::array<rte_spinlock_t, kMaxQueues> tx_locks_{};
 };
 

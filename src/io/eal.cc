@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <thread>
@@ -15,6 +16,7 @@ namespace fulcrum {
 namespace {
 
 std::once_flag g_once;
+std::string g_runtime_dir;
 Status g_status = make_error("EAL not initialised");
 bool g_ready = false;
 
@@ -71,8 +73,18 @@ Status init_eal(const EalOptions& options) {
     }
     g_ready = true;
     g_status = Status{};
+    // DPDK leaves its runtime directory (/var/run/dpdk/fulcrumPID) behind: one per run.
+    g_runtime_dir = rte_eal_get_runtime_dir();
+    std::atexit(remove_eal_runtime_dir);
   });
   return g_status;
+}
+
+void remove_eal_runtime_dir() {
+  if (g_runtime_dir.empty()) return;
+  std::error_code ec;
+  std::filesystem::remove_all(g_runtime_dir, ec);
+  g_runtime_dir.clear();
 }
 
 bool eal_ready() {

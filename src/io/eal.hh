@@ -17,8 +17,11 @@ struct EalOptions {
   bool quiet = true;
 };
 
-// Initialises the EAL once per process. Later calls return the first call's status.
+// Initialises the EAL once per process. Later calls return the first call's status. The EAL's
+// runtime directory (/var/run/dpdk/fulcrumPID) is removed at exit.
 Status init_eal(const EalOptions& options);
+// Removes the runtime directory now (for exits that skip atexit handlers).
+void remove_eal_runtime_dir();
 bool eal_ready();
 bool hugepages_available();
 

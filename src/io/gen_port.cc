@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <set>
 
 #include "io/mempool.hh"
 #include "lib/route6_table.hh"
@@ -70,13 +71,14 @@ bool parse_number(const std::string& s, T& out) {
 bool parse_double(const std::string& s, double& out) {
   char* end = nullptr;
   out = std::strtod(s.c_str(), &end);
-  return !s.empty() && end == s.c_str() + s.size();
+  return !s.empty() && end == s.c_str() + s.size() && std::isfinite(out);
 }
 
 }  // namespace
 
 Result<GenConfig> parse_gen_spec(const std::string& spec) {
   GenConfig c;
+  std::set<std::string> seen;
   std::string body =
       spec.substr(spec.find(':') == std::string::npos ? spec.size() : spec.find(':') + 1);
   size_t pos = 0;
@@ -90,6 +92,8 @@ Result<GenConfig> parse_gen_spec(const std::string& spec) {
     if (eq == std::string::npos)
       return make_error("--port " + spec + ": expected KEY=VALUE, got '" + kv + "'");
     std::string key = kv.substr(0, eq), val = kv.substr(eq + 1);
+    if (!seen.insert(key).second)
+      return make_error("--port " + spec + ": generator key '" + key + "' given twice");
     bool ok = true;
     if (key == "proto") {
       if (val == "ipv4")

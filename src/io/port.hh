@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/output_loss.hh"
 #include "core/packet.hh"
 #include "core/result.hh"
 
@@ -34,6 +35,11 @@ class Port {
   }
   virtual bool finite_input() const { return false; }
   virtual void stop() {}
+  // After stop(): of the `transmitted` packets the device took, those its output (a capture
+  // file) does not hold.
+  virtual void output_losses(uint64_t transmitted, std::vector<OutputLoss>& out) const {
+    (void)transmitted, (void)out;
+  }
 };
 
 // Creates the port for one --port SPEC after the EAL is up:

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "core/shared_storage.hh"
+#include "core/text_file.hh"
 
 namespace fulcrum {
 namespace {
@@ -20,7 +21,6 @@ constexpr int kDecimalBase = 10;
 constexpr uint32_t kNibbleBits = 4;
 constexpr size_t kMinFields = 6;
 constexpr size_t kMaxFields = 8;
-constexpr size_t kReadChunk = size_t{1} << 16;
 const char* const kExpected =
     "expected 'SPI TUNNEL_SRC TUNNEL_DST ENC_KEY_HEX AUTH_KEY_HEX SELECTOR_PREFIX [DIR out|in]'";
 
@@ -206,15 +206,9 @@ Result<std::vector<SaConfig>> parse_sa_file(std::string_view text, const std::st
 }
 
 Result<std::vector<SaConfig>> load_sa_file(const std::string& path) {
-  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!f) return make_error("cannot open SA file " + path + ": " + std::strerror(errno));
-  std::string text;
-  char buf[kReadChunk];
-  size_t got;
-  while ((got = std::fread(buf, 1, sizeof buf, f.get())) > 0) text.append(buf, got);
-  if (std::ferror(f.get()))
-    return make_error("cannot read SA file " + path + ": " + std::strerror(errno));
-  return parse_sa_file(text, path);
+  Result<std::string> text = read_input_file(path, "SA file");
+  if (!text) return make_error(text.error());
+  return parse_sa_file(text.value(), path);
 }
 
 Result<std::shared_ptr<SaTable>> SaTable::build(const std::vector<SaConfig>& sas,

@@ -11,11 +11,14 @@
 #include <vector>
 
 #include "core/result.hh"
+#include "core/text_file.hh"
 
 namespace fulcrum {
 
-// The whole file; errors read "cannot open WHAT PATH: reason" / "cannot read WHAT PATH: reason".
-Result<std::string> read_table_file(const std::string& path, const std::string& what);
+// The whole file (core/text_file.hh: a regular file of at most 1 GiB).
+inline Result<std::string> read_table_file(const std::string& path, const std::string& what) {
+  return read_input_file(path, what);
+}
 
 inline std::string_view trim_blanks(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))

@@ -74,6 +74,7 @@
 #include <vector>
 
 #include "core/element.hh"
+#include "core/heartbeat.hh"
 #include "offload/service.hh"
 #include "offload/task.hh"
 
@@ -375,7 +376,6 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
   static constexpr size_t kMaxStages = 8;
   static constexpr uint64_t kNsPerUs = 1000;
   static constexpr uint64_t kNsPerMs = 1000000;
-  static constexpr uint32_t kDefaultTimeoutMs = 1000;
   static constexpr uint64_t kShutdownGraceNs = 1000000000;
 
   struct Held;
@@ -497,6 +497,7 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
           service_->device(d).mark_down();
           return nullptr;
         }
+        heartbeat();                // waiting for the device is not a stall (it has a timeout)
         std::this_thread::yield();  // the device thread may share this core
       }
     }
@@ -830,7 +831,7 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
   uint32_t aggregate_ = offload::kDefaultAggregateBatches;
   uint32_t flush_us_ = kDefaultFlushUs;
   uint64_t flush_ns_ = 0;
-  uint32_t timeout_ms_ = kDefaultTimeoutMs;
+  uint32_t timeout_ms_ = offload::default_task_timeout_ms();
   uint64_t timeout_ns_ = 0;
   bool affinity_ = false;
   bool chain_enabled_ = true, fuse_enabled_ = true;

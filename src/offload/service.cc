@@ -2,13 +2,24 @@
 
 #include <rte_lcore.h>
 
+#include <charconv>
 #include <cstdlib>
+#include <cstring>
 #include <string_view>
 
 #include "core/shared_storage.hh"
 #include "offload/registry.hh"
 
 namespace fulcrum::offload {
+
+uint32_t default_task_timeout_ms() {
+  const char* v = std::getenv(kTaskTimeoutEnv);
+  if (v == nullptr) return kDefaultTaskTimeoutMs;
+  uint32_t ms = 0;
+  const char* end = v + std::strlen(v);
+  auto [ptr, ec] = std::from_chars(v, end, ms);
+  return ec == std::errc() && ptr == end && ms > 0 ? ms : kDefaultTaskTimeoutMs;
+}
 
 Result<std::shared_ptr<OffloadService>> OffloadService::create() {
   std::shared_ptr<OffloadService> s(new OffloadService());

@@ -30,6 +30,14 @@ class SharedStorage;
 
 namespace fulcrum::offload {
 
+// The default TASK_TIMEOUT_MS of offloadable elements: kDefaultTaskTimeoutMs, or
+// FULCRUM_TASK_TIMEOUT_MS from the environment when it holds a positive integer. The tests set it
+// high: on a loaded 2-core machine a CPU-run OpenCL device can take seconds per task, which must
+// not be taken for a silent device (the timeout path is tested with an explicit TASK_TIMEOUT_MS).
+inline constexpr uint32_t kDefaultTaskTimeoutMs = 1000;
+inline constexpr const char* kTaskTimeoutEnv = "FULCRUM_TASK_TIMEOUT_MS";
+uint32_t default_task_timeout_ms();
+
 struct DeviceStats {
   std::atomic<uint64_t> batches{0};
   std::atomic<uint64_t> packets{0};

@@ -54,7 +54,8 @@ Totals totals(const std::vector<std::unique_ptr<Worker>>& workers) {
       t.tx += c.tx_packets.get();
       t.tx_bytes += c.tx_bytes.get();
     }
-    t.drops += w->drops_no_such_port() + w->drops_tx_full() + w->pipeline().dropped();
+    t.drops += w->drops_no_such_port() + w->drops_tx_full() + w->drops_multi_segment() +
+               w->pipeline().dropped();
   }
   return t;
 }
@@ -68,7 +69,7 @@ RunReport build_report(const std::vector<std::unique_ptr<Worker>>& workers,
   r.batch = options.batch;
   r.ports.resize(ports.size());
   for (size_t p = 0; p < ports.size(); ++p) r.ports[p].spec = ports[p]->spec();
-  uint64_t no_such_port = 0, tx_full = 0;
+  uint64_t no_such_port = 0, tx_full = 0, multi_segment = 0;
   for (const auto& w : workers) {
     for (size_t p = 0; p < ports.size(); ++p) {
       const PortCounters& c = w->port_counters()[p];
@@ -79,6 +80,7 @@ RunReport build_report(const std::vector<std::unique_ptr<Worker>>& workers,
     }
     no_such_port += w->drops_no_such_port();
     tx_full += w->drops_tx_full();
+    multi_segment += w->drops_multi_segment();
   }
   for (const PortReport& p : r.ports) {
     r.packets_in += p.rx_packets;
@@ -124,8 +126,13 @@ RunReport build_report(const std::vector<std::unique_ptr<Worker>>& workers,
   if (no_such_port > 0)
     r.drops.emplace_back("runtime/" + std::string(kDropNoSuchPort), no_such_port);
   if (tx_full > 0) r.drops.emplace_back("runtime/" + std::string(kDropTxFull), tx_full);
-  r.dropped += no_such_port + tx_full;
-  for (const auto& w : workers) r.packets_created += w->pipeline().created();
+  if (multi_segment > 0)
+    r.drops.emplace_back("runtime/" + std::string(kDropMultiSegment), multi_segment);
+  r.dropped += no_such_port + tx_full + multi_segment;
+  for (const auto& w : workers) {
+    r.packets_created += w->pipeline().created();
+    for (OutputLoss& l : w->pipeline().output_losses()) r.output_losses.push_back(std::move(l));
+  }
   const uint64_t accounted = r.packets_out + r.dropped;
   const uint64_t entered = r.packets_in + r.packets_created;
   r.queued = entered > accounted ? entered - accounted : 0;
@@ -142,6 +149,93 @@ RunReport build_report(const std::vector<std::unique_ptr<Worker>>& workers,
   }
   return r;
 }
+
+// Transmitted packets a port's output lost (a capture file that could not be written) count as
+// dropped with reason tx-write-failed, not as sent, and as lost output.
+void account_port_losses(const std::vector<std::unique_ptr<Port>>& ports, RunReport& r) {
+  uint64_t lost = 0;
+  for (size_t p = 0; p < ports.size(); ++p) {
+    std::vector<OutputLoss> losses;
+    ports[p]->output_losses(r.ports[p].tx_packets, losses);
+    for (OutputLoss& l : losses) {
+      r.ports[p].tx_packets -= l.lost;
+      lost += l.lost;
+      r.output_losses.push_back(std::move(l));
+    }
+  }
+  if (lost == 0) return;
+  r.packets_out -= lost;
+  r.dropped += lost;
+  r.drops.emplace_back("runtime/" + std::string(kDropTxWriteFailed), lost);
+}
+
+// What every worker reads while it runs (worker_main's arguments).
+struct WorkerShared {
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> budget{0};
+  std::vector<std::tuple<Worker*, const std::atomic<bool>*, std::atomic<int64_t>*>> args;
+};
+
+// Reports a worker whose heartbeat has not moved for RunOptions::watchdog_s (stderr and
+// RunOptions::on_stall), and when it moves again.
+class Watchdog {
+ public:
+  Watchdog(size_t workers, const RunOptions& options) : options_(options), state_(workers) {}
+
+  // Returns a worker stalled for watchdog_s after it was told to stop (-1 when none).
+  int check(const std::vector<std::unique_ptr<Worker>>& workers, double now_s) {
+    if (options_.watchdog_s <= 0) return -1;
+    int stuck = -1;
+    for (size_t i = 0; i < workers.size(); ++i) {
+      State& s = state_[i];
+      const uint64_t beat = workers[i]->heartbeat();
+      if (beat != s.beat || workers[i]->finished()) {
+        if (s.reported)
+          std::fprintf(stderr,
+                       "fulcrum: watchdog: worker %zu is making progress again after %.1f s\n", i,
+                       now_s - s.since);
+        s = State{beat, now_s, false, {}};
+        continue;
+      }
+      if (now_s - s.since < options_.watchdog_s) continue;
+      if (!s.reported) {
+        s.reported = true;
+        s.note = describe(*workers[i]);
+        ++stalls_;
+        std::fprintf(stderr, "fulcrum: watchdog: worker %zu has made no progress for %.1f s (%s)\n",
+                     i, now_s - s.since, s.note.c_str());
+        if (options_.on_stall) options_.on_stall(static_cast<int>(i), s.note);
+        s.since_report = now_s;
+      } else if (now_s - s.since_report >= options_.watchdog_s) {
+        stuck = static_cast<int>(i);
+      }
+    }
+    return stuck;
+  }
+
+  uint64_t stalls() const { return stalls_; }
+  const std::string& note(size_t worker) const { return state_[worker].note; }
+
+ private:
+  struct State {
+    uint64_t beat = 0;
+    double since = 0;  // when the heartbeat last moved
+    bool reported = false;
+    std::string note;
+    double since_report = 0;
+  };
+
+  static std::string describe(Worker& w) {
+    const int node = w.pipeline().current_node();
+    if (node < 0) return "outside any element";
+    const Node& n = w.pipeline().nodes()[static_cast<size_t>(node)];
+    return "in element '" + n.element->name() + "' (" + n.class_name + ") at " + n.loc.str();
+  }
+
+  const RunOptions& options_;
+  std::vector<State> state_;
+  uint64_t stalls_ = 0;
+};
 
 }  // namespace
 
@@ -203,10 +297,16 @@ Result<RunReport> run(const RunOptions& options) {
     for (uint16_t q = 0; q < ports[p]->rx_queues(); ++q)
       rx[q % options.workers].push_back(RxQueue{p, q});
 
+  std::vector<PoolHandle> jumbo_pools;  // declared before the workers: it outlives them
   std::vector<std::unique_ptr<Worker>> workers;
   for (int w = 0; w < options.workers; ++w) {
     auto worker = std::make_unique<Worker>(w, port_ptrs, rx[static_cast<size_t>(w)], options.batch);
     if (options.latency) worker->enable_latency();
+    Result<rte_mempool*> jumbo =
+        create_packet_pool("jumbo" + std::to_string(w), kJumboPoolSize, kJumboDataRoom);
+    if (!jumbo) return make_error(jumbo.error());
+    jumbo_pools.emplace_back(jumbo.value());
+    worker->set_jumbo_pool(jumbo.value());
     InitContext ctx;
     ctx.worker = w;
     ctx.workers = options.workers;
@@ -220,12 +320,15 @@ Result<RunReport> run(const RunOptions& options) {
     workers.push_back(std::move(worker));
   }
 
-  std::atomic<bool> stop{false};
-  std::atomic<int64_t> budget{static_cast<int64_t>(options.packets)};
-  std::atomic<int64_t>* budget_ptr = options.packets > 0 ? &budget : nullptr;
-  std::vector<std::tuple<Worker*, const std::atomic<bool>*, std::atomic<int64_t>*>> args;
+  // What the workers read lives on the heap: a worker stuck for good is abandoned with it.
+  auto shared_state = std::make_unique<WorkerShared>();
+  std::atomic<bool>& stop = shared_state->stop;
+  shared_state->budget.store(static_cast<int64_t>(options.packets));
+  std::atomic<int64_t>* budget_ptr = options.packets > 0 ? &shared_state->budget : nullptr;
+  auto& args = shared_state->args;
   args.reserve(workers.size());
   for (auto& w : workers) args.emplace_back(w.get(), &stop, budget_ptr);
+  Watchdog watchdog(workers.size(), options);
 
   const auto start = std::chrono::steady_clock::now();
   std::vector<unsigned> lcores;
@@ -245,6 +348,7 @@ Result<RunReport> run(const RunOptions& options) {
     std::this_thread::sleep_for(kControlPeriod);
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    watchdog.check(workers, elapsed);
     bool all_finished = true;
     for (auto& w : workers) all_finished &= w->finished();
     if (all_finished) break;
@@ -273,6 +377,26 @@ Result<RunReport> run(const RunOptions& options) {
     }
   }
   stop.store(true);
+  // Workers drain what they hold and stop; one that makes no progress for the watchdog's time
+  // meanwhile is stuck for good: the run ends without it, leaving it what it uses.
+  for (bool all_finished = false; !all_finished;) {
+    all_finished = true;
+    for (auto& w : workers) all_finished &= w->finished();
+    if (all_finished) break;
+    std::this_thread::sleep_for(kControlPeriod);
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (const int stuck = watchdog.check(workers, elapsed); stuck >= 0) {
+      static_cast<void>(shared_state.release());
+      for (auto& w : workers) static_cast<void>(w.release());
+      for (auto& p : ports) static_cast<void>(p.release());
+      for (auto& pool : source_pools) static_cast<void>(pool.release());
+      for (auto& pool : jumbo_pools) static_cast<void>(pool.release());
+      return make_error("worker " + std::to_string(stuck) + " is stuck (" +
+                        watchdog.note(static_cast<size_t>(stuck)) +
+                        ") and did not stop: the run ends without a summary");
+    }
+  }
   for (unsigned l : lcores) rte_eal_wait_lcore(l);
   uint64_t first_tsc = UINT64_MAX, last_tsc = 0;
   for (auto& w : workers) {
@@ -284,8 +408,10 @@ Result<RunReport> run(const RunOptions& options) {
   if (options.progress) std::fprintf(stderr, "\n");
 
   RunReport report = build_report(workers, ports, duration, options);
+  report.stalls = watchdog.stalls();
   workers.clear();
   for (auto& p : ports) p->stop();
+  account_port_losses(ports, report);
   return report;
 }
 

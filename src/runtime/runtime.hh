@@ -14,6 +14,8 @@
 
 namespace fulcrum {
 
+inline constexpr double kDefaultWatchdogS = 10;
+
 struct RunOptions {
   std::string pipeline_file;
   std::string pipeline_text;  // used instead of the file when not empty (benchmarks, tests)
@@ -28,6 +30,12 @@ struct RunOptions {
   bool latency = false;
   // Set (e.g. by a signal handler) to end the run early; the run still drains and reports.
   const std::atomic<bool>* interrupt = nullptr;
+  // The watchdog: a worker whose loop makes no progress for this long is reported on stderr
+  // (and to on_stall, with a note naming the element it is in); the report counts it
+  // (RunReport::stalls). One still stuck that long after the run was told to stop is left
+  // behind: run() returns an error. 0 turns the watchdog off.
+  double watchdog_s = kDefaultWatchdogS;
+  std::function<void(int worker, const std::string& note)> on_stall;
 };
 
 // Parses and checks the pipeline against the registry without starting anything.

@@ -43,8 +43,9 @@ std::string report_json(const RunReport& r) {
     << ",\n  \"bytes_in\": " << r.bytes_in << ",\n  \"packets_created\": " << r.packets_created
     << ",\n  \"packets_out\": " << r.packets_out << ",\n  \"bytes_out\": " << r.bytes_out
     << ",\n  \"dropped\": " << r.dropped << ",\n  \"queued\": " << r.queued
-    << ",\n  \"mpps_in\": " << number(r.mpps_in()) << ",\n  \"mpps_out\": " << number(r.mpps_out())
-    << ",\n  \"gbps_in\": " << number(r.gbps_in()) << ",\n  \"gbps_out\": " << number(r.gbps_out())
+    << ",\n  \"stalls\": " << r.stalls << ",\n  \"mpps_in\": " << number(r.mpps_in())
+    << ",\n  \"mpps_out\": " << number(r.mpps_out()) << ",\n  \"gbps_in\": " << number(r.gbps_in())
+    << ",\n  \"gbps_out\": " << number(r.gbps_out())
     << ",\n  \"balanced\": " << (r.balanced() ? "true" : "false") << ",\n  \"ports\": [";
   for (size_t i = 0; i < r.ports.size(); ++i) {
     const PortReport& p = r.ports[i];
@@ -62,7 +63,13 @@ std::string report_json(const RunReport& r) {
     o << "], \"drops\": " << pairs_json(e.drops) << ", \"counters\": " << pairs_json(e.counters)
       << "}";
   }
-  o << "\n  ],\n  \"drops\": " << pairs_json(r.drops) << "\n}\n";
+  o << "\n  ],\n  \"drops\": " << pairs_json(r.drops) << ",\n  \"output_losses\": [";
+  for (size_t i = 0; i < r.output_losses.size(); ++i) {
+    const OutputLoss& l = r.output_losses[i];
+    o << (i ? "," : "") << "\n    {\"what\": " << quoted(l.what) << ", \"unit\": " << quoted(l.unit)
+      << ", \"lost\": " << l.lost << ", \"error\": " << quoted(l.error) << "}";
+  }
+  o << (r.output_losses.empty() ? "]" : "\n  ]") << "\n}\n";
   return o.str();
 }
 
@@ -110,6 +117,10 @@ std::string report_text(const RunReport& r) {
       static_cast<unsigned long long>(r.packets_out), static_cast<unsigned long long>(r.dropped),
       static_cast<unsigned long long>(r.queued), r.balanced() ? "ok" : "MISMATCH");
   o << line;
+  if (r.stalls > 0) o << "watchdog: " << r.stalls << " worker stall(s) reported\n";
+  for (const OutputLoss& l : r.output_losses)
+    o << "output lost: " << l.what << ": " << l.lost << " " << l.unit << " not written"
+      << (l.error.empty() ? "" : " (" + l.error + ")") << "\n";
   return o.str();
 }
 

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/output_loss.hh"
+
 namespace fulcrum {
 
 // A counter written by one worker and read by the control thread while it runs.
@@ -24,6 +26,11 @@ struct alignas(64) PortCounters {
 // Drop reasons owned by the runtime (not by an element).
 inline constexpr std::string_view kDropNoSuchPort = "no-such-port";
 inline constexpr std::string_view kDropTxFull = "tx-full";
+// A frame that arrived in several mbufs and could not be made one contiguous frame (longer than
+// 16128 bytes, or no jumbo buffer free).
+inline constexpr std::string_view kDropMultiSegment = "multi-segment";
+// Transmitted packets a port's capture file does not hold (the disk filled up, ...).
+inline constexpr std::string_view kDropTxWriteFailed = "tx-write-failed";
 
 struct ElementReport {
   std::string name;
@@ -52,6 +59,9 @@ struct RunReport {
   std::vector<PortReport> ports;
   std::vector<ElementReport> elements;
   std::vector<std::pair<std::string, uint64_t>> drops;  // "element/reason" -> count
+  // Output that could not be written (alert logs, capture files); the run failed when not empty.
+  std::vector<OutputLoss> output_losses;
+  uint64_t stalls = 0;  // workers the watchdog reported (RunOptions::watchdog_s)
   // RX-to-TX time per packet, with RunOptions::latency only (runtime/latency.hh).
   struct Latency {
     uint64_t samples = 0;

@@ -3,7 +3,10 @@
 #include <rte_cycles.h>
 #include <rte_pause.h>
 
+#include <cstring>
 #include <thread>
+
+#include "core/heartbeat.hh"
 
 namespace fulcrum {
 namespace {
@@ -11,6 +14,24 @@ namespace {
 constexpr int kTxRetries = 8;
 
 }  // namespace
+
+Packet* linearize(Packet* m, rte_mempool* pool) {
+  Packet* j = pool == nullptr || m->pkt_len > kMaxLinearFrame ? nullptr : rte_pktmbuf_alloc(pool);
+  char* dst = j == nullptr ? nullptr : rte_pktmbuf_append(j, static_cast<uint16_t>(m->pkt_len));
+  if (dst == nullptr) {
+    if (j != nullptr) rte_pktmbuf_free(j);
+    rte_pktmbuf_free(m);
+    return nullptr;
+  }
+  const void* src = rte_pktmbuf_read(m, 0, m->pkt_len, dst);
+  if (src != dst) std::memcpy(dst, src, m->pkt_len);
+  j->port = m->port;
+  j->hash = m->hash;
+  j->ol_flags = m->ol_flags & RTE_MBUF_F_RX_RSS_HASH;
+  j->packet_type = m->packet_type;
+  rte_pktmbuf_free(m);
+  return j;
+}
 
 Worker::Worker(int id, std::vector<Port*> ports, std::vector<RxQueue> rx, uint32_t burst)
     : id_(id),
@@ -39,32 +60,43 @@ uint16_t Worker::receive(const RxQueue& rxq, PacketBatch& batch, std::atomic<int
       want = static_cast<uint16_t>(left);
     }
   }
-  const uint16_t n = ports_[rxq.port]->rx_burst(rxq.queue, batch.data(), want);
+  Packet** pkts = batch.data();
+  const uint16_t n = ports_[rxq.port]->rx_burst(rxq.queue, pkts, want);
   if (budget != nullptr && n < want) budget->fetch_add(want - n, std::memory_order_relaxed);
   if (n == 0) return 0;
-  batch.set_count(n);
+  // Frames larger than one mbuf arrive as chains: elements see one contiguous frame, copied into
+  // a jumbo buffer, or the frame is dropped (multi-segment) when it cannot be.
+  uint64_t bytes = 0;
+  uint16_t kept = 0;
+  for (uint16_t i = 0; i < n; ++i) {
+    Packet* m = pkts[i];
+    bytes += m->pkt_len;
+    if (m->nb_segs > 1) [[unlikely]] {
+      m = linearize(m, jumbo_pool_);
+      if (m == nullptr) {
+        multi_segment_.add(1);
+        continue;
+      }
+    }
+    pkts[kept++] = m;
+  }
+  PortCounters& c = port_counters_[rxq.port];
+  c.rx_packets.add(n);
+  c.rx_bytes.add(bytes);
+  if (kept == 0) return 0;
+  batch.set_count(kept);
   BatchAnno& a = batch.anno();
   a = BatchAnno{};
   a.in_port = rxq.port;
   a.in_queue = rxq.queue;
   a.batch_id = batch_seq_++;
   a.rx_tsc = rte_rdtsc();
-  uint64_t bytes = 0;
-  Packet** pkts = batch.data();
-  // Start loading every packet's first data line now; the elements read headers next.
-  for (uint16_t i = 0; i < n; ++i) {
-    Packet* m = pkts[i];
-    set_rx_anno(m, rxq.port, m->hash.rss);
-    bytes += m->pkt_len;
-  }
+  for (uint16_t i = 0; i < kept; ++i) set_rx_anno(pkts[i], rxq.port, pkts[i]->hash.rss);
   if (latency_) {
     const auto rx_ns = static_cast<uint64_t>(static_cast<double>(a.rx_tsc) * ns_per_tsc_);
-    for (uint16_t i = 0; i < n; ++i) anno(pkts[i]).timestamp_ns = rx_ns;
+    for (uint16_t i = 0; i < kept; ++i) anno(pkts[i]).timestamp_ns = rx_ns;
   }
-  PortCounters& c = port_counters_[rxq.port];
-  c.rx_packets.add(n);
-  c.rx_bytes.add(bytes);
-  return n;
+  return kept;
 }
 
 void Worker::transmit(PacketBatch& batch) {
@@ -124,7 +156,9 @@ void Worker::run(const std::atomic<bool>& stop, std::atomic<int64_t>* budget) {
   const bool deferring = pipe.has_deferring();
   const double ns_per_tsc = 1e9 / static_cast<double>(rte_get_tsc_hz());
   start_tsc_ = rte_rdtsc();
+  t_heartbeat = &heartbeat_;
   while (!stop.load(std::memory_order_relaxed)) {
+    fulcrum::heartbeat();
     bool spent = budget != nullptr && budget->load(std::memory_order_relaxed) <= 0;
     if (poll && !spent) {
       for (const RxQueue& q : rx_) {
@@ -140,12 +174,15 @@ void Worker::run(const std::atomic<bool>& stop, std::atomic<int64_t>* budget) {
   }
   // Packets still on a device come back (or are re-run on the CPU) before the run ends.
   while (pipe.held() > 0) {
+    fulcrum::heartbeat();
     if (pipe.poll_deferred(static_cast<uint64_t>(static_cast<double>(rte_rdtsc()) * ns_per_tsc)) ==
         0)
       std::this_thread::yield();  // a device thread may share this core
     flush_all();
   }
   flush_all();
+  pipe.finish();
+  t_heartbeat = nullptr;
   end_tsc_ = rte_rdtsc();
   finished_.store(true, std::memory_order_release);
 }

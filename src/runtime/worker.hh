@@ -13,6 +13,18 @@
 
 namespace fulcrum {
 
+// The longest frame a worker linearises (DPDK's RTE_ETHER_MAX_JUMBO_FRAME_LEN, the longest the
+// pcap driver reads): frames that arrive as mbuf chains are copied into one jumbo buffer of this
+// size, longer ones dropped (runtime/multi-segment).
+inline constexpr uint32_t kMaxLinearFrame = 16128;
+// A jumbo buffer's data room: the frame plus the headroom elements prepend headers into.
+inline constexpr uint16_t kJumboDataRoom = kMaxLinearFrame + RTE_PKTMBUF_HEADROOM;
+inline constexpr unsigned kJumboPoolSize = 511;
+
+// `m` (a chain of segments) copied into one buffer of `pool`, its chain freed; nullptr (`m` freed)
+// when the frame is longer than kMaxLinearFrame or `pool` has no free buffer.
+Packet* linearize(Packet* m, rte_mempool* pool);
+
 struct RxQueue {
   uint16_t port;
   uint16_t queue;
@@ -23,6 +35,8 @@ class Worker final : public PacketSink {
   Worker(int id, std::vector<Port*> ports, std::vector<RxQueue> rx, uint32_t burst);
 
   void set_pipeline(std::unique_ptr<Pipeline> p) { pipeline_ = std::move(p); }
+  // Buffers for frames that arrive in several segments (linearize).
+  void set_jumbo_pool(rte_mempool* pool) { jumbo_pool_ = pool; }
   // Stamp packets at RX and record their RX-to-TX time (runtime/latency.hh).
   void enable_latency() { latency_ = std::make_unique<LatencyHistogram>(); }
   const LatencyHistogram* latency() const { return latency_.get(); }
@@ -35,6 +49,9 @@ class Worker final : public PacketSink {
   const std::vector<PortCounters>& port_counters() const { return port_counters_; }
   uint64_t drops_no_such_port() const { return no_such_port_.get(); }
   uint64_t drops_tx_full() const { return tx_full_.get(); }
+  uint64_t drops_multi_segment() const { return multi_segment_.get(); }
+  // Beats once per loop (core/heartbeat.hh); the watchdog reads it.
+  uint64_t heartbeat() const { return heartbeat_.load(std::memory_order_relaxed); }
   bool finished() const { return finished_.load(std::memory_order_acquire); }
   // TSC at the start and end of run(), for exact rates.
   uint64_t start_tsc() const { return start_tsc_; }
@@ -59,7 +76,9 @@ class Worker final : public PacketSink {
   std::unique_ptr<Pipeline> pipeline_;
   std::vector<TxBuffer> tx_;
   std::vector<PortCounters> port_counters_;
-  LiveCounter no_such_port_, tx_full_;
+  LiveCounter no_such_port_, tx_full_, multi_segment_;
+  rte_mempool* jumbo_pool_ = nullptr;
+  std::atomic<uint64_t> heartbeat_{0};
   uint64_t batch_seq_ = 0;
   std::unique_ptr<LatencyHistogram> latency_;
   double ns_per_tsc_ = 0;

@@ -12,6 +12,9 @@ from scapy.utils import PcapWriter, rdpcap
 
 FULCRUM = os.environ.get("FULCRUM_BIN", "build/fulcrum")
 SOURCE_DIR = os.environ.get("FULCRUM_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+# Offload tasks on a loaded machine (PoCL on the CPU) can take seconds; a test about results must
+# not see a slow device as a silent one (the timeout path is tested with TASK_TIMEOUT_MS).
+os.environ.setdefault("FULCRUM_TASK_TIMEOUT_MS", "600000")
 
 
 class Workdir:

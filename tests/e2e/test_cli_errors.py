@@ -200,7 +200,7 @@ def cli_cases(r):
                    ["no pipeline file given"])
     missing = r.path("nope.click")
     r.expect_error("pipeline file does not exist", ["run", missing, "--port", "net_null0"], {1},
-                   [f"{missing}: cannot read pipeline file: No such file or directory"])
+                   [f"cannot open pipeline file {missing}: No such file or directory"])
     r.expect_error("bad generator key", ["run", click, "--port", "gen:sizee=64", "--packets", "10"], {1, 2},
                    ["gen:sizee=64", "unknown generator key 'sizee'"])
     r.expect_error("--batch 0", ["run", click, "--port", "net_null0", "--batch", "0"], {2},

@@ -35,7 +35,7 @@ PIPELINE = """FromInput
   -> rw :: EtherRewrite(0 {src} {dst})
   -> out :: ToOutput;
 """
-RUNTIME_REASONS = {"no-such-port", "tx-full"}
+RUNTIME_REASONS = {"no-such-port", "tx-full", "multi-segment", "tx-write-failed"}
 
 
 def write_pcap(path, frames):

@@ -8,6 +8,7 @@
 
 #include "core/config/ast.hh"
 #include "core/config/lexer.hh"
+#include "core/text_file.hh"
 
 namespace fulcrum {
 namespace {
@@ -254,19 +255,9 @@ Result<PipelineConfig> parse_pipeline(std::string_view text, const std::string& 
 }
 
 Result<PipelineConfig> parse_pipeline_file(const std::string& path, const ClassLookup& is_class) {
-  auto fail = [&](int err) {
-    return make_error(path + ": cannot read pipeline file: " + std::strerror(err));
-  };
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return fail(errno);
-  std::string text;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
-  int err = std::ferror(f) ? (errno != 0 ? errno : EIO) : 0;
-  std::fclose(f);
-  if (err != 0) return fail(err);
-  return parse_pipeline(text, path, is_class);
+  Result<std::string> text = read_input_file(path, "pipeline file");
+  if (!text) return make_error(text.error());
+  return parse_pipeline(text.value(), path, is_class);
 }
 
 }  // namespace fulcrum

@@ -1,8 +1,12 @@
 #include "lib/ids/alert_log.hh"
 
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -45,6 +49,18 @@ Result<std::unique_ptr<AlertLog>> AlertLog::open(const std::string& path) {
   constexpr mode_t kMode = 0644;
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, kMode);
   if (fd < 0) return make_error("cannot open alert log " + path + ": " + std::strerror(errno));
+  struct statfs fs {};
+  struct stat st {};
+  const bool pseudo =
+      ::fstatfs(fd, &fs) == 0 && (fs.f_type == PROC_SUPER_MAGIC || fs.f_type == SYSFS_MAGIC);
+  const bool kind_ok =
+      ::fstat(fd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode));
+  if (pseudo || !kind_ok) {
+    ::close(fd);
+    return make_error("alert log " + path +
+                      (pseudo ? " is in a kernel pseudo file system"
+                              : " is not a regular file, FIFO or character device"));
+  }
   std::unique_ptr<AlertLog> log(new AlertLog(fd, path));
   log->buf_.reserve(kFlushBytes + kFlushBytes / 4);
   return log;
@@ -81,7 +97,16 @@ bool AlertLog::flush() {
     const ssize_t n = ::write(fd_, buf_.data() + done, buf_.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
+      const int err = n < 0 ? errno : ENOSPC;
       ++errors_;
+      // Every alert whose line did not reach the file completely is lost.
+      const auto unwritten = std::string_view(buf_).substr(done);
+      lost_ += static_cast<uint64_t>(std::count(unwritten.begin(), unwritten.end(), '\n'));
+      if (first_error_.empty()) {
+        first_error_ = std::strerror(err);
+        std::fprintf(stderr, "fulcrum: alert log %s: write failed: %s; alerts are being lost\n",
+                     path_.c_str(), first_error_.c_str());
+      }
       buf_.clear();
       return false;
     }

@@ -22,7 +22,8 @@ class AlertLog {
  public:
   static constexpr size_t kFlushBytes = size_t{64} << 10;
 
-  // Creates (truncates) the file at `path`.
+  // Creates (truncates) the file at `path`: a regular file, a FIFO or a character device
+  // (/dev/null), not a file of a kernel pseudo file system (/proc, /sys).
   static Result<std::unique_ptr<AlertLog>> open(const std::string& path);
   ~AlertLog();
   AlertLog(const AlertLog&) = delete;
@@ -33,9 +34,13 @@ class AlertLog {
     if (buf_.size() >= kFlushBytes) [[unlikely]]
       flush();
   }
-  // Writes the buffer out; false (and counted in errors()) when the write fails.
+  // Writes the buffer out; false when the write fails: counted in errors(), the alerts not
+  // written completely in lost(), the first failure reported once on stderr.
   bool flush();
   uint64_t errors() const { return errors_; }
+  uint64_t lost() const { return lost_; }
+  const std::string& first_error() const { return first_error_; }
+  const std::string& path() const { return path_; }
 
  private:
   AlertLog(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
@@ -45,6 +50,8 @@ class AlertLog {
   std::string path_;
   std::string buf_;
   uint64_t errors_ = 0;
+  uint64_t lost_ = 0;
+  std::string first_error_;
 };
 
 }  // namespace fulcrum::ids

@@ -25,7 +25,7 @@ struct PacketView {
   bool fragment = false;  // a non-first fragment: no L4 header, only ip rules apply
 };
 
-enum class ParseResult : uint8_t { kOk, kNotIpv4, kTruncated, kBadL4Header };
+enum class ParseResult : uint8_t { kOk, kNotIpv4, kTruncated, kBadL4Header, kBadUdpLength };
 
 inline constexpr uint32_t kEtherHdrLen = 14;
 inline constexpr uint32_t kIpv4MinHdrLen = 20;
@@ -36,7 +36,11 @@ inline constexpr uint16_t kEtherTypeIpv4 = 0x0800;
 // Parses an Ethernet II frame carrying IPv4 (no VLAN tags). kNotIpv4: another EtherType or IP
 // version; kTruncated: the frame ends inside the Ethernet or IPv4 header, or before the IP total
 // length, or the IHL or total length is impossible; kBadL4Header: a TCP or UDP packet (not a
-// non-first fragment) whose header does not fit in the IP payload, or a TCP data offset < 5.
+// non-first fragment) whose header does not fit in the IP payload, or a TCP data offset < 5;
+// kBadUdpLength: a UDP datagram whose length field is not the IP payload length (or, for a
+// first fragment, is shorter than it)
+// (Suricata marks both cases invalid and does not inspect them: bytes past a shorter UDP length
+// are not the datagram's, and a longer one promises bytes that are not there).
 inline ParseResult parse_packet(const uint8_t* f, uint32_t len, PacketView& v) {
   constexpr uint32_t kEtherTypeOff = 12, kIhlMask = 0x0F, kVersionShift = 4, kIpv4 = 4;
   constexpr uint32_t kWordBytes = 4, kTotalLenOff = 2, kFragOff = 6, kProtoOff = 9;
@@ -67,6 +71,13 @@ inline ParseResult parse_packet(const uint8_t* f, uint32_t len, PacketView& v) {
   const uint8_t* l4 = v.ip_payload;
   if (v.proto == kIpProtoUdp) {
     if (v.ip_payload_len < kUdpHdrLen) return ParseResult::kBadL4Header;
+    constexpr uint32_t kUdpLenOff = 4;
+    const uint32_t udp_len = (uint32_t{l4[kUdpLenOff]} << 8) | l4[kUdpLenOff + 1];
+    // A first fragment (more fragments follow) carries only part of a longer datagram.
+    constexpr uint16_t kMoreFragments = 0x2000;
+    const bool first_fragment = ((ip[kFragOff] << 8) & kMoreFragments) != 0;
+    if (udp_len < v.ip_payload_len || (udp_len > v.ip_payload_len && !first_fragment))
+      return ParseResult::kBadUdpLength;
     v.l4_hdr_len = kUdpHdrLen;
   } else {
     if (v.ip_payload_len < kTcpMinHdrLen) return ParseResult::kBadL4Header;

@@ -1,0 +1,57 @@
+#include "core/text_file.hh"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace fulcrum {
+namespace {
+
+struct Fd {
+  int fd;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+std::string size_text(size_t bytes) {
+  constexpr size_t kGiB = size_t{1} << 30, kMiB = size_t{1} << 20, kKiB = size_t{1} << 10;
+  if (bytes % kGiB == 0) return std::to_string(bytes / kGiB) + " GiB";
+  if (bytes % kMiB == 0) return std::to_string(bytes / kMiB) + " MiB";
+  if (bytes % kKiB == 0) return std::to_string(bytes / kKiB) + " KiB";
+  return std::to_string(bytes) + " bytes";
+}
+
+}  // namespace
+
+Result<std::string> read_input_file(const std::string& path, const std::string& what,
+                                    size_t max_bytes) {
+  const std::string name = what + " " + path;
+  // O_NONBLOCK: opening a FIFO with no writer must not wait for one.
+  const Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
+  if (f.fd < 0) return make_error("cannot open " + name + ": " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(f.fd, &st) != 0)
+    return make_error("cannot read " + name + ": " + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) return make_error(name + " is a directory");
+  if (!S_ISREG(st.st_mode))
+    return make_error(name + " is not a regular file (a device, FIFO or socket)");
+  if (static_cast<uint64_t>(st.st_size) > max_bytes)
+    return make_error(name + " is larger than " + size_text(max_bytes));
+  std::string text(static_cast<size_t>(st.st_size), '\0');
+  size_t used = 0;
+  while (used < text.size()) {
+    const ssize_t n = ::read(f.fd, text.data() + used, text.size() - used);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return make_error("cannot read " + name + ": " + std::strerror(errno));
+    if (n == 0) break;  // the file shrank while being read: take what is there
+    used += static_cast<size_t>(n);
+  }
+  text.resize(used);
+  return text;
+}
+
+}  // namespace fulcrum

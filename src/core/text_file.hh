@@ -1,0 +1,21 @@
+// Reading an input file (pipeline, routes, SAs, rules, names) whole, safely: only a regular file
+// is read, and only up to a size limit, so a path naming /dev/zero, a FIFO or a directory is an
+// error instead of a read that never ends or fills memory.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "core/result.hh"
+
+namespace fulcrum {
+
+inline constexpr size_t kMaxInputFileBytes = size_t{1} << 30;
+
+// The whole file. Errors read "cannot open WHAT PATH: reason", "cannot read WHAT PATH: reason",
+// "WHAT PATH is a directory", "WHAT PATH is not a regular file (a device, FIFO or socket)" and
+// "WHAT PATH is larger than 1 GiB".
+Result<std::string> read_input_file(const std::string& path, const std::string& what,
+                                    size_t max_bytes = kMaxInputFileBytes);
+
+}  // namespace fulcrum

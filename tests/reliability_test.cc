@@ -1,0 +1,225 @@
+// Reliability: frames in mbuf chains made contiguous (or dropped), input files that are not
+// regular files refused, alert-log write failures counted as lost alerts, UDP lengths checked by
+// the IDS parser, and the watchdog naming the element a stalled worker is in.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/heartbeat.hh"
+#include "core/registry.hh"
+#include "core/text_file.hh"
+#include "io/mempool.hh"
+#include "lib/ids/alert_log.hh"
+#include "lib/ids/packet_view.hh"
+#include "runtime/runtime.hh"
+#include "runtime/worker.hh"
+#include "testing.hh"
+
+namespace fulcrum {
+namespace {
+
+// A chain of `segments` mbufs holding `bytes`.
+Packet* chain(const std::vector<uint8_t>& bytes, size_t segments) {
+  Packet* head = nullptr;
+  const size_t per = (bytes.size() + segments - 1) / segments;
+  for (size_t off = 0; off < bytes.size(); off += per) {
+    Packet* m = rte_pktmbuf_alloc(testing::test_pool());
+    const size_t n = std::min(per, bytes.size() - off);
+    std::memcpy(rte_pktmbuf_append(m, static_cast<uint16_t>(n)), bytes.data() + off, n);
+    if (head == nullptr)
+      head = m;
+    else
+      EXPECT_EQ(rte_pktmbuf_chain(head, m), 0);
+  }
+  return head;
+}
+
+TEST(Linearize, ChainBecomesOneContiguousFrame) {
+  Result<rte_mempool*> pool = create_packet_pool("jumbo-test", kJumboPoolSize, kJumboDataRoom);
+  ASSERT_TRUE(pool.ok()) << pool.error();
+  PoolHandle owned(pool.value());
+  std::vector<uint8_t> bytes(9000);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i * 7 + 3);
+  const unsigned before = rte_mempool_avail_count(testing::test_pool());
+  Packet* m = chain(bytes, 5);
+  ASSERT_EQ(m->nb_segs, 5);
+  Packet* j = linearize(m, pool.value());
+  ASSERT_NE(j, nullptr);
+  EXPECT_EQ(j->nb_segs, 1);
+  ASSERT_EQ(j->pkt_len, bytes.size());
+  EXPECT_EQ(std::memcmp(rte_pktmbuf_mtod(j, uint8_t*), bytes.data(), bytes.size()), 0);
+  EXPECT_GE(rte_pktmbuf_headroom(j), RTE_PKTMBUF_HEADROOM) << "elements prepend headers";
+  EXPECT_EQ(rte_mempool_avail_count(testing::test_pool()), before) << "the chain was not freed";
+  rte_pktmbuf_free(j);
+}
+
+TEST(Linearize, TooLongOrNoBufferDropsAndFreesTheChain) {
+  Result<rte_mempool*> pool = create_packet_pool("jumbo-test", kJumboPoolSize, kJumboDataRoom);
+  ASSERT_TRUE(pool.ok()) << pool.error();
+  PoolHandle owned(pool.value());
+  const unsigned before = rte_mempool_avail_count(testing::test_pool());
+  EXPECT_EQ(linearize(chain(std::vector<uint8_t>(kMaxLinearFrame + 1, 1), 9), pool.value()),
+            nullptr);
+  Packet* first = linearize(chain(std::vector<uint8_t>(3000, 2), 2), pool.value());
+  ASSERT_NE(first, nullptr);
+  std::vector<Packet*> taken{first};
+  while (Packet* m = rte_pktmbuf_alloc(pool.value())) taken.push_back(m);
+  EXPECT_EQ(linearize(chain(std::vector<uint8_t>(3000, 3), 2), pool.value()), nullptr)
+      << "every jumbo buffer is taken";
+  for (Packet* m : taken) rte_pktmbuf_free(m);
+  EXPECT_EQ(rte_mempool_avail_count(testing::test_pool()), before) << "a buffer leaked";
+}
+
+TEST(InputFile, OnlyRegularFilesAreRead) {
+  const std::string fifo = testing::temp_path("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  Result<std::string> f = read_input_file(fifo, "route file");
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.error(), "route file " + fifo + " is not a regular file (a device, FIFO or socket)");
+  std::filesystem::remove(fifo);
+  EXPECT_EQ(read_input_file("/dev/zero", "SA file").error(),
+            "SA file /dev/zero is not a regular file (a device, FIFO or socket)");
+  EXPECT_EQ(read_input_file("/tmp", "name file").error(), "name file /tmp is a directory");
+  const std::string big = testing::temp_path("big");
+  {
+    std::FILE* out = std::fopen(big.c_str(), "wb");
+    std::fputs("0123456789", out);
+    std::fclose(out);
+  }
+  EXPECT_EQ(read_input_file(big, "rule file", 10).value(), "0123456789");
+  EXPECT_EQ(read_input_file(big, "rule file", 9).error(),
+            "rule file " + big + " is larger than 9 bytes");
+  std::filesystem::remove(big);
+}
+
+ids::PacketView view_of(const std::vector<uint8_t>& f, ids::ParseResult& r) {
+  ids::PacketView v;
+  r = ids::parse_packet(f.data(), static_cast<uint32_t>(f.size()), v);
+  return v;
+}
+
+TEST(AlertLog, WriteFailuresCountLostAlerts) {
+  Result<std::unique_ptr<ids::AlertLog>> log = ids::AlertLog::open("/dev/full");  // ENOSPC
+  ASSERT_TRUE(log.ok()) << log.error();
+  const std::vector<uint8_t> f = testing::ipv4_udp_frame(0x0A000001, 0x0A000002);
+  ids::ParseResult r;
+  const ids::PacketView v = view_of(f, r);
+  ASSERT_EQ(r, ids::ParseResult::kOk);
+  for (int i = 0; i < 5; ++i) log.value()->write(1, "x", static_cast<uint64_t>(i), v);
+  EXPECT_FALSE(log.value()->flush());
+  EXPECT_EQ(log.value()->lost(), 5u);
+  EXPECT_EQ(log.value()->first_error(), std::strerror(ENOSPC));
+  log.value()->write(1, "x", 5, v);
+  log.value()->flush();
+  EXPECT_EQ(log.value()->lost(), 6u);
+}
+
+TEST(AlertLog, PseudoFileSystemsAreRefused) {
+  Result<std::unique_ptr<ids::AlertLog>> log = ids::AlertLog::open("/proc/self/comm");
+  ASSERT_FALSE(log.ok());
+  EXPECT_EQ(log.error(), "alert log /proc/self/comm is in a kernel pseudo file system");
+}
+
+// Suricata marks a UDP length other than the IP payload's invalid and does not inspect it.
+TEST(IdsPacketView, UdpLengthMustMatchTheIpPayload) {
+  std::vector<uint8_t> f = testing::ipv4_udp_frame(0x0A000001, 0x0A000002);
+  constexpr size_t kUdpLen = 14 + 20 + 4, kIpFlags = 14 + 6;
+  const uint16_t right = static_cast<uint16_t>((f[kUdpLen] << 8) | f[kUdpLen + 1]);
+  ids::ParseResult r;
+  view_of(f, r);
+  EXPECT_EQ(r, ids::ParseResult::kOk);
+  for (uint16_t len : {uint16_t(right - 1), uint16_t(right + 1), uint16_t(0), uint16_t(8)}) {
+    std::vector<uint8_t> g = f;
+    g[kUdpLen] = static_cast<uint8_t>(len >> 8), g[kUdpLen + 1] = static_cast<uint8_t>(len);
+    view_of(g, r);
+    EXPECT_EQ(r, ids::ParseResult::kBadUdpLength) << len;
+  }
+  // A first fragment carries part of a longer datagram; a shorter length is still invalid.
+  std::vector<uint8_t> g = f;
+  g[kIpFlags] |= 0x20;
+  g[kUdpLen] = static_cast<uint8_t>((right + 100) >> 8),
+  g[kUdpLen + 1] = static_cast<uint8_t>(right + 100);
+  view_of(g, r);
+  EXPECT_EQ(r, ids::ParseResult::kOk);
+  g[kUdpLen] = 0, g[kUdpLen + 1] = 8;
+  view_of(g, r);
+  EXPECT_EQ(r, ids::ParseResult::kBadUdpLength);
+}
+
+// Holds the first batch it sees until the watchdog has reported the worker (released by the
+// test's on_stall): whatever the load, the worker cannot make progress before that.
+std::atomic<bool> g_release{false};
+
+class StallUntilReleased final : public ElementBase<StallUntilReleased> {
+ public:
+  static constexpr ElementTraits kTraits{"StallUntilReleased", 1, 1, {}};
+  Status configure(Args& args) override { return args.finish(); }
+  void process_batch(PacketBatch&) override {
+    while (!g_release.load()) std::this_thread::yield();
+  }
+};
+FULCRUM_REGISTER_ELEMENT(StallUntilReleased);
+
+TEST(Watchdog, ReportsTheStalledWorkerAndTheElementItIsIn) {
+  g_release = false;
+  RunOptions opt;
+  opt.pipeline_file = "watchdog.click";
+  opt.pipeline_text = "FromInput -> NoOp -> stuck :: StallUntilReleased -> ToOutput;";
+  opt.ports = {"gen:size=64", "net_null0,no-rx=1"};
+  opt.packets = 1000;
+  opt.watchdog_s = 0.05;
+  std::vector<std::string> notes;
+  opt.on_stall = [&](int worker, const std::string& note) {
+    notes.push_back(std::to_string(worker) + ": " + note);
+    g_release = true;
+  };
+  Result<RunReport> r = run(opt);
+  ASSERT_TRUE(r.ok()) << r.error();
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0], "0: in element 'stuck' (StallUntilReleased) at watchdog.click:1:22");
+  EXPECT_EQ(r->stalls, 1u);
+  EXPECT_TRUE(r->balanced());
+  EXPECT_EQ(r->packets_in, 1000u);
+}
+
+// Records the worker's heartbeat at every batch it sees.
+std::vector<uint64_t> g_beats;
+
+class HeartbeatProbe final : public ElementBase<HeartbeatProbe> {
+ public:
+  static constexpr ElementTraits kTraits{"HeartbeatProbe", 1, 1, {}};
+  Status configure(Args& args) override { return args.finish(); }
+  void process_batch(PacketBatch&) override {
+    g_beats.push_back(t_heartbeat == nullptr ? 0 : t_heartbeat->load());
+  }
+};
+FULCRUM_REGISTER_ELEMENT(HeartbeatProbe);
+
+// The worker beats once per loop: every batch it receives sees a higher count than the last.
+TEST(Watchdog, WorkerBeatsEveryLoop) {
+  g_beats.clear();
+  RunOptions opt;
+  opt.pipeline_file = "beats.click";
+  opt.pipeline_text = "FromInput -> HeartbeatProbe -> ToOutput;";
+  opt.ports = {"gen:size=64", "net_null0,no-rx=1"};
+  opt.packets = 640;
+  opt.watchdog_s = 0;
+  Result<RunReport> r = run(opt);
+  ASSERT_TRUE(r.ok()) << r.error();
+  ASSERT_EQ(g_beats.size(), 10u);
+  for (size_t i = 0; i < g_beats.size(); ++i) {
+    EXPECT_GT(g_beats[i], 0u);
+    if (i > 0) {
+      EXPECT_GT(g_beats[i], g_beats[i - 1]);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace fulcrum

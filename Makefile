@@ -43,3 +43,22 @@ format:
 
 clean:
 	rm -rf $(BUILD_DIR)
+
+# Fuzzing (fuzz/, docs/reliability.md): libFuzzer targets on a clang-16 ASan + UBSan build in
+# $(FUZZ_BUILD)/. `make fuzz` runs every target FUZZ_SECONDS (corpora kept in
+# $(FUZZ_BUILD)/corpus/TARGET); `make fuzz-smoke` runs
+# each a few seconds and replays fuzz/regressions/, failing on any crash.
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_SMOKE_SECONDS ?= 5
+.PHONY: fuzz-build fuzz fuzz-smoke
+fuzz-build: deps
+	@test -f $(FUZZ_BUILD)/build.ninja || CC=clang-16 CXX=clang++-16 cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Fuzz -DFULCRUM_FUZZ=ON -DFULCRUM_WERROR=OFF -DFULCRUM_CUDA=OFF
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_targets
+	@rm -rf $(FUZZ_BUILD)/seeds && python3 fuzz/make_seeds.py $(FUZZ_BUILD)/seeds >/dev/null
+
+fuzz: fuzz-build
+	python3 fuzz/run.py --build $(FUZZ_BUILD) --seconds $(FUZZ_SECONDS)
+
+fuzz-smoke: fuzz-build
+	python3 fuzz/run.py --build $(FUZZ_BUILD) --seconds $(FUZZ_SMOKE_SECONDS) --smoke

@@ -1,0 +1,1 @@
+FromInput -> NoOp -> ToOutput;

@@ -20,6 +20,7 @@ run: configure
 
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+	@$(MAKE) --no-print-directory fuzz-smoke
 
 # The same tests on an AddressSanitizer + UndefinedBehaviorSanitizer build (build-asan/).
 # Warnings are not errors there: GCC 12's flow warnings report false positives under -fsanitize.

@@ -36,7 +36,7 @@ constexpr uint16_t kEtherTypeIpv4 = 0x0800;
 constexpr uint16_t kEtherTypeArp = 0x0806;
 constexpr uint8_t kProtoUdp = 17;
 constexpr uint32_t kVersion6Word = 0x60000000;
-constexpr int kPorts = 4;
+constexpr int kPorts = 8;
 
 rte_ipv6_hdr* ip6(Frame& f) {
   return reinterpret_cast<rte_ipv6_hdr*>(f.data() + RTE_ETHER_HDR_LEN);
@@ -254,7 +254,7 @@ class IP6LookupTest : public ::testing::Test {
            "2001:db8:1::/48        2\n"
            "2001:db8:1:2::/64      3   # nested\n"
            "2001:db8:1:2::1/128    0\n"
-           "2001:db8:7::/48        7   # no such port with 4 ports\n";
+           "2001:db8:7::/48        7   # the last of 8 ports; no such port with 4\n";
   }
   void TearDown() override { std::remove(path_.c_str()); }
   static void expect_routes(Element& e);
@@ -325,8 +325,8 @@ void IP6LookupTest::expect_drops(Element& e) {
       to("2001:db8:9::9"),
   };
   EXPECT_EQ(results(e, frames),
-            (std::vector<std::string>{"no-route", "no-route", "no-such-port", "no-such-port",
-                                      "not-ipv6", "not-ipv6", "not-ipv6", "out 0"}));
+            (std::vector<std::string>{"no-route", "no-route", "out 0", "out 0", "not-ipv6",
+                                      "not-ipv6", "not-ipv6", "out 0"}));
 }
 
 TEST_F(IP6LookupTest, TruncatedFrames) {
@@ -337,14 +337,20 @@ TEST_F(IP6LookupTest, TruncatedFrames) {
     EXPECT_EQ(r[n], n < kMinFrame ? "not-ipv6" : "out 0") << n;
 }
 
-TEST_F(IP6LookupTest, MoreRoutePortsNeedMorePorts) {
-  auto e = testing::make_element("IP6Lookup", {path_}, nullptr, 8);
-  ASSERT_NE(e, nullptr);
-  PacketBatch batch;
-  std::vector<Verdict> v = testing::run_batch(*e, batch, {to("2001:db8:7::5")});
-  EXPECT_EQ(v[0].v, Verdict::out(0).v);
-  EXPECT_EQ(anno(batch.at(0)).out_port, 7);
-  testing::free_batch(batch);
+TEST_F(IP6LookupTest, RouteToAPortTheRunLacksIsALoadError) {
+  for (const std::string& algorithm : kAlgorithms) {
+    SCOPED_TRACE(algorithm);
+    std::string err;
+    EXPECT_EQ(testing::make_element("IP6Lookup", lookup_args(path_, algorithm), &err, 4), nullptr);
+    EXPECT_EQ(err, "test.click:1:1: test :: IP6Lookup: " + path_ + ":6: port 7 out of range 0..3");
+    auto e = testing::make_element("IP6Lookup", lookup_args(path_, algorithm), &err, 8);
+    ASSERT_NE(e, nullptr) << err;
+    PacketBatch batch;
+    std::vector<Verdict> v = testing::run_batch(*e, batch, {to("2001:db8:7::5")});
+    EXPECT_EQ(v[0].v, Verdict::out(0).v);
+    EXPECT_EQ(anno(batch.at(0)).out_port, 7);
+    testing::free_batch(batch);
+  }
 }
 
 TEST_F(IP6LookupTest, SkipsExcludedSlots) {
@@ -376,8 +382,8 @@ TEST_F(IP6LookupTest, SkipsExcludedSlots) {
 }
 
 TEST_F(IP6LookupTest, WorkersShareOneTable) {
-  auto a = testing::make_element("IP6Lookup", {path_});
-  auto b = testing::make_element("IP6Lookup", {path_});
+  auto a = testing::make_element("IP6Lookup", {path_}, nullptr, kPorts);
+  auto b = testing::make_element("IP6Lookup", {path_}, nullptr, kPorts);
   ASSERT_NE(a, nullptr);
   ASSERT_NE(b, nullptr);
   const auto& la = dynamic_cast<const IP6Lookup&>(*a);
@@ -386,8 +392,8 @@ TEST_F(IP6LookupTest, WorkersShareOneTable) {
   EXPECT_EQ(la.table().size(), 5u);
   EXPECT_NE(la.table().trie(), nullptr);  // the default algorithm
   // Another algorithm on the same file builds (and shares) a table of its own.
-  auto c = testing::make_element("IP6Lookup", {path_, "ALGORITHM bsearch"});
-  auto d = testing::make_element("IP6Lookup", {path_, "ALGORITHM bsearch"});
+  auto c = testing::make_element("IP6Lookup", {path_, "ALGORITHM bsearch"}, nullptr, kPorts);
+  auto d = testing::make_element("IP6Lookup", {path_, "ALGORITHM bsearch"}, nullptr, kPorts);
   ASSERT_NE(c, nullptr);
   ASSERT_NE(d, nullptr);
   const auto& lc = dynamic_cast<const IP6Lookup&>(*c);

@@ -20,7 +20,7 @@ uint32_t ip(uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
   return (a << 24) | (b << 16) | (c << 8) | d;
 }
 
-constexpr int kPorts = 4;
+constexpr int kPorts = 8;
 
 int reason_index(std::string_view name) {
   const auto& reasons = IPLookup::kTraits.drop_reasons;
@@ -42,7 +42,7 @@ class IPLookupTest : public ::testing::Test {
            "10.1.0.0/16       2\n"
            "10.1.2.128/25     3   # more-specific in a TBLlong segment\n"
            "192.168.1.1/32    0\n"
-           "172.16.0.0/12     7   # no such port with 4 ports\n";
+           "172.16.0.0/12     7   # the last of 8 ports; no such port with 4\n";
   }
   void TearDown() override { std::remove(path_.c_str()); }
 
@@ -109,21 +109,30 @@ TEST_F(IPLookupTest, DropsWithReasons) {
   PacketBatch batch;
   std::vector<Verdict> v = testing::run_batch(*e, batch, frames);
   const std::vector<Verdict> expect = {
-      Verdict::drop(reason_index("no-route")),     Verdict::drop(reason_index("no-route")),
-      Verdict::drop(reason_index("no-such-port")), Verdict::drop(reason_index("no-such-port")),
-      Verdict::drop(reason_index("not-ipv4")),     Verdict::drop(reason_index("not-ipv4")),
-      Verdict::drop(reason_index("not-ipv4")),     Verdict::out(0),
+      Verdict::drop(reason_index("no-route")),
+      Verdict::drop(reason_index("no-route")),
+      Verdict::out(0),
+      Verdict::out(0),
+      Verdict::drop(reason_index("not-ipv4")),
+      Verdict::drop(reason_index("not-ipv4")),
+      Verdict::drop(reason_index("not-ipv4")),
+      Verdict::out(0),
   };
   ASSERT_EQ(v.size(), expect.size());
   for (size_t i = 0; i < v.size(); ++i) EXPECT_EQ(v[i].v, expect[i].v) << i;
-  EXPECT_EQ(batch.live(), 1u);
+  EXPECT_EQ(batch.live(), 3u);
+  EXPECT_EQ(anno(batch.at(2)).out_port, 7);
+  EXPECT_EQ(anno(batch.at(3)).out_port, 7);
   EXPECT_EQ(anno(batch.at(7)).out_port, 1);
   testing::free_batch(batch);
 }
 
-TEST_F(IPLookupTest, MoreRoutePortsNeedMorePorts) {
-  auto e = testing::make_element("IPLookup", {path_}, nullptr, 8);
-  ASSERT_NE(e, nullptr);
+TEST_F(IPLookupTest, RouteToAPortTheRunLacksIsALoadError) {
+  std::string err;
+  EXPECT_EQ(testing::make_element("IPLookup", {path_}, &err, 4), nullptr);
+  EXPECT_EQ(err, "test.click:1:1: test :: IPLookup: " + path_ + ":6: port 7 out of range 0..3");
+  auto e = testing::make_element("IPLookup", {path_}, &err, 8);
+  ASSERT_NE(e, nullptr) << err;
   PacketBatch batch;
   std::vector<Verdict> v = testing::run_batch(*e, batch, {to(ip(172, 20, 1, 1))});
   EXPECT_EQ(v[0].v, Verdict::out(0).v);
@@ -160,8 +169,8 @@ TEST_F(IPLookupTest, SkipsExcludedSlots) {
 }
 
 TEST_F(IPLookupTest, WorkersShareOneTable) {
-  auto a = testing::make_element("IPLookup", {path_});
-  auto b = testing::make_element("IPLookup", {path_});
+  auto a = testing::make_element("IPLookup", {path_}, nullptr, kPorts);
+  auto b = testing::make_element("IPLookup", {path_}, nullptr, kPorts);
   ASSERT_NE(a, nullptr);
   ASSERT_NE(b, nullptr);
   const auto& la = dynamic_cast<const IPLookup&>(*a);

@@ -1,7 +1,9 @@
 // Reliability: frames in mbuf chains made contiguous (or dropped), input files that are not
 // regular files refused, alert-log write failures counted as lost alerts, UDP lengths checked by
-// the IDS parser, and the watchdog naming the element a stalled worker is in.
+// the IDS parser, the watchdog naming the element a stalled worker is in, and table memory
+// bounded by the machine's memory and committed only as it is touched.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,6 +19,7 @@
 #include "io/mempool.hh"
 #include "lib/ids/alert_log.hh"
 #include "lib/ids/packet_view.hh"
+#include "lib/table_memory.hh"
 #include "runtime/runtime.hh"
 #include "runtime/worker.hh"
 #include "testing.hh"
@@ -165,6 +168,46 @@ class StallUntilReleased final : public ElementBase<StallUntilReleased> {
   }
 };
 FULCRUM_REGISTER_ELEMENT(StallUntilReleased);
+
+long max_rss_kib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;
+}
+
+TEST(TableMemory, LargerThanTheMachineIsRefusedWithItsSize) {
+  const size_t phys = TableMemory::physical_memory();
+  ASSERT_GT(phys, 0u);
+  EXPECT_EQ(TableMemory::allocate(phys + 1, "too-big"), nullptr);
+  EXPECT_EQ(TableMemory::allocation_error(phys + 1, "the fingerprint table"),
+            "cannot allocate " + std::to_string(phys + 1) +
+                " bytes for the fingerprint table (more than this machine's " +
+                std::to_string(phys) + " bytes of memory)");
+  constexpr size_t kMaxStore = size_t{1} << 36;  // RedundancyElim's STORE limit, 64 GiB
+  if (phys < kMaxStore) {
+    const std::string err =
+        testing::config_error("RedundancyElim", {"STORE " + std::to_string(kMaxStore)});
+    EXPECT_NE(err.find("for the packet store (more than this machine's"), std::string::npos) << err;
+  }
+}
+
+TEST(TableMemory, LargeTablesAreZeroAndCommittedOnlyWhereTouched) {
+  constexpr size_t kTouchedPages = 16;
+  constexpr long kSlackKib = 64 << 10;
+  const size_t bytes = std::min(size_t{4} << 30, TableMemory::physical_memory() / 2);
+  const long before = max_rss_kib();
+  auto m = TableMemory::allocate(bytes, "lazy");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(m->data()) % (size_t{2} << 20), 0u);
+  auto* p = static_cast<volatile uint8_t*>(m->data());
+  for (size_t i = 0; i < kTouchedPages; ++i) {
+    const size_t at = i * (bytes / kTouchedPages);
+    EXPECT_EQ(p[at], 0) << at;
+    p[at] = 1;
+  }
+  EXPECT_EQ(p[bytes - 1], 0);
+  EXPECT_LT(max_rss_kib() - before, kSlackKib);
+}
 
 TEST(Watchdog, ReportsTheStalledWorkerAndTheElementItIsIn) {
   g_release = false;

@@ -2,12 +2,13 @@
 //
 // Ports:     input 0: Ethernet frames. output 0: IPv4 packets with a route to an existing port.
 //            Drops: no-route (no prefix matches), no-such-port (the route's port is not below
-//            the number of --port flags), not-ipv4 (frame under 34 bytes or EtherType not
-//            0x0800; VLAN-tagged frames included).
+//            the number of --port flags: only without ports, since a route to a port the
+//            run lacks is a load-time error, FILE:LINE), not-ipv4 (frame under 34 bytes or
+//            EtherType not 0x0800; VLAN-tagged frames included).
 // Config:    FILE (positional): route file, lines "A.B.C.D/LEN PORT" with # comments (see
 //            src/lib/route_table.hh); a relative path is relative to the current directory.
 //            Loaded once per process in initialize() and shared by every worker
-//            (shared storage key "ipv4-routes:FILE").
+//            (shared storage key "ipv4-routes:LAST_PORT:FILE").
 // Uses:      nothing.  Sets: out_port (the matching route's port).
 // Counters:  none (the graph counts packets per port and drops per reason).
 // Offload:   none.
@@ -56,7 +57,7 @@ class IPLookup final : public RouteLookup<IPLookup, Dir24_8> {
     return ok;
   }
 
-  static Result<std::shared_ptr<Dir24_8>> build_table(const std::string& file);
+  static Result<std::shared_ptr<Dir24_8>> build_table(const std::string& file, uint32_t max_port);
 };
 
 }  // namespace fulcrum

@@ -2,7 +2,8 @@
 // and IP6Lookup (IPv6) share. Derived provides:
 //   using Addr = ...;                                  the address as Table::lookup_bulk takes it
 //   static bool destination(Packet*, Addr& out);       false when the frame is not of its family
-//   static Result<std::shared_ptr<Table>> build_table(const std::string& file);
+//   static Result<std::shared_ptr<Table>> build_table(const std::string& file, uint32_t max_port);
+//                                                      routes to ports above max_port are errors
 //   static constexpr std::string_view kStorageKey;     shared storage key prefix
 // and its kTraits with drop reasons in DropReason order; build_table may also be a const member.
 // A Derived with more keys than FILE reads them in Status configure_keys(Args&) and names the
@@ -37,11 +38,16 @@ class RouteLookup : public ElementBase<Derived> {
 
   Status initialize(const InitContext& ctx) override {
     ports_ = static_cast<uint16_t>(std::clamp(ctx.ports, 0, int{Table::kMaxNextHop} + 1));
+    // A route to a port the run does not have is a load-time error (FILE:LINE). Without ports
+    // (a pipeline checked on its own) any port the table can hold is accepted.
+    const uint32_t max_port = ports_ == 0 ? Table::kMaxNextHop : ports_ - 1u;
     std::string key(Derived::kStorageKey);
     if constexpr (requires(const Derived& d) { d.table_variant(); })
       key += derived().table_variant() + ":";
-    Result<std::shared_ptr<const Table>> table = shared_or_own<Table>(
-        ctx.shared, key + file_, [this] { return derived().build_table(file_); });
+    key += std::to_string(max_port) + ":";
+    Result<std::shared_ptr<const Table>> table =
+        shared_or_own<Table>(ctx.shared, key + file_,
+                             [this, max_port] { return derived().build_table(file_, max_port); });
     if (!table)
       return make_error(loc_.str() + ": " + this->name() +
                         " :: " + std::string(Derived::kTraits.class_name) + ": " + table.error());

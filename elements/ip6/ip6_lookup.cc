@@ -28,8 +28,9 @@ Status IP6Lookup::configure_keys(Args& args) {
   return {};
 }
 
-Result<std::shared_ptr<Ip6Routes>> IP6Lookup::build_table(const std::string& file) const {
-  Result<std::vector<Route6>> routes = load_routes6(file);
+Result<std::shared_ptr<Ip6Routes>> IP6Lookup::build_table(const std::string& file,
+                                                          uint32_t max_port) const {
+  Result<std::vector<Route6>> routes = load_routes6(file, max_port);
   if (!routes) return make_error(routes.error());
   if (algorithm_ == kTrie) return build<Ip6Trie>(file, *routes);
   return build<Ip6Table>(file, *routes);

@@ -9,8 +9,9 @@
 //
 // Ports:     input 0: Ethernet frames. output 0: IPv6 packets with a route to an existing port.
 //            Drops: no-route (no prefix matches), no-such-port (the route's port is not below
-//            the number of --port flags), not-ipv6 (frame under 54 bytes or EtherType not
-//            0x86DD; VLAN-tagged frames included).
+//            the number of --port flags: only without ports, since a route to a port the
+//            run lacks is a load-time error, FILE:LINE), not-ipv6 (frame under 54 bytes or
+//            EtherType not 0x86DD; VLAN-tagged frames included).
 // Config:    FILE (positional): route file, lines "X:X::/LEN PORT" with # comments (see
 //            src/lib/route6_table.hh); a relative path is relative to the current directory.
 //            ALGORITHM (keyword, string, default trie): trie | bsearch.
@@ -94,7 +95,7 @@ class IP6Lookup final : public RouteLookup<IP6Lookup, Ip6Routes> {
 
   Status configure_keys(Args& args);
   std::string table_variant() const { return algorithm_; }
-  Result<std::shared_ptr<Ip6Routes>> build_table(const std::string& file) const;
+  Result<std::shared_ptr<Ip6Routes>> build_table(const std::string& file, uint32_t max_port) const;
 
  private:
   std::string algorithm_{kTrie};

@@ -10,7 +10,8 @@
 namespace fulcrum {
 namespace {
 
-Result<std::shared_ptr<NameTable>> load_names(const std::string& file) {
+// A name routed to a port above max_port (the run's last port) is an error.
+Result<std::shared_ptr<NameTable>> load_names(const std::string& file, uint32_t max_port) {
   Result<std::string> text = read_input_file(file, "name file");
   if (!text) return make_error(text.error());
   auto table = std::make_shared<NameTable>();
@@ -25,6 +26,9 @@ Result<std::shared_ptr<NameTable>> load_names(const std::string& file) {
     uint16_t port = 0;
     if (!(fields >> port_text) || !parse_value(port_text, port) || (fields >> extra))
       return make_error(where + "expected \"/name PORT\"");
+    if (port > max_port)
+      return make_error(where + "port " + port_text + " out of range 0.." +
+                        std::to_string(max_port));
     if (Status s = table->add(uri, port); !s) return make_error(where + s.error());
   }
   if (Status s = table->build(); !s) return make_error(file + ": " + s.error());
@@ -40,8 +44,10 @@ Status NDNLookup::configure(Args& args) {
 
 Status NDNLookup::initialize(const InitContext& ctx) {
   ports_ = static_cast<uint16_t>(std::clamp(ctx.ports, 0, int{NameTable::kMaxPort} + 1));
-  Result<std::shared_ptr<const NameTable>> table = shared_or_own<NameTable>(
-      ctx.shared, "ndn-names:" + file_, [this] { return load_names(file_); });
+  const uint32_t max_port = ports_ == 0 ? NameTable::kMaxPort : ports_ - 1u;
+  Result<std::shared_ptr<const NameTable>> table =
+      shared_or_own<NameTable>(ctx.shared, "ndn-names:" + std::to_string(max_port) + ":" + file_,
+                               [this, max_port] { return load_names(file_, max_port); });
   if (!table) {
     const Args args({}, loc_, name(), kTraits.class_name);
     return args.error(table.error());

@@ -4,7 +4,8 @@
 //            existing port. Drops: not-ndn (frame under 14 bytes or EtherType not 0x8624),
 //            malformed (the Interest/Data, Name or component TLVs do not parse or overrun the
 //            frame), no-route (no prefix of the name is in the table and there is no "/" route),
-//            no-such-port (the route's port is not below the number of --port flags).
+//            no-such-port (the name's port is not below the number of --port flags: only
+//            without ports, since a name routed to a port the run lacks is a load-time error).
 // Config:    FILE (positional): name file, lines "/a/b/c PORT" (NDN URIs, %XX escapes, at most
 //            16 components; "/" is the default route) with # comments; a relative path is
 //            relative to the current directory. Loaded once per process in initialize() and

@@ -34,11 +34,11 @@ struct LineParse {
   std::string error;  // without the "PATH:LINE: " prefix
 };
 
-void parse_line(std::string_view content, LineParse& out) {
+void parse_line(std::string_view content, uint32_t max_port, LineParse& out) {
   Route6 r{};
   RouteLine f;
   if (!parse_route_line(
-          content, "X:X::/LEN PORT", kMaxLen, kMaxRoute6Port,
+          content, "X:X::/LEN PORT", kMaxLen, max_port,
           [&r](std::string_view text) { return parse_address(text, r.prefix.data()); }, f,
           out.error))
     return;
@@ -122,12 +122,13 @@ uint32_t base_len(Rng& rng) {
 
 }  // namespace
 
-Result<std::vector<Route6>> parse_routes6(std::string_view text, const std::string& path) {
+Result<std::vector<Route6>> parse_routes6(std::string_view text, const std::string& path,
+                                          uint32_t max_port) {
   return parse_unique_table<Route6>(
       text, path, kTypicalLineBytes,
-      [](std::string_view content, Route6& route, std::string* error) {
+      [max_port](std::string_view content, Route6& route, std::string* error) {
         LineParse parsed;
-        parse_line(content, parsed);
+        parse_line(content, max_port, parsed);
         if (!parsed.error.empty()) return *error = parsed.error, false;
         route = parsed.route;
         return true;
@@ -135,10 +136,10 @@ Result<std::vector<Route6>> parse_routes6(std::string_view text, const std::stri
       key_of, prefix_text);
 }
 
-Result<std::vector<Route6>> load_routes6(const std::string& path) {
+Result<std::vector<Route6>> load_routes6(const std::string& path, uint32_t max_port) {
   Result<std::string> text = read_table_file(path, "route file");
   if (!text) return make_error(text.error());
-  return parse_routes6(text.value(), path);
+  return parse_routes6(text.value(), path, max_port);
 }
 
 std::string format_route6(const Route6& r) {

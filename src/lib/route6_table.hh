@@ -39,8 +39,11 @@ struct Route6 {
 inline constexpr uint16_t kMaxRoute6Port = Ip6Table::kMaxNextHop;
 
 // Parses a route file's contents; `path` only names the file in error messages.
-Result<std::vector<Route6>> parse_routes6(std::string_view text, const std::string& path);
-Result<std::vector<Route6>> load_routes6(const std::string& path);
+// Ports above max_port (the run's last port when a lookup element loads the file) are errors.
+Result<std::vector<Route6>> parse_routes6(std::string_view text, const std::string& path,
+                                          uint32_t max_port = kMaxRoute6Port);
+Result<std::vector<Route6>> load_routes6(const std::string& path,
+                                         uint32_t max_port = kMaxRoute6Port);
 
 // "X:X::/LEN PORT" (no newline; the address as inet_ntop writes it).
 std::string format_route6(const Route6& r);

@@ -56,11 +56,11 @@ struct LineParse {
   std::string error;  // without the "PATH:LINE: " prefix
 };
 
-void parse_line(std::string_view content, LineParse& out) {
+void parse_line(std::string_view content, uint32_t max_port, LineParse& out) {
   uint32_t addr = 0;
   RouteLine f;
   if (!parse_route_line(
-          content, "A.B.C.D/LEN PORT", kMaxLen, kMaxRoutePort,
+          content, "A.B.C.D/LEN PORT", kMaxLen, max_port,
           [&addr](std::string_view text) { return parse_address(text, addr); }, f, out.error))
     return;
   if ((addr & ~mask_of(f.len)) != 0) {
@@ -157,12 +157,13 @@ uint32_t cover_len(Rng& rng) {
 
 }  // namespace
 
-Result<std::vector<Route4>> parse_routes4(std::string_view text, const std::string& path) {
+Result<std::vector<Route4>> parse_routes4(std::string_view text, const std::string& path,
+                                          uint32_t max_port) {
   return parse_unique_table<Route4>(
       text, path, kTypicalLineBytes,
-      [](std::string_view content, Route4& route, std::string* error) {
+      [max_port](std::string_view content, Route4& route, std::string* error) {
         LineParse parsed;
-        parse_line(content, parsed);
+        parse_line(content, max_port, parsed);
         if (!parsed.error.empty()) return *error = parsed.error, false;
         route = parsed.route;
         return true;
@@ -174,10 +175,10 @@ Result<std::vector<Route4>> parse_routes4(std::string_view text, const std::stri
       });
 }
 
-Result<std::vector<Route4>> load_routes4(const std::string& path) {
+Result<std::vector<Route4>> load_routes4(const std::string& path, uint32_t max_port) {
   Result<std::string> text = read_table_file(path, "route file");
   if (!text) return make_error(text.error());
-  return parse_routes4(text.value(), path);
+  return parse_routes4(text.value(), path, max_port);
 }
 
 std::string format_route4(const Route4& r) {

@@ -38,8 +38,11 @@ struct Route4 {
 inline constexpr uint16_t kMaxRoutePort = Dir24_8::kMaxNextHop;
 
 // Parses a route file's contents; `path` only names the file in error messages.
-Result<std::vector<Route4>> parse_routes4(std::string_view text, const std::string& path);
-Result<std::vector<Route4>> load_routes4(const std::string& path);
+// Ports above max_port (the run's last port when a lookup element loads the file) are errors.
+Result<std::vector<Route4>> parse_routes4(std::string_view text, const std::string& path,
+                                          uint32_t max_port = kMaxRoutePort);
+Result<std::vector<Route4>> load_routes4(const std::string& path,
+                                         uint32_t max_port = kMaxRoutePort);
 
 // "A.B.C.D/LEN PORT" (no newline).
 std::string format_route4(const Route4& r);

@@ -644,7 +644,7 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
     h->submitted_ns = now_ns();
     if (!ds.channel->submit(&t)) {  // this worker's ring is full: the CPU runs the task
       t.status = offload::TaskStatus::kFailed;
-      finish(*h->task);
+      complete(*h->task);
     }
   }
 
@@ -652,7 +652,7 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
   uint32_t collect(size_t d) {
     uint32_t n = 0;
     while (offload::OffloadTask* t = devices_[d].channel->poll()) {
-      finish(*static_cast<TaskBuffers*>(t->context));
+      complete(*static_cast<TaskBuffers*>(t->context));
       ++n;
     }
     return n;
@@ -660,7 +660,7 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
 
   // Applies a finished task's results (or, when it failed, runs the CPU function) to its
   // packets and frees its buffers.
-  void finish(TaskBuffers& t) {
+  void complete(TaskBuffers& t) {
     if (t.held == nullptr) {  // abandoned after a timeout: its packets were re-run already
       devices_[t.device].free.push_back(&t);
       return;
@@ -780,7 +780,7 @@ class OffloadElement : public ElementBase<Derived>, public OffloadStage {
   }
 
   // A task not back in time: the device is marked down, the packets re-run on the CPU; the
-  // buffers stay with the device thread until it hands the task back (finish() frees them).
+  // buffers stay with the device thread until it hands the task back (complete() frees them).
   void abandon(Held& h) {
     service_->device(h.device).mark_down();
     ++tasks_timed_out_;

@@ -169,7 +169,7 @@ def pipeline_cases(r):
                      [f"{routes}:4: expected 'A.B.C.D/LEN PORT', got '10.1.0.0/16'",
                       f"{click(r.count + 1)}:{loc(text, 'IPLookup')}: "])
 
-    routes = r.write("bad-routes2.txt", "10.0.0.0/8 0\n# comment\n10.0.0.1/8 1\n")
+    routes = r.write("bad-routes2.txt", "10.0.0.0/8 0\n# comment\n10.0.0.1/8 0\n")
     text = f"FromInput -> IPLookup({routes}) -> ToOutput;\n"
     r.pipeline_error("route file: host bits set", text, [f"{routes}:3: host bits set in 10.0.0.1/8"])
 
@@ -177,10 +177,15 @@ def pipeline_cases(r):
     text = f"FromInput -> IPLookup({routes}) -> ToOutput;\n"
     r.pipeline_error("route file: prefix length", text, [f"{routes}:2: prefix length 33 out of range 0..32"])
 
-    routes = r.write("bad-routes4.txt", "10.0.0.0/8 0\n11.0.0.0/8 1\n10.0.0.0/8 1\n")
+    routes = r.write("bad-routes4.txt", "10.0.0.0/8 0\n11.0.0.0/8 0\n10.0.0.0/8 0\n")
     text = f"FromInput -> IPLookup({routes}) -> ToOutput;\n"
     r.pipeline_error("route file: duplicate route", text,
                      [f"{routes}:3: duplicate route 10.0.0.0/8 (first on line 1)"])
+
+    routes = r.write("bad-routes5.txt", "10.0.0.0/8 0\n11.0.0.0/8 1\n")
+    text = f"FromInput -> IPLookup({routes}) -> ToOutput;\n"
+    r.pipeline_error("route file: a port the run lacks (one --port)", text,
+                     [f"{routes}:2: port 1 out of range 0..0"])
 
     text = "FromInput -> Discard;\nFromInput -> EtherMirror -> ToOutput;\n"
     r.pipeline_error("two FromInput elements", text,

@@ -28,7 +28,6 @@ ROUTES = """# test routes
 2001:db8:1:2:8000::/65 1
 2001:db8:1:2::200/128 0
 2001:db8:ff00::/40 1
-2001:db8:7::/48 7
 ::/0 0
 fd00::/8 1
 """
@@ -74,7 +73,6 @@ def build_traffic():
         good.append(base(d, hlim=2 + i % 250, size=78 + (i * 37) % 1400))
     bad = {}
     bad["no-route"] = [base("3000::1"), base("::2"), base("ff02::1")]
-    bad["no-such-port"] = [base("2001:db8:7::1")]
     bad["hlim-expired"] = [base("2001:db8::9", hlim=1), base("2001:db8::9", hlim=0)]
     version = bytearray(bytes(base("2001:db8::1")))
     version[14] = 0x40  # version 4 in an IPv6 frame
@@ -91,7 +89,7 @@ def build_traffic():
     return good, bad
 
 
-def run_router(work, routes_text, frames, tag, algorithm=None):
+def run_router(work, routes_text, frames, tag, algorithm=None, errors=None):
     routes = os.path.join(work, f"routes-{tag}.txt")
     with open(routes, "w") as f:
         f.write(routes_text)
@@ -112,7 +110,10 @@ def run_router(work, routes_text, frames, tag, algorithm=None):
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     print(res.stdout)
     if res.returncode != 0:
-        print(res.stderr, file=sys.stderr)
+        if errors is not None:
+            errors.append(res.stderr)
+        else:
+            print(res.stderr, file=sys.stderr)
         return None
     return json.load(open(stats)), out0, out1
 
@@ -223,6 +224,15 @@ def main():
         failures.append("with ::/0, the unroutable packets should leave through port 0")
     if not st2["balanced"]:
         failures.append("buffer balance does not hold with ::/0")
+
+    # With two ports, a route to port 7 stops the run at load time, naming the file and line.
+    errors = []
+    missing = ROUTES + "2001:db8:7::/48 7\n"
+    if run_router(work, missing, frames, "missing-port", errors=errors) is not None:
+        failures.append("a route to port 7 with two ports was accepted")
+    want = f"routes-missing-port.txt:{len(missing.splitlines())}: port 7 out of range 0..1"
+    if not errors or want not in errors[0]:
+        failures.append(f"a route to a missing port: stderr {errors!r}, expected {want!r}")
 
     shutil.rmtree(work)
     if failures:

@@ -25,8 +25,9 @@ ROUTES = """# test routes
 10.1.2.128/25 1
 10.1.2.200/32 0
 192.168.0.0/16 1
-172.16.0.0/12 7
 """
+# With two ports, a route to port 7 must stop the run at load time, naming the file and line.
+ROUTE_TO_MISSING_PORT = "172.16.0.0/12 7\n"
 
 MAC = {0: ("02:00:00:00:00:10", "02:00:00:00:01:10"), 1: ("02:00:00:00:00:11", "02:00:00:00:01:11")}
 
@@ -72,7 +73,6 @@ def build_traffic():
         good.append(base(d, ttl=2 + i % 60, size=64 + (i * 37) % 1400))
     bad = {}
     bad["no-route"] = [base("8.8.8.8"), base("1.2.3.4")]
-    bad["no-such-port"] = [base("172.16.5.5")]
     bad["ttl-expired"] = [base("10.0.0.9", ttl=1), base("10.0.0.9", ttl=0)]
     chk = base("10.0.0.1")
     raw = bytearray(bytes(chk))
@@ -173,6 +173,14 @@ def main():
             failures.append(f"tshark cannot read {path}: {tsh.stderr}")
         elif "Malformed" in tsh.stdout or "Bad checksum" in tsh.stdout:
             failures.append(f"tshark reports problems in {path}:\n{tsh.stdout}")
+
+    with open(routes, "a") as f:
+        f.write(ROUTE_TO_MISSING_PORT)
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    line = len(ROUTES.splitlines()) + 1
+    want = f"{routes}:{line}: port 7 out of range 0..1"
+    if res.returncode == 0 or want not in res.stderr:
+        failures.append(f"a route to a missing port: exit {res.returncode}, stderr {res.stderr!r}, expected {want!r}")
 
     shutil.rmtree(work)
     if failures:

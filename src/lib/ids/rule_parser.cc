@@ -13,7 +13,6 @@ namespace {
 
 constexpr uint32_t kMaxPrefixLen = 32;
 constexpr uint32_t kMaxPort = 0xFFFF;
-constexpr int kHexBase = 16;
 constexpr int kNibbleBits = 4;
 
 std::string quote(std::string_view s) {

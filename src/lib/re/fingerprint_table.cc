@@ -14,8 +14,8 @@ Result<std::unique_ptr<FingerprintTable>> FingerprintTable::create(size_t capaci
   std::unique_ptr<FingerprintTable> t(new FingerprintTable());
   t->mem_ = TableMemory::allocate(buckets * sizeof(Bucket), name);
   if (!t->mem_)
-    return make_error("cannot allocate " + std::to_string(buckets * sizeof(Bucket)) +
-                      " bytes for the fingerprint table");
+    return make_error(
+        TableMemory::allocation_error(buckets * sizeof(Bucket), "the fingerprint table"));
   t->buckets_ = static_cast<Bucket*>(t->mem_->data());
   t->mask_ = buckets - 1;
   return t;

@@ -12,8 +12,7 @@ Result<std::unique_ptr<PacketStore>> PacketStore::create(size_t bytes, const cha
   const size_t size = std::bit_ceil(bytes);
   std::unique_ptr<PacketStore> s(new PacketStore());
   s->mem_ = TableMemory::allocate(size, name);
-  if (!s->mem_)
-    return make_error("cannot allocate " + std::to_string(size) + " bytes for the packet store");
+  if (!s->mem_) return make_error(TableMemory::allocation_error(size, "the packet store"));
   s->ring_ = static_cast<uint8_t*>(s->mem_->data());
   s->mask_ = size - 1;
   return s;

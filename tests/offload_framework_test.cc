@@ -1,6 +1,7 @@
-// OffloadElement itself, with an element whose kernel no device has: the kernel is built when
-// the element is initialised, the device that cannot build it is not used by that element (its
-// batches run on the CPU function and are counted), and the device stays up for other elements.
+// OffloadElement itself: the contract checked at compile time, and an element whose kernel no
+// device has: the kernel is built when the element is initialised, the device that cannot build
+// it is not used by that element (its batches run on the CPU function and are counted), and the
+// device stays up for other elements.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/graph_pass.hh"
 #include "core/registry.hh"
 #include "offload/offload_element.hh"
 #include "offload_testing.hh"
@@ -22,26 +24,27 @@ constexpr uint32_t kPackets = 500;
 class MissingKernelOffload final : public OffloadElement<MissingKernelOffload> {
  public:
   static constexpr ElementTraits kTraits{"MissingKernelOffload", 1, 1, {}};
-  static constexpr std::string_view kKernel = "no_such_kernel";
-  static constexpr uint32_t kInputBytes = sizeof(uint32_t);
-  static constexpr uint32_t kOutputBytes = sizeof(uint32_t);
+  static constexpr auto kOffload =
+      offload::OffloadSpec::items("no_such_kernel", sizeof(uint32_t), sizeof(uint32_t));
 
   Status configure(Args& args) override { return configure_offload(args); }
   Status initialize(const InitContext& ctx) override { return initialize_offload(ctx); }
 
-  void process_cpu(PacketBatch& batch) {
+  void process_cpu(PacketBatch& batch) override {
     batch.for_each([&](uint32_t i, Packet* p) {
       anno(p).user[0] = kCpuMark;
       batch.set_result(i, Verdict::out(0));
     });
   }
-  bool gather(Packet* p, uint8_t* item) {
+  bool gather(Packet* p, uint8_t* item, offload::PacketRegion&) override {
     const uint32_t len = length(p);
     std::memcpy(item, &len, sizeof len);
     return true;
   }
-  Verdict apply(Packet*, const uint8_t*) { return Verdict::out(0); }
-  Result<std::vector<offload::TaskArg>> device_args(const InitContext&, size_t) {
+  Verdict apply(Packet*, const uint8_t*, const offload::PacketRegion&) override {
+    return Verdict::out(0);
+  }
+  Result<std::vector<offload::TaskArg>> device_args(const InitContext&, size_t) override {
     return std::vector<offload::TaskArg>{offload::TaskArg::input(offload::kItemsInput),
                                          offload::TaskArg::output(offload::kResultsOutput),
                                          offload::TaskArg::items()};
@@ -49,6 +52,28 @@ class MissingKernelOffload final : public OffloadElement<MissingKernelOffload> {
 };
 
 FULCRUM_REGISTER_ELEMENT(MissingKernelOffload);
+
+// The contract is checked at compile time: a spec without a kernel, a region whose alignment is
+// not a power of two, or a region name without a region is refused; an element class must be
+// final and offloadable.
+static_assert(offload::valid_spec(MissingKernelOffload::kOffload));
+static_assert(!offload::valid_spec(offload::OffloadSpec::items("", 4, 4)));
+static_assert(!offload::valid_spec(
+    offload::OffloadSpec::with_region("k", 0, 4, {.write = false, .align = 24, .max_bytes = 64})));
+static_assert(offload::valid_spec(offload::OffloadSpec::with_region(
+    "k", 0, 4, {.write = true, .align = 16, .max_bytes = 64}, "region")));
+constexpr offload::OffloadSpec kNameWithoutRegion = [] {
+  offload::OffloadSpec s = offload::OffloadSpec::items("k", 4, 4);
+  s.region_name = "region";
+  return s;
+}();
+static_assert(!offload::valid_spec(kNameWithoutRegion));
+static_assert(offload::OffloadableElement<MissingKernelOffload>);
+static_assert(!offload::OffloadableElement<Element>);
+
+TEST(OffloadFramework, ChainingIsAGraphPass) {
+  EXPECT_EQ(graph_passes().count("offload_chaining"), 1u);
+}
 
 TEST(OffloadFramework, KernelMissingOnTheDeviceRunsOnTheCpuAndLeavesTheDeviceUp) {
   REQUIRE_OFFLOAD_DEVICE();

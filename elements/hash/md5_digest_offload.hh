@@ -10,7 +10,7 @@
 //            TASK_TIMEOUT_MS  integer  1000  a task not back this long after it went to the
 //                                            device: device marked down, packets re-run on the CPU.
 //            TASK_BYTES, CHAIN, FUSE     as every whole-packet offload element
-//                                        (src/offload/offload_element.hh).
+//                                        (src/offload/stage/offload_stage.hh).
 // Uses:      the batch's device decision (set by CPUOnly, DeviceOnly, FixedFraction).
 //            Sets: user[0], user[1]: the 16-byte digest (as MD5Digest).
 // Counters:  bytes (payload bytes hashed, on the CPU and on devices), cpu_batches,
@@ -39,22 +39,21 @@ namespace fulcrum {
 class MD5DigestOffload final : public OffloadElement<MD5DigestOffload> {
  public:
   static constexpr ElementTraits kTraits{"MD5DigestOffload", 1, 1, MD5Digest::kDropReasons};
-  static constexpr std::string_view kKernel = "md5_digest";
-  static constexpr offload::WholePacketBlock kWholePacket{
-      .write = false, .align = 16, .max_bytes = 2048};
-  static constexpr uint32_t kInputBytes = sizeof(uint32_t);  // 1: write the trailer
-  static constexpr uint32_t kOutputBytes = re::kMd5Len;
+  // Read: a trailer flag (1: write the trailer); write: the digest; region: the L4 payload.
+  static constexpr auto kOffload =
+      offload::OffloadSpec::with_region("md5_digest", sizeof(uint32_t), re::kMd5Len,
+                                        {.write = false, .align = 16, .max_bytes = 2048});
 
   Status configure(Args& args) override;
   Status initialize(const InitContext& ctx) override;
   void counters(std::vector<Counter>& out) const override;
 
-  void process_cpu(PacketBatch& batch) { cpu_.process_batch(batch); }
+  void process_cpu(PacketBatch& batch) override { cpu_.process_batch(batch); }
 
   // With TRAILER the kernel also writes the digest after the payload, into 16 bytes the framework
   // appends to the frame (PacketRegion::grow); a frame with bytes after its payload (Ethernet
   // padding) gets its trailer after them in apply, as MD5Digest appends it.
-  bool gather(Packet* p, uint8_t* item, offload::PacketRegion& region) {
+  bool gather(Packet* p, uint8_t* item, offload::PacketRegion& region) override {
     re::Payload pl;
     if (re::find_payload(data(p), length(p), pl) != re::PayloadError::kOk) return false;
     const uint32_t grow = cpu_.trailer() && pl.offset + pl.len == length(p) ? re::kMd5Len : 0;
@@ -63,16 +62,16 @@ class MD5DigestOffload final : public OffloadElement<MD5DigestOffload> {
     region = {pl.offset, pl.len, grow};
     return true;
   }
-  bool grows() const { return cpu_.trailer(); }
+  bool grows() const override { return cpu_.trailer(); }
 
-  Verdict apply(Packet* p, const uint8_t* result, const offload::PacketRegion& region) {
+  Verdict apply(Packet* p, const uint8_t* result, const offload::PacketRegion& region) override {
     device_bytes_ += region.length;
     if (!MD5Digest::store(p, result, cpu_.trailer() && region.grow == 0)) [[unlikely]]
       return Verdict::drop(MD5Digest::kDropNoRoom);
     return Verdict::out(0);
   }
 
-  Result<std::vector<offload::TaskArg>> device_args(const InitContext&, size_t) {
+  Result<std::vector<offload::TaskArg>> device_args(const InitContext&, size_t) override {
     return std::vector<offload::TaskArg>{offload::TaskArg::input(offload::kBytesInput),
                                          offload::TaskArg::input(offload::kRegionsInput),
                                          offload::TaskArg::input(offload::kItemsInput),

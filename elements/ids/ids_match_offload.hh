@@ -11,7 +11,7 @@
 //            ALERTS  string  none   alert log, JSON lines, as IDSMatch (ALERTS.W per worker).
 //            DROP    bool    false  drop alerted packets when output 1 is not connected.
 //            AGGREGATE, FLUSH_US, AFFINITY, TASK_TIMEOUT_MS, TASK_BYTES, CHAIN, FUSE: the
-//            offload keys (src/offload/offload_element.hh).
+//            offload keys (src/offload/stage/offload_stage.hh).
 // Uses:      the batch's device decision (set by CPUOnly, DeviceOnly, FixedFraction).
 //            Sets: nothing.
 // Counters:  those of IDSMatch (alerts, packets_alerted, bytes_scanned, prefilter_hits,
@@ -41,12 +41,11 @@ namespace fulcrum {
 class IDSMatchOffload final : public OffloadElement<IDSMatchOffload> {
  public:
   static constexpr ElementTraits kTraits{"IDSMatchOffload", 1, 2, IDSMatch::kDropReasons};
-  static constexpr std::string_view kKernel = offload::kIdsScanKernel;
+  // Write: the scan's candidate matches; region: the IP payload.
+  static constexpr auto kOffload =
+      offload::OffloadSpec::with_region(offload::kIdsScanKernel, 0, sizeof(offload::IdsScanResult),
+                                        {.write = false, .align = 16, .max_bytes = 2048});
   static constexpr std::string_view kDeviceKey = "ids-device-tables:";
-  static constexpr offload::WholePacketBlock kWholePacket{
-      .write = false, .align = 16, .max_bytes = 2048};
-  static constexpr uint32_t kInputBytes = 0;
-  static constexpr uint32_t kOutputBytes = sizeof(offload::IdsScanResult);
 
   Status configure(Args& args) override;
   Status initialize(const InitContext& ctx) override;
@@ -54,9 +53,9 @@ class IDSMatchOffload final : public OffloadElement<IDSMatchOffload> {
   void finish() override { cpu_.finish(); }
   void output_losses(std::vector<OutputLoss>& out) const override { cpu_.output_losses(out); }
 
-  void process_cpu(PacketBatch& batch) { cpu_.process_batch(batch); }
+  void process_cpu(PacketBatch& batch) override { cpu_.process_batch(batch); }
 
-  bool gather(Packet* p, uint8_t*, offload::PacketRegion& region) {
+  bool gather(Packet* p, uint8_t*, offload::PacketRegion& region) override {
     ids::PacketView v;
     if (ids::parse_packet(data(p), length(p), v) != ids::ParseResult::kOk) [[unlikely]] {
       region = {0, 0};  // dropped in apply, in order
@@ -66,7 +65,7 @@ class IDSMatchOffload final : public OffloadElement<IDSMatchOffload> {
     return true;
   }
 
-  Verdict apply(Packet* p, const uint8_t* result) {
+  Verdict apply(Packet* p, const uint8_t* result, const offload::PacketRegion&) override {
     offload::IdsScanResult r;
     std::memcpy(&r, result, sizeof r);
     return cpu_.process_prefiltered(
@@ -80,7 +79,7 @@ class IDSMatchOffload final : public OffloadElement<IDSMatchOffload> {
         });
   }
 
-  Result<std::vector<offload::TaskArg>> device_args(const InitContext& ctx, size_t device);
+  Result<std::vector<offload::TaskArg>> device_args(const InitContext& ctx, size_t device) override;
 
  private:
   IDSMatch cpu_;

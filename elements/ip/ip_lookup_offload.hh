@@ -32,9 +32,9 @@ class IPLookupOffload final
     : public RouteLookupOffload<IPLookupOffload, IPLookup, offload::Ipv4LookupTables> {
  public:
   static constexpr ElementTraits kTraits{"IPLookupOffload", 1, 1, IPLookup::kDropReasons};
-  static constexpr std::string_view kKernel = offload::kIpv4LookupKernel;
+  static constexpr offload::OffloadSpec kOffload =
+      spec(offload::kIpv4LookupKernel, sizeof(IPLookup::Addr));
   static constexpr std::string_view kDeviceKey = "ipv4-device-tables:";
-  static constexpr uint32_t kInputBytes = sizeof(IPLookup::Addr);
   static constexpr uint16_t kNoRoute = Dir24_8::kNoRoute;
   static constexpr uint16_t kMaxNextHop = Dir24_8::kMaxNextHop;
 

@@ -2,9 +2,9 @@
 // CPU function is the Cpu lookup element (IPLookup, IP6Lookup) configured with the same FILE and
 // sharing its table; the read datablock is the destination address as Cpu::destination() reads
 // it; the write datablock is a 16-bit next hop, applied as the Cpu element applies it. Derived
-// provides kTraits, kKernel, kInputBytes, kNoRoute, kMaxNextHop, kDeviceKey (shared storage key
-// prefix of the device tables) and `Result<const HostTable*> host_table() const`; Tables has
-// `upload(Device&, const HostTable&)` and `args()`.
+// provides kTraits, kOffload (spec(kernel, read bytes)), kNoRoute, kMaxNextHop, kDeviceKey
+// (shared storage key prefix of the device tables) and `Result<const HostTable*> host_table()
+// const`; Tables has `upload(Device&, const HostTable&)` and `args()`.
 #pragma once
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/shared_storage.hh"
@@ -22,7 +23,10 @@ namespace fulcrum {
 template <class Derived, class Cpu, class Tables>
 class RouteLookupOffload : public OffloadElement<Derived> {
  public:
-  static constexpr uint32_t kOutputBytes = sizeof(uint16_t);
+  // The offload spec of a route lookup: `read_bytes` of destination address in, a next hop out.
+  static constexpr offload::OffloadSpec spec(std::string_view kernel, uint32_t read_bytes) {
+    return offload::OffloadSpec::items(kernel, read_bytes, sizeof(uint16_t));
+  }
 
   Status configure(Args& args) override {
     std::string file;
@@ -39,16 +43,16 @@ class RouteLookupOffload : public OffloadElement<Derived> {
     return this->initialize_offload(ctx);
   }
 
-  void process_cpu(PacketBatch& batch) { cpu_.process_batch(batch); }
+  void process_cpu(PacketBatch& batch) override { cpu_.process_batch(batch); }
 
-  bool gather(Packet* p, uint8_t* item) {
+  bool gather(Packet* p, uint8_t* item, offload::PacketRegion&) override {
     typename Cpu::Addr addr;
     if (!Cpu::destination(p, addr)) return false;  // the CPU function drops it
     std::memcpy(item, &addr, sizeof addr);
     return true;
   }
 
-  Verdict apply(Packet* p, const uint8_t* result) {
+  Verdict apply(Packet* p, const uint8_t* result, const offload::PacketRegion&) override {
     uint16_t hop;
     std::memcpy(&hop, result, sizeof hop);
     if (hop < ports_) {
@@ -59,7 +63,8 @@ class RouteLookupOffload : public OffloadElement<Derived> {
   }
 
   // The kernel's arguments on `device`, its tables uploaded once per process and device.
-  Result<std::vector<offload::TaskArg>> device_args(const InitContext& ctx, size_t device) {
+  Result<std::vector<offload::TaskArg>> device_args(const InitContext& ctx,
+                                                    size_t device) override {
     auto host = static_cast<const Derived&>(*this).host_table();
     if (!host) return make_error(host.error());
     offload::Device& dev = this->service().device(device);

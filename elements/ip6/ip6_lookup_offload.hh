@@ -36,9 +36,9 @@ class IP6LookupOffload final
     : public RouteLookupOffload<IP6LookupOffload, IP6Lookup, offload::Ipv6LookupTables> {
  public:
   static constexpr ElementTraits kTraits{"IP6LookupOffload", 1, 1, IP6Lookup::kDropReasons};
-  static constexpr std::string_view kKernel = offload::kIpv6LookupKernel;
+  static constexpr offload::OffloadSpec kOffload =
+      spec(offload::kIpv6LookupKernel, offload::kIpv6AddrBytes);
   static constexpr std::string_view kDeviceKey = "ipv6-device-tables:";
-  static constexpr uint32_t kInputBytes = offload::kIpv6AddrBytes;
   static constexpr uint16_t kNoRoute = Ip6Trie::kNoRoute;
   static constexpr uint16_t kMaxNextHop = Ip6Trie::kMaxNextHop;
 

@@ -2,8 +2,8 @@
 // CPU function is the Cpu element (IPsecAES, IPsecAuthHMACSHA1) configured with the same SA_FILE
 // and sharing its SA table; the datablocks are the ESP region of the frame (whole packet, SPI
 // through the next-header byte, rewritten in place) and the packet's SA index (4 bytes). Both
-// have the chain key "esp-region", so IPsecAESOffload -> IPsecAuthHMACSHA1Offload run in one
-// device task (src/offload/offload_element.hh). The device SA table (src/offload/ipsec_tables.hh)
+// name their region "esp-region", so IPsecAESOffload -> IPsecAuthHMACSHA1Offload run in one
+// device task (src/offload/stage/chaining.cc). The device SA table (src/offload/ipsec_tables.hh)
 // is uploaded to each device once per process and SA file.
 #pragma once
 
@@ -25,10 +25,13 @@ namespace fulcrum {
 template <class Derived, class Cpu>
 class EspOffloadElement : public OffloadElement<Derived> {
  public:
-  static constexpr uint32_t kInputBytes = offload::kIpsecItemBytes;
-  static constexpr offload::WholePacketBlock kWholePacket{
-      .write = true, .align = offload::kIpsecRegionAlign, .max_bytes = 2048};
-  static constexpr std::string_view kChainKey = "esp-region";
+  // The offload spec of an ESP element: the SA index in, `write_bytes` out, the ESP region
+  // (named "esp-region", so consecutive ESP elements chain) rewritten in place.
+  static constexpr offload::OffloadSpec spec(std::string_view kernel, uint32_t write_bytes) {
+    return offload::OffloadSpec::with_region(
+        kernel, offload::kIpsecItemBytes, write_bytes,
+        {.write = true, .align = offload::kIpsecRegionAlign, .max_bytes = 2048}, "esp-region");
+  }
 
   Status configure(Args& args) override {
     args.positional("SA_FILE", file_);
@@ -49,11 +52,11 @@ class EspOffloadElement : public OffloadElement<Derived> {
     return this->initialize_offload(ctx);
   }
 
-  void process_cpu(PacketBatch& batch) { cpu_.process_batch(batch); }
+  void process_cpu(PacketBatch& batch) override { cpu_.process_batch(batch); }
 
   // Packets the CPU function would drop (no SA, truncated) stay with it, and so do AES-CBC SAs
   // when Derived encrypts.
-  bool gather(Packet* p, uint8_t* item, offload::PacketRegion& region) {
+  bool gather(Packet* p, uint8_t* item, offload::PacketRegion& region) override {
     const uint32_t sa = anno(p).flow_id;
     if (sa >= table_->size()) return false;
     if (Derived::kCtrOnly && table_->at(sa).cfg.cipher != EspCipher::kAesCtr) return false;
@@ -65,7 +68,8 @@ class EspOffloadElement : public OffloadElement<Derived> {
   }
 
   // The kernel's arguments on `device`, the SA table uploaded once per process, device and file.
-  Result<std::vector<offload::TaskArg>> device_args(const InitContext& ctx, size_t device) {
+  Result<std::vector<offload::TaskArg>> device_args(const InitContext& ctx,
+                                                    size_t device) override {
     offload::Device& dev = this->service().device(device);
     const std::string key = "ipsec-device-sa:" + dev.label() + ":" + file_;
     auto tables = shared_or_own<offload::IpsecTables>(

@@ -10,7 +10,7 @@
 //            TASK_TIMEOUT_MS  integer  1000  a task not back this long after it went to the
 //                                            device: device marked down, packets re-run on the CPU.
 //            TASK_BYTES, CHAIN, FUSE     as every whole-packet offload element
-//                                        (src/offload/offload_element.hh); CHAIN false keeps a
+//                                        (src/offload/stage/offload_stage.hh); CHAIN false keeps a
 //                                        following IPsecAuthHMACSHA1Offload in its own tasks,
 //                                        FUSE false runs the two kernels back to back.
 // Uses:      flow_id (SA index, set by IPsecESPEncap); the batch's device decision (set by
@@ -38,15 +38,16 @@ namespace fulcrum {
 class IPsecAESOffload final : public EspOffloadElement<IPsecAESOffload, IPsecAES> {
  public:
   static constexpr ElementTraits kTraits{"IPsecAESOffload", 1, 1, IPsecAES::kDropReasons};
-  static constexpr std::string_view kKernel = offload::kIpsecAesCtrKernel;
-  static constexpr uint32_t kOutputBytes = 0;
+  static constexpr offload::OffloadSpec kOffload = spec(offload::kIpsecAesCtrKernel, 0);
   static constexpr bool kCtrOnly = true;
 
-  Verdict apply(Packet*, const uint8_t*) { return Verdict::out(0); }
+  Verdict apply(Packet*, const uint8_t*, const offload::PacketRegion&) override {
+    return Verdict::out(0);
+  }
 
   // IPsecAuthHMACSHA1Offload on the same SA file next: the fused kernel with its arguments.
   std::optional<offload::TaskLaunch> fuse(const Element& next,
-                                          const std::vector<offload::TaskArg>& next_args);
+                                          const std::vector<offload::TaskArg>& next_args) override;
 
   static std::vector<offload::TaskArg> kernel_args(const offload::IpsecTables& t) {
     return t.aes_args();

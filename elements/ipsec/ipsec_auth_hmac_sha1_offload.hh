@@ -11,7 +11,7 @@
 //            TASK_TIMEOUT_MS  integer  1000  a task not back this long after it went to the
 //                                            device: device marked down, packets re-run on the CPU.
 //            TASK_BYTES, CHAIN, FUSE     as every whole-packet offload element
-//                                        (src/offload/offload_element.hh).
+//                                        (src/offload/stage/offload_stage.hh).
 // Uses:      flow_id (SA index, set by IPsecESPEncap); the batch's device decision (set by
 //            CPUOnly, DeviceOnly, FixedFraction).  Sets: nothing.
 // Counters:  cpu_batches, device_batches, device_packets, tasks, tasks_failed (re-run on the
@@ -39,11 +39,11 @@ class IPsecAuthHMACSHA1Offload final
  public:
   static constexpr ElementTraits kTraits{"IPsecAuthHMACSHA1Offload", 1, 1,
                                          IPsecAuthHMACSHA1::kDropReasons};
-  static constexpr std::string_view kKernel = offload::kIpsecHmacSha1Kernel;
-  static constexpr uint32_t kOutputBytes = offload::kIpsecIcvBytes;
+  static constexpr offload::OffloadSpec kOffload =
+      spec(offload::kIpsecHmacSha1Kernel, offload::kIpsecIcvBytes);
   static constexpr bool kCtrOnly = false;
 
-  Verdict apply(Packet* p, const uint8_t* result) {
+  Verdict apply(Packet* p, const uint8_t* result, const offload::PacketRegion&) override {
     std::memcpy(data(p) + length(p) - esp::kEspIcvLen, result, esp::kEspIcvLen);
     return Verdict::out(0);
   }

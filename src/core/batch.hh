@@ -47,7 +47,8 @@ struct BatchAnno {
   uint64_t batch_id = 0;
   uint64_t rx_tsc = 0;  // TSC when the batch was received
   // Set by an offloadable element whose device tasks also did the work of the elements it
-  // chained to (Element::chain): they pass these packets on with the verdicts it computed.
+  // chained to (offload/stage/chaining.cc): they pass these packets on with the verdicts it
+  // computed.
   const void* chained = nullptr;
 };
 

@@ -20,6 +20,9 @@
 #include "core/result.hh"
 
 namespace fulcrum {
+namespace offload {
+class OffloadStage;
+}
 
 class SharedStorage;
 
@@ -91,13 +94,10 @@ class Element {
   virtual void poll_deferred(uint64_t now_ns, PacketBatch& out) { (void)now_ns, (void)out; }
   virtual uint64_t held() const { return 0; }
 
-  // Chaining (datablock reuse between consecutive offloadable elements, NBA §3.3): after every
-  // element is initialised, the graph offers each element the element its only output feeds,
-  // when that one has no other input; then, while offers are taken, the element after that.
-  // Taking an offer (returning true) means this element now also does `next`'s work for the
-  // packets it hands on, marking their batches (BatchAnno::chained) so `next` passes them with the
-  // verdicts computed for it. An error stops the pipeline from being built.
-  virtual Result<bool> chain(Element& next) { return (void)next, false; }
+  // The stage the framework runs for an offloadable element (offload/offload_element.hh);
+  // nullptr for the others. Graph passes (the offload chaining pass) find offloadable elements
+  // through it.
+  virtual offload::OffloadStage* offload_stage() { return nullptr; }
 
   int noutputs() const { return noutputs_; }
   // Whether output `port` leads somewhere; set by the graph before initialize(). Packets sent to

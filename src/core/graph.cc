@@ -121,32 +121,17 @@ Result<std::unique_ptr<Pipeline>> Pipeline::build(const PipelineConfig& config,
       return make_error(node.loc.str() + ": " + msg);
     }
   }
-  if (Status s = p->chain_elements(config); !s) return make_error(s.error());
+  p->inputs_.assign(p->nodes_.size(), 0);
+  for (const ConfigConnection& c : config.connections) ++p->inputs_[static_cast<size_t>(c.to)];
+  for (const auto& [name, pass] : graph_passes())
+    if (Status s = pass(*p); !s) return make_error(s.error());
   return p;
 }
 
-Status Pipeline::chain_elements(const PipelineConfig& config) {
-  std::vector<int> inputs(nodes_.size(), 0);
-  for (const ConfigConnection& c : config.connections) ++inputs[c.to];
-  // The element a node's only output feeds, when that one has no other input; -1 otherwise.
-  auto single_next = [&](int node) {
-    const Node& n = nodes_[static_cast<size_t>(node)];
-    if (n.next.size() != 1 || n.next[0].node < 0 || n.next[0].port != 0) return -1;
-    return inputs[static_cast<size_t>(n.next[0].node)] == 1 ? n.next[0].node : -1;
-  };
-  std::vector<bool> chained(nodes_.size(), false);
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    if (chained[i]) continue;
-    Node& head = nodes_[i];
-    for (int next = single_next(static_cast<int>(i)); next >= 0; next = single_next(next)) {
-      Node& n = nodes_[static_cast<size_t>(next)];
-      Result<bool> took = head.element->chain(*n.element);
-      if (!took) return make_error(head.loc.str() + ": " + took.error());
-      if (!took.value()) break;
-      chained[static_cast<size_t>(next)] = true;
-    }
-  }
-  return {};
+int Pipeline::only_successor(size_t node) const {
+  const Node& n = nodes_[node];
+  if (n.next.size() != 1 || n.next[0].node < 0 || n.next[0].port != 0) return -1;
+  return inputs_[static_cast<size_t>(n.next[0].node)] == 1 ? n.next[0].node : -1;
 }
 
 PacketBatch* Pipeline::alloc_batch() {

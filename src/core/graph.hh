@@ -18,6 +18,7 @@
 #include "core/batch.hh"
 #include "core/config/ast.hh"
 #include "core/element.hh"
+#include "core/graph_pass.hh"
 #include "core/result.hh"
 
 namespace fulcrum {
@@ -75,6 +76,10 @@ class Pipeline {
   std::vector<OutputLoss> output_losses() const;
 
   const std::vector<Node>& nodes() const { return nodes_; }
+  Element& element(size_t node) { return *nodes_[node].element; }
+  // The node `node`'s only output feeds, when that one has no other input; -1 otherwise (graph
+  // passes follow such lines of elements).
+  int only_successor(size_t node) const;
   // Packets dropped inside the pipeline; safe to read from another thread while it runs.
   uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
   uint64_t created() const { return created_; }  // packets made by source elements
@@ -83,8 +88,6 @@ class Pipeline {
   int current_node() const { return current_.load(std::memory_order_relaxed); }
 
  private:
-  // Offers each element the elements after it (Element::chain).
-  Status chain_elements(const PipelineConfig& config);
   // Runs `batch`, which left `node`, through the rest of the graph.
   void dispatch(int node, PacketBatch& batch);
   // Counts and frees the drops of a batch `node` processed and queues its packets for the
@@ -94,6 +97,7 @@ class Pipeline {
   void free_batch(PacketBatch* b) { spare_.push_back(b); }
 
   std::vector<Node> nodes_;
+  std::vector<int> inputs_;  // connections into each node
   int input_node_ = -1;
   std::vector<int> schedulable_;
   std::vector<int> deferring_;

@@ -26,7 +26,7 @@ namespace fulcrum::offload {
 inline constexpr const char* kIdsScanKernel = "ids_ac_scan";
 inline constexpr uint32_t kIdsMaxMatches = 31;
 
-// What the kernel writes per packet: kOutputBytes of an offloadable IDS element.
+// What the kernel writes per packet: the write datablock of an offloadable IDS element.
 struct IdsScanResult {
   uint32_t count;  // steps into a state with outputs; more than kIdsMaxMatches: overflowed
   struct Step {

@@ -3,23 +3,16 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <charconv>
-#include <cstdio>
 #include <cstring>
-#include <memory>
 #include <unordered_set>
 
-#include "lib/table_file.hh"
+#include "lib/route_file.hh"
 
 namespace fulcrum {
 namespace {
 
 constexpr uint32_t kMaxLen = Ip6Table::kMaxPrefixLen;
 constexpr size_t kAddrTextMax = INET6_ADDRSTRLEN;  // longest address text, NUL included
-// Sizing estimates: a generated route line is about 25 bytes, at most 52.
-constexpr size_t kTypicalLineBytes = 25;
-constexpr size_t kMaxLineBytes = INET6_ADDRSTRLEN + 12;
 
 bool parse_address(std::string_view s, uint8_t* out) {
   char buf[kAddrTextMax];
@@ -27,29 +20,6 @@ bool parse_address(std::string_view s, uint8_t* out) {
   std::memcpy(buf, s.data(), s.size());
   buf[s.size()] = '\0';
   return inet_pton(AF_INET6, buf, out) == 1;
-}
-
-struct LineParse {
-  Route6 route{};
-  std::string error;  // without the "PATH:LINE: " prefix
-};
-
-void parse_line(std::string_view content, uint32_t max_port, LineParse& out) {
-  Route6 r{};
-  RouteLine f;
-  if (!parse_route_line(
-          content, "X:X::/LEN PORT", kMaxLen, max_port,
-          [&r](std::string_view text) { return parse_address(text, r.prefix.data()); }, f,
-          out.error))
-    return;
-  const Addr6 a = Addr6::from_bytes(r.prefix.data());
-  if (a.masked(f.len) != a) {
-    out.error = "host bits set in " + std::string(f.prefix);
-    return;
-  }
-  r.len = static_cast<uint8_t>(f.len);
-  r.port = static_cast<uint16_t>(f.port);
-  out.route = r;
 }
 
 struct RouteKey {
@@ -70,31 +40,34 @@ struct RouteKeyHash {
   }
 };
 
-std::string prefix_text(const Route6& r) {
-  char text[kAddrTextMax];
-  inet_ntop(AF_INET6, r.prefix.data(), text, sizeof text);
-  return std::string(text) + "/" + std::to_string(r.len);
-}
+// The IPv6 family of route_file.hh.
+struct Ipv6Routes {
+  using Route = Route6;
+  static constexpr std::string_view kForm = "X:X::/LEN PORT";
+  static constexpr uint32_t kMaxLen = fulcrum::kMaxLen;
+  // Sizing estimates: a generated route line is about 25 bytes, at most 52.
+  static constexpr size_t kTypicalLineBytes = 25;
+  static constexpr size_t kMaxLineBytes = INET6_ADDRSTRLEN + 12;
 
-// splitmix64: a small, fast generator whose output is the same on every platform.
-class Rng {
- public:
-  explicit Rng(uint64_t seed) : state_(seed) {}
-  uint64_t next() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+  static bool parse_address(std::string_view text, Route6& r) {
+    return fulcrum::parse_address(text, r.prefix.data());
   }
-  // Uniform in [0, n), n > 0.
-  uint32_t below(uint32_t n) {
-    return static_cast<uint32_t>((uint64_t{static_cast<uint32_t>(next() >> 32)} * n) >> 32);
+  static bool host_bits_clear(const Route6& r) {
+    const Addr6 a = Addr6::from_bytes(r.prefix.data());
+    return a.masked(r.len) == a;
   }
-  uint32_t range(uint32_t lo, uint32_t hi) { return lo + below(hi - lo + 1); }
-
- private:
-  uint64_t state_;
+  // The address as inet_ntop writes it.
+  static void append_prefix(std::string& out, const Route6& r) {
+    char text[kAddrTextMax];
+    inet_ntop(AF_INET6, r.prefix.data(), text, sizeof text);
+    out += text;
+    out += '/';
+    append_decimal(out, r.len);
+  }
+  static RouteKey key(const Route6& r) { return key_of(r); }
 };
+
+using File = RouteFile<Ipv6Routes>;
 
 // Generator mix (see route6_table.hh).
 constexpr size_t kCoverPercent = 10;
@@ -109,7 +82,7 @@ constexpr uint32_t kThirds = 3;
 constexpr uint64_t kGlobalUnicast = uint64_t{1} << 61;  // 2000::/3
 constexpr uint64_t kUnder3 = ~uint64_t{0} >> 3;         // the bits below a /3
 
-uint32_t base_len(Rng& rng) {
+uint32_t base_len(RouteRng& rng) {
   switch (rng.below(kThirds)) {
     case 0:
       return kBaseMinLen;
@@ -124,51 +97,24 @@ uint32_t base_len(Rng& rng) {
 
 Result<std::vector<Route6>> parse_routes6(std::string_view text, const std::string& path,
                                           uint32_t max_port) {
-  return parse_unique_table<Route6>(
-      text, path, kTypicalLineBytes,
-      [max_port](std::string_view content, Route6& route, std::string* error) {
-        LineParse parsed;
-        parse_line(content, max_port, parsed);
-        if (!parsed.error.empty()) return *error = parsed.error, false;
-        route = parsed.route;
-        return true;
-      },
-      key_of, prefix_text);
+  return File::parse(text, path, max_port);
 }
 
 Result<std::vector<Route6>> load_routes6(const std::string& path, uint32_t max_port) {
-  Result<std::string> text = read_table_file(path, "route file");
-  if (!text) return make_error(text.error());
-  return parse_routes6(text.value(), path, max_port);
+  return File::load(path, max_port);
 }
 
 std::string format_route6(const Route6& r) {
-  return prefix_text(r) + " " + std::to_string(r.port);
+  return File::format(r);
 }
 
 Status write_routes6(const std::string& path, std::span<const Route6> routes,
                      std::string_view header) {
-  std::string out;
-  while (!header.empty()) {
-    size_t nl = header.find('\n');
-    std::string_view line = header.substr(0, nl);
-    out += line.empty() ? "#\n" : "# " + std::string(line) + "\n";
-    header = nl == std::string_view::npos ? std::string_view{} : header.substr(nl + 1);
-  }
-  out.reserve(out.size() + routes.size() * kMaxLineBytes);
-  for (const Route6& r : routes) {
-    out += format_route6(r);
-    out += '\n';
-  }
-  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "wb"), &std::fclose);
-  if (!f) return make_error("cannot write route file " + path + ": " + std::strerror(errno));
-  if (std::fwrite(out.data(), 1, out.size(), f.get()) != out.size() || std::fflush(f.get()) != 0)
-    return make_error("cannot write route file " + path + ": " + std::strerror(errno));
-  return {};
+  return File::write(path, routes, header);
 }
 
 std::vector<Route6> generate_routes6(size_t n, uint64_t seed, uint16_t ports) {
-  Rng rng(seed);
+  RouteRng rng(seed);
   if (ports == 0) ports = 1;
   std::vector<Route6> routes;
   routes.reserve(n);

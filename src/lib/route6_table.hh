@@ -1,6 +1,7 @@
 // IPv6 route files: loading, writing and generating tables of "X:X::/LEN PORT" routes.
 //
-// File format, one route a line (the IPv4 format of route_table.hh with IPv6 prefixes):
+// File format, one route a line (the IPv4 format of route_table.hh with IPv6 prefixes; the
+// reading and writing shared with IPv4 is route_file.hh's):
 //
 //   # comment              (whole-line and trailing comments; blank lines are ignored)
 //   2001:db8::/32    1     prefix/length (any inet_pton form), then the output port index
@@ -25,16 +26,12 @@
 
 #include "core/result.hh"
 #include "lib/ip6_table.hh"
+#include "lib/route_file.hh"
 
 namespace fulcrum {
 
-struct Route6 {
-  std::array<uint8_t, Ip6Table::kAddrBytes> prefix;  // network byte order, host bits zero
-  uint8_t len;
-  uint16_t port;
-
-  bool operator==(const Route6&) const = default;
-};
+// prefix in network byte order
+using Route6 = BasicRoute<std::array<uint8_t, Ip6Table::kAddrBytes>>;
 
 inline constexpr uint16_t kMaxRoute6Port = Ip6Table::kMaxNextHop;
 

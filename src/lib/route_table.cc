@@ -1,14 +1,10 @@
 #include "lib/route_table.hh"
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
-#include <cstdio>
-#include <cstring>
-#include <memory>
 #include <unordered_set>
 
-#include "lib/table_file.hh"
+#include "lib/route_file.hh"
 
 namespace fulcrum {
 namespace {
@@ -21,9 +17,6 @@ constexpr uint32_t kFirstOctetShift = 24;
 constexpr uint32_t kLowOctetsMask = 0xFFFFFF;  // all but the first octet
 constexpr uint32_t kMaxLen = 32;
 constexpr uint32_t kLen24 = 24;
-// Sizing estimates: a route line is about 20 bytes and at most 25 ("255.255.255.255/32 32766\n").
-constexpr size_t kTypicalLineBytes = 20;
-constexpr size_t kMaxLineBytes = 25;
 
 uint32_t mask_of(uint32_t len) {
   return len == 0 ? 0 : ~uint32_t{0} << (kMaxLen - len);
@@ -51,71 +44,37 @@ bool parse_address(std::string_view s, uint32_t& out) {
   return true;
 }
 
-struct LineParse {
-  Route4 route{};
-  std::string error;  // without the "PATH:LINE: " prefix
-};
-
-void parse_line(std::string_view content, uint32_t max_port, LineParse& out) {
-  uint32_t addr = 0;
-  RouteLine f;
-  if (!parse_route_line(
-          content, "A.B.C.D/LEN PORT", kMaxLen, max_port,
-          [&addr](std::string_view text) { return parse_address(text, addr); }, f, out.error))
-    return;
-  if ((addr & ~mask_of(f.len)) != 0) {
-    out.error = "host bits set in " + std::string(f.prefix);
-    return;
-  }
-  out.route = Route4{addr, static_cast<uint8_t>(f.len), static_cast<uint16_t>(f.port)};
-}
-
-// Appends the decimal digits of v.
-void append_uint(std::string& out, uint32_t v) {
-  char digits[10];
-  int n = 0;
-  do {
-    digits[n++] = static_cast<char>('0' + v % 10);
-    v /= 10;
-  } while (v != 0);
-  while (n > 0) out += digits[--n];
-}
-
-void append_route(std::string& out, const Route4& r) {
-  for (uint32_t i = 0; i < kOctets; ++i) {
-    if (i > 0) out += '.';
-    append_uint(out, (r.prefix >> (kFirstOctetShift - kOctetBits * i)) & kOctetMask);
-  }
-  out += '/';
-  append_uint(out, r.len);
-  out += ' ';
-  append_uint(out, r.port);
-}
-
 // prefix in the high bits, length in the low byte.
 constexpr uint32_t kKeyLenBits = 8;
 uint64_t route_key(const Route4& r) {
   return (uint64_t{r.prefix} << kKeyLenBits) | r.len;
 }
 
-// splitmix64: a small, fast generator whose output is the same on every platform.
-class Rng {
- public:
-  explicit Rng(uint64_t seed) : state_(seed) {}
-  uint64_t next() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  uint32_t u32() { return static_cast<uint32_t>(next() >> 32); }
-  // Uniform in [0, n), n > 0 (Lemire's multiply-shift; the bias is negligible here).
-  uint32_t below(uint32_t n) { return static_cast<uint32_t>((uint64_t{u32()} * n) >> 32); }
-  bool chance(uint32_t percent) { return below(100) < percent; }
+// The IPv4 family of route_file.hh.
+struct Ipv4Routes {
+  using Route = Route4;
+  static constexpr std::string_view kForm = "A.B.C.D/LEN PORT";
+  static constexpr uint32_t kMaxLen = fulcrum::kMaxLen;
+  // Sizing estimates: a route line is about 20 bytes and at most 25 ("255.255.255.255/32 32766\n").
+  static constexpr size_t kTypicalLineBytes = 20;
+  static constexpr size_t kMaxLineBytes = 25;
 
- private:
-  uint64_t state_;
+  static bool parse_address(std::string_view text, Route4& r) {
+    return fulcrum::parse_address(text, r.prefix);
+  }
+  static bool host_bits_clear(const Route4& r) { return (r.prefix & ~mask_of(r.len)) == 0; }
+  static void append_prefix(std::string& out, const Route4& r) {
+    for (uint32_t i = 0; i < kOctets; ++i) {
+      if (i > 0) out += '.';
+      append_decimal(out, (r.prefix >> (kFirstOctetShift - kOctetBits * i)) & kOctetMask);
+    }
+    out += '/';
+    append_decimal(out, r.len);
+  }
+  static uint64_t key(const Route4& r) { return route_key(r); }
 };
+
+using File = RouteFile<Ipv4Routes>;
 
 // Generator mix (see route_table.hh).
 constexpr size_t kCoverPerMille = 15;
@@ -133,7 +92,7 @@ constexpr uint32_t kLoopbackOctet = 127;
 constexpr std::pair<uint32_t, uint32_t> kBaseLenCdf[] = {{17, 1},  {18, 2},  {19, 5},  {20, 10},
                                                          {21, 16}, {22, 28}, {23, 40}, {24, 100}};
 
-uint32_t random_unicast(Rng& rng) {
+uint32_t random_unicast(RouteRng& rng) {
   uint32_t first;
   do {
     first = kFirstUnicastOctet + rng.below(kLastUnicastOctet - kFirstUnicastOctet + 1);
@@ -141,7 +100,7 @@ uint32_t random_unicast(Rng& rng) {
   return (first << kFirstOctetShift) | (rng.u32() & kLowOctetsMask);
 }
 
-uint32_t base_len(Rng& rng) {
+uint32_t base_len(RouteRng& rng) {
   uint32_t x = rng.below(100);
   for (auto [len, cdf] : kBaseLenCdf)
     if (x < cdf) return len;
@@ -149,7 +108,7 @@ uint32_t base_len(Rng& rng) {
 }
 
 // /16 half the time, /15 a quarter, ... down to /8.
-uint32_t cover_len(Rng& rng) {
+uint32_t cover_len(RouteRng& rng) {
   uint32_t len = kCoverMaxLen;
   while (len > kCoverMinLen && (rng.u32() & 1)) --len;
   return len;
@@ -159,57 +118,24 @@ uint32_t cover_len(Rng& rng) {
 
 Result<std::vector<Route4>> parse_routes4(std::string_view text, const std::string& path,
                                           uint32_t max_port) {
-  return parse_unique_table<Route4>(
-      text, path, kTypicalLineBytes,
-      [max_port](std::string_view content, Route4& route, std::string* error) {
-        LineParse parsed;
-        parse_line(content, max_port, parsed);
-        if (!parsed.error.empty()) return *error = parsed.error, false;
-        route = parsed.route;
-        return true;
-      },
-      route_key,
-      [](const Route4& r) {
-        const std::string text = format_route4(r);
-        return text.substr(0, text.find(' '));
-      });
+  return File::parse(text, path, max_port);
 }
 
 Result<std::vector<Route4>> load_routes4(const std::string& path, uint32_t max_port) {
-  Result<std::string> text = read_table_file(path, "route file");
-  if (!text) return make_error(text.error());
-  return parse_routes4(text.value(), path, max_port);
+  return File::load(path, max_port);
 }
 
 std::string format_route4(const Route4& r) {
-  std::string out;
-  append_route(out, r);
-  return out;
+  return File::format(r);
 }
 
 Status write_routes4(const std::string& path, std::span<const Route4> routes,
                      std::string_view header) {
-  std::string out;
-  while (!header.empty()) {
-    size_t nl = header.find('\n');
-    std::string_view line = header.substr(0, nl);
-    out += line.empty() ? "#\n" : "# " + std::string(line) + "\n";
-    header = nl == std::string_view::npos ? std::string_view{} : header.substr(nl + 1);
-  }
-  out.reserve(out.size() + routes.size() * kMaxLineBytes);
-  for (const Route4& r : routes) {
-    append_route(out, r);
-    out += '\n';
-  }
-  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "wb"), &std::fclose);
-  if (!f) return make_error("cannot write route file " + path + ": " + std::strerror(errno));
-  if (std::fwrite(out.data(), 1, out.size(), f.get()) != out.size() || std::fflush(f.get()) != 0)
-    return make_error("cannot write route file " + path + ": " + std::strerror(errno));
-  return {};
+  return File::write(path, routes, header);
 }
 
 std::vector<Route4> generate_routes4(size_t n, uint64_t seed, uint16_t ports) {
-  Rng rng(seed);
+  RouteRng rng(seed);
   if (ports == 0) ports = 1;
   std::vector<Route4> routes;
   routes.reserve(n);

@@ -1,4 +1,5 @@
-// IPv4 route files: loading, writing and generating tables of "A.B.C.D/LEN PORT" routes.
+// IPv4 route files: loading, writing and generating tables of "A.B.C.D/LEN PORT" routes (the
+// reading and writing shared with IPv6 is route_file.hh's).
 //
 // File format, one route a line:
 //
@@ -24,16 +25,11 @@
 
 #include "core/result.hh"
 #include "lib/dir24_8.hh"
+#include "lib/route_file.hh"
 
 namespace fulcrum {
 
-struct Route4 {
-  uint32_t prefix;  // host byte order, host bits zero
-  uint8_t len;
-  uint16_t port;
-
-  bool operator==(const Route4&) const = default;
-};
+using Route4 = BasicRoute<uint32_t>;  // prefix in host byte order
 
 inline constexpr uint16_t kMaxRoutePort = Dir24_8::kMaxNextHop;
 

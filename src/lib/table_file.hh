@@ -3,8 +3,12 @@
 #pragma once
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -18,6 +22,32 @@ namespace fulcrum {
 // The whole file (core/text_file.hh: a regular file of at most 1 GiB).
 inline Result<std::string> read_table_file(const std::string& path, const std::string& what) {
   return read_input_file(path, what);
+}
+
+// `header` as comment lines: "# LINE\n" each, "#\n" for an empty one.
+inline std::string comment_lines(std::string_view header) {
+  std::string out;
+  while (!header.empty()) {
+    const size_t nl = header.find('\n');
+    const std::string_view line = header.substr(0, nl);
+    out += line.empty() ? "#\n" : "# " + std::string(line) + "\n";
+    header = nl == std::string_view::npos ? std::string_view{} : header.substr(nl + 1);
+  }
+  return out;
+}
+
+// Writes `text` to `path`; the error names the file as `what` ("cannot write route file PATH:
+// REASON").
+inline Status write_table_file(const std::string& path, std::string_view text,
+                               const std::string& what) {
+  auto failed = [&] {
+    return make_error("cannot write " + what + " " + path + ": " + std::strerror(errno));
+  };
+  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "wb"), &std::fclose);
+  if (!f) return failed();
+  if (std::fwrite(text.data(), 1, text.size(), f.get()) != text.size() || std::fflush(f.get()) != 0)
+    return failed();
+  return {};
 }
 
 inline std::string_view trim_blanks(std::string_view s) {

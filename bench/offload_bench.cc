@@ -21,8 +21,8 @@
 #include "bench/measure.hh"
 #include "lib/dir24_8.hh"
 #include "lib/route_table.hh"
+#include "offload/discovery.hh"
 #include "offload/ipv4_lookup.hh"
-#include "offload/registry.hh"
 #include "offload/task.hh"
 
 namespace fulcrum::bench {

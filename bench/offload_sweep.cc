@@ -27,7 +27,7 @@
 #include "core/registry.hh"
 #include "lib/route6_table.hh"
 #include "lib/route_table.hh"
-#include "offload/registry.hh"
+#include "offload/discovery.hh"
 #include "runtime/runtime.hh"
 
 namespace fulcrum::bench {

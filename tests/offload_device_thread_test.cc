@@ -17,8 +17,9 @@
 #include "lib/dir24_8.hh"
 #include "lib/route_table.hh"
 #include "offload/device_thread.hh"
+#include "offload/discovery.hh"
+#include "offload/failure_injection.hh"
 #include "offload/ipv4_lookup.hh"
-#include "offload/registry.hh"
 
 namespace fulcrum::offload {
 namespace {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "ids_test_frames.hh"
-#include "offload/registry.hh"
+#include "offload/failure_injection.hh"
 #include "offload_testing.hh"
 #include "testing.hh"
 

@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "lib/ids/aho_corasick.hh"
+#include "offload/discovery.hh"
 #include "offload/ids_tables.hh"
-#include "offload/registry.hh"
 #include "offload/task.hh"
 #include "offload_region_task.hh"
 #include "offload_testing.hh"

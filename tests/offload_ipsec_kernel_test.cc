@@ -19,8 +19,8 @@
 
 #include "lib/ipsec_crypto.hh"
 #include "lib/ipsec_sa.hh"
+#include "offload/discovery.hh"
 #include "offload/ipsec_tables.hh"
-#include "offload/registry.hh"
 #include "offload/task.hh"
 
 namespace fulcrum::offload {

@@ -10,8 +10,8 @@
 
 #include "lib/dir24_8.hh"
 #include "lib/route_table.hh"
+#include "offload/discovery.hh"
 #include "offload/ipv4_lookup.hh"
-#include "offload/registry.hh"
 #include "offload/task.hh"
 #include "offload_lookup_testing.hh"
 #include "offload_testing.hh"

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "lib/route6_table.hh"
-#include "offload/registry.hh"
+#include "offload/failure_injection.hh"
 #include "offload_testing.hh"
 #include "testing.hh"
 

@@ -12,8 +12,8 @@
 
 #include "lib/ip6_trie.hh"
 #include "lib/route6_table.hh"
+#include "offload/discovery.hh"
 #include "offload/ipv6_lookup.hh"
-#include "offload/registry.hh"
 #include "offload/task.hh"
 #include "offload_lookup_testing.hh"
 #include "offload_testing.hh"

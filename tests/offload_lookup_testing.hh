@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "offload/registry.hh"
+#include "offload/discovery.hh"
 #include "offload/task.hh"
 
 namespace fulcrum::testing {

@@ -15,7 +15,7 @@
 
 #include "ids_test_frames.hh"
 #include "lib/re/md5.hh"
-#include "offload/registry.hh"
+#include "offload/failure_injection.hh"
 #include "offload_testing.hh"
 #include "testing.hh"
 

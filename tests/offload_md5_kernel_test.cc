@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "lib/re/md5.hh"
-#include "offload/registry.hh"
+#include "offload/discovery.hh"
 #include "offload/task.hh"
 #include "offload_region_task.hh"
 #include "offload_testing.hh"

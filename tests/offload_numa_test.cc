@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "offload/registry.hh"
+#include "offload/numa.hh"
 #include "offload/service.hh"
 #include "testing.hh"
 

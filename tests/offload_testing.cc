@@ -9,7 +9,7 @@
 #include "core/graph.hh"
 #include "core/registry.hh"
 #include "core/shared_storage.hh"
-#include "offload/registry.hh"
+#include "offload/discovery.hh"
 #include "offload/service.hh"
 #include "testing.hh"
 

@@ -3,7 +3,8 @@
 #include <string>
 
 #include "cli/commands.hh"
-#include "offload/registry.hh"
+#include "offload/discovery.hh"
+#include "offload/numa.hh"
 
 namespace fulcrum::cli {
 namespace {

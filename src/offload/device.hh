@@ -13,7 +13,7 @@
 // Every call returns a Status or Result: backends never throw, abort or print. Once a call has
 // failed the device may be unusable; callers mark it down (Device::mark_down) and run the work
 // on the CPU instead. Backends are optional at build time and found at run time
-// (offload/registry.hh).
+// (offload/discovery.hh).
 #pragma once
 
 #include <atomic>

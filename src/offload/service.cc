@@ -8,7 +8,8 @@
 #include <string_view>
 
 #include "core/shared_storage.hh"
-#include "offload/registry.hh"
+#include "offload/discovery.hh"
+#include "offload/numa.hh"
 
 namespace fulcrum::offload {
 

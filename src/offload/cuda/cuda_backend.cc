@@ -12,7 +12,8 @@
 
 #include "offload/cuda/cuda_kernels.hh"
 #include "offload/device.hh"
-#include "offload/registry.hh"
+#include "offload/discovery.hh"
+#include "offload/numa.hh"
 
 namespace fulcrum::offload {
 namespace {

@@ -12,8 +12,9 @@
 #include <vector>
 
 #include "offload/device.hh"
+#include "offload/discovery.hh"
+#include "offload/numa.hh"
 #include "offload/opencl/opencl_sources.hh"
-#include "offload/registry.hh"
 
 namespace fulcrum::offload {
 namespace {

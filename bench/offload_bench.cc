@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <string>
@@ -19,10 +20,12 @@
 
 #include "bench/groups.hh"
 #include "bench/measure.hh"
+#include "elements/ip/ip_lookup_offload.hh"
 #include "lib/dir24_8.hh"
 #include "lib/route_table.hh"
 #include "offload/discovery.hh"
 #include "offload/ipv4_lookup.hh"
+#include "offload/stage/task_pool.hh"
 #include "offload/task.hh"
 
 namespace fulcrum::bench {
@@ -114,14 +117,17 @@ std::string device_point(Device& dev, const Dir24_8& table, const std::vector<ui
   const double per_point = budget / (2 * std::size(kAggregates));
   for (uint32_t aggregate : kAggregates) {
     const uint32_t items = aggregate * kBatch;
-    auto task = offload::Ipv4LookupTask::create(*tables.value(), items, aggregate);
+    // IPLookupOffload's task: its spec's buffers, `aggregate` batches, its tables' arguments.
+    auto task = offload::make_task(dev, 0, IPLookupOffload::kOffload, aggregate, 0, false,
+                                   tables.value()->args());
     if (!task) continue;
-    offload::Ipv4LookupTask& t = *task.value();
+    offload::TaskBuffers& t = *task.value();
     size_t next = 0;
     auto fill = [&] {
       t.task.reset();
       while (t.task.fits(kBatch)) {
-        t.add_batch(&addrs[next], kBatch);
+        std::memcpy(t.in_item(t.task.items), &addrs[next], kBatch * sizeof(uint32_t));
+        t.task.add_batch(kBatch);
         next = (next + kBatch) % addrs.size();
       }
     };

@@ -1,12 +1,13 @@
 // IPv4 DIR-24-8 lookup on a device: the first kernel of the offload path (NBA's IPv4 router
-// kernel). The tables of a built Dir24_8 are uploaded once (Ipv4LookupTables); each task
-// carries an array of addresses (host byte order) in and one next hop per address out, exactly
-// what Dir24_8::lookup_bulk computes on the CPU. Kernels: kernels/opencl/ipv4_lookup.cl and
-// kernels/cuda/ipv4_lookup.cu.
+// kernel). The tables of a built Dir24_8 are uploaded once (Ipv4LookupTables); each task of
+// IPLookupOffload carries an array of addresses (host byte order) in and one next hop per
+// address out, exactly what Dir24_8::lookup_bulk computes on the CPU. Kernels:
+// kernels/opencl/ipv4_lookup.cl and kernels/cuda/ipv4_lookup.cu.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "core/result.hh"
@@ -39,31 +40,6 @@ class Ipv4LookupTables {
   Device& device_;
   std::unique_ptr<DeviceBuffer> tbl24_;
   std::unique_ptr<DeviceBuffer> tbllong_;
-};
-
-// An OffloadTask for up to `capacity` addresses, with its pinned host buffers on the tables'
-// device. Fill it batch by batch with add_batch(), submit `task`, read next_hops().
-class Ipv4LookupTask {
- public:
-  static Result<std::unique_ptr<Ipv4LookupTask>> create(
-      const Ipv4LookupTables& tables, uint32_t capacity,
-      uint32_t max_batches = kDefaultAggregateBatches);
-
-  // Appends one batch of addresses; false (nothing appended) when it does not fit.
-  bool add_batch(const uint32_t* addrs, uint32_t n);
-  const uint32_t* addresses() const { return addrs_->as<const uint32_t>(); }
-  const uint16_t* next_hops() const { return hops_->as<const uint16_t>(); }
-  // The CPU path for the same task (what a worker runs when the task comes back failed).
-  void run_on_cpu(const Dir24_8& table) {
-    table.lookup_bulk(addresses(), hops_->as<uint16_t>(), task.items);
-  }
-
-  OffloadTask task;
-
- private:
-  Ipv4LookupTask() = default;
-  std::unique_ptr<HostBuffer> addrs_;
-  std::unique_ptr<HostBuffer> hops_;
 };
 
 }  // namespace fulcrum::offload

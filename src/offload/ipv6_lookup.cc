@@ -1,7 +1,6 @@
 #include "offload/ipv6_lookup.hh"
 
 #include <algorithm>
-#include <cstring>
 #include <span>
 
 namespace fulcrum::offload {
@@ -42,34 +41,6 @@ Result<std::unique_ptr<Ipv6LookupTables>> Ipv6LookupTables::upload(Device& devic
 std::vector<TaskArg> Ipv6LookupTables::args() const {
   return {TaskArg::input(0),           TaskArg::output(0),           TaskArg::resident(*tbl24_),
           TaskArg::resident(*groups_), TaskArg::resident(*headers_), TaskArg::items()};
-}
-
-Result<std::unique_ptr<Ipv6LookupTask>> Ipv6LookupTask::create(const Ipv6LookupTables& tables,
-                                                               uint32_t capacity,
-                                                               uint32_t max_batches) {
-  if (capacity == 0) return make_error("ipv6 lookup: task capacity must be positive");
-  std::unique_ptr<Ipv6LookupTask> t(new Ipv6LookupTask());
-  Result<std::unique_ptr<HostBuffer>> in = tables.device().alloc_host(capacity * kIpv6AddrBytes);
-  if (!in) return make_error(in.error());
-  Result<std::unique_ptr<HostBuffer>> out = tables.device().alloc_host(capacity * sizeof(uint16_t));
-  if (!out) return make_error(out.error());
-  t->addrs_ = std::move(in.value());
-  t->hops_ = std::move(out.value());
-  OffloadTask& task = t->task;
-  task.inputs = {{t->addrs_.get(), kIpv6AddrBytes}};
-  task.outputs = {{t->hops_.get(), sizeof(uint16_t)}};
-  task.launches = {{kIpv6LookupKernel, tables.args()}};
-  task.capacity = capacity;
-  task.max_batches = max_batches;
-  return t;
-}
-
-bool Ipv6LookupTask::add_batch(const Addr* addrs, uint32_t n) {
-  if (!task.fits(n)) return false;
-  std::memcpy(addrs_->as<uint8_t>() + size_t{task.items} * kIpv6AddrBytes, addrs,
-              size_t{n} * kIpv6AddrBytes);
-  task.add_batch(n);
-  return true;
 }
 
 }  // namespace fulcrum::offload

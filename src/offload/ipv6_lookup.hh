@@ -1,12 +1,13 @@
 // IPv6 longest-prefix match on a device: the compressed trie of paper 003 §3.6 (Ip6Trie, whose
-// flat arrays with 32-bit indices are uploaded once: Ipv6LookupTables); each task carries
-// addresses (16 bytes each, network byte order, as in the packet) in and one 16-bit next hop
-// per address out, exactly what Ip6Trie::lookup_bulk computes on the CPU. Kernels:
-// kernels/opencl/ipv6_trie_lookup.cl and kernels/cuda/ipv6_trie_lookup.cu.
+// flat arrays with 32-bit indices are uploaded once: Ipv6LookupTables); each task of
+// IP6LookupOffload carries addresses (16 bytes each, network byte order, as in the packet) in and
+// one 16-bit next hop per address out, exactly what Ip6Trie::lookup_bulk computes on the CPU.
+// Kernels: kernels/opencl/ipv6_trie_lookup.cl and kernels/cuda/ipv6_trie_lookup.cu.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "core/result.hh"
@@ -40,33 +41,6 @@ class Ipv6LookupTables {
   std::unique_ptr<DeviceBuffer> tbl24_;
   std::unique_ptr<DeviceBuffer> groups_;
   std::unique_ptr<DeviceBuffer> headers_;
-};
-
-// An OffloadTask for up to `capacity` addresses, with its pinned host buffers on the tables'
-// device. Fill it batch by batch with add_batch(), submit `task`, read next_hops().
-class Ipv6LookupTask {
- public:
-  using Addr = uint8_t[kIpv6AddrBytes];
-
-  static Result<std::unique_ptr<Ipv6LookupTask>> create(
-      const Ipv6LookupTables& tables, uint32_t capacity,
-      uint32_t max_batches = kDefaultAggregateBatches);
-
-  // Appends one batch of addresses; false (nothing appended) when it does not fit.
-  bool add_batch(const Addr* addrs, uint32_t n);
-  const Addr* addresses() const { return addrs_->as<const Addr>(); }
-  const uint16_t* next_hops() const { return hops_->as<const uint16_t>(); }
-  // The CPU path for the same task (what a worker runs when the task comes back failed).
-  void run_on_cpu(const Ip6Trie& trie) {
-    trie.lookup_bulk(addresses(), hops_->as<uint16_t>(), task.items);
-  }
-
-  OffloadTask task;
-
- private:
-  Ipv6LookupTask() = default;
-  std::unique_ptr<HostBuffer> addrs_;
-  std::unique_ptr<HostBuffer> hops_;
 };
 
 }  // namespace fulcrum::offload

@@ -3,13 +3,12 @@
 // afterwards) uploaded once per device (IdsScanTables: the byte classes and the transition
 // table, as the CPU walks them), and the per-packet result of one scan (IdsScanResult).
 //
-// Kernel ids_ac_scan(bytes, regions, classes, table, results, count) (kernels/opencl/
-// ids_ac_scan.cl, kernels/cuda/ids_ac_scan.cu): one work item per packet walks its region with
-// the DFA and records every step into a state with outputs as (target state entry, end offset),
-// the first kIdsMaxMatches of them, and how many there were. The CPU expands a step into the
-// state's pattern ids (out_begin/out_ids, not uploaded) in the order AhoCorasick::scan reports
-// them; a packet with more steps than fit is overflowed and is scanned again on the CPU, so no
-// occurrence is lost.
+// Kernel ids_ac_scan(bytes, regions, classes, table, results, count) (kernels/ids_ac_scan.cl):
+// one work item per packet walks its region with the DFA and records every step into a state with
+// outputs as (target state entry, end offset), the first kIdsMaxMatches of them, and how many there
+// were. The CPU expands a step into the state's pattern ids (out_begin/out_ids, not uploaded) in
+// the order AhoCorasick::scan reports them; a packet with more steps than fit is overflowed and is
+// scanned again on the CPU, so no occurrence is lost.
 #pragma once
 
 #include <cstdint>

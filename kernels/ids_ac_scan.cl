@@ -6,14 +6,10 @@
 // IDS_AC_MATCH_BIT set when the target has outputs.
 // results: per packet IDS_AC_RESULT_WORDS uint32 {count, then (state, end) for the first
 // IDS_AC_MAX_MATCHES steps}; count keeps counting past them (the packet is then overflowed).
+#include "common/ids_ac_layout.h"
 #include "common/portable.h"
 
-#define IDS_AC_MATCH_BIT 0x80000000u
-#define IDS_AC_STATE_MASK 0x7FFFFFFFu
-#define IDS_AC_MAX_MATCHES 31u
-#define IDS_AC_RESULT_WORDS (1u + 2u * IDS_AC_MAX_MATCHES)
 #define IDS_AC_REGION_WORDS 2u
-#define IDS_AC_ALPHABET 256u
 
 KERNEL void ids_ac_scan(GLOBAL const uint8_t* RESTRICT bytes,
                         GLOBAL const uint32_t* RESTRICT regions,

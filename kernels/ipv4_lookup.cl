@@ -1,11 +1,7 @@
 // IPv4 longest-prefix match on a DIR-24-8 table (src/lib/dir24_8.hh has the layout): one work
 // item per address. Addresses are in host byte order; results are next hops or 0xFFFF.
+#include "common/dir24_8_layout.h"
 #include "common/portable.h"
-
-#define DIR24_8_SEGMENT_FLAG 0x8000u
-#define DIR24_8_MAX_SEGMENTS 0x7FFFu
-#define DIR24_8_SEGMENT_BITS 8u
-#define DIR24_8_SEGMENT_MASK 0xFFu
 
 KERNEL void ipv4_dir24_8_lookup(GLOBAL const uint32_t* RESTRICT addrs,
                                 GLOBAL uint16_t* RESTRICT next_hops,

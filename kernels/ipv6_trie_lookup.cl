@@ -2,18 +2,9 @@
 // the layout): one work item per address, the walk of Ip6Trie::lookup. Addresses are 16 bytes
 // each in network byte order (as they sit in the packet); results are next hops or 0xFFFF.
 // headers: 4 uint64 per group {path hi, path lo, fallback hop in bits 0..15, unused}.
+#include "common/ip6_trie_layout.h"
 #include "common/portable.h"
 
-#define IP6_TRIE_LINK 0x80000000u
-#define IP6_TRIE_BYTE_SHIFT 27u
-#define IP6_TRIE_BYTE_MASK 0xFu
-#define IP6_TRIE_GROUP_MASK 0x7FFFFFFu
-#define IP6_TRIE_HOP_MASK 0xFFFFu
-#define IP6_TRIE_TBL24_SHIFT 40u
-#define IP6_TRIE_FIRST_GROUP_BYTE 3u
-#define IP6_TRIE_GROUP_BITS 8u
-#define IP6_TRIE_GROUP_ENTRIES 256u
-#define IP6_TRIE_HEADER_WORDS 4u
 #define IP6_ADDR_BYTES 16u
 #define IP6_WORD_BYTES 8u
 #define IP6_WORD_BITS 64u
@@ -53,13 +44,13 @@ KERNEL void ipv6_trie_lookup(GLOBAL const uint8_t* RESTRICT addrs,
     const uint32_t g = e & IP6_TRIE_GROUP_MASK;
     const uint64_t w = byte < IP6_WORD_BYTES ? hi : lo;
     const uint32_t b =
-        (uint32_t)(w >> (IP6_LAST_BYTE_SHIFT - IP6_TRIE_GROUP_BITS * (byte % IP6_WORD_BYTES))) &
+        (uint32_t)(w >> (IP6_LAST_BYTE_SHIFT - IP6_TRIE_STRIDE_BITS * (byte % IP6_WORD_BYTES))) &
         (IP6_TRIE_GROUP_ENTRIES - 1);
     const uint32_t next = LOAD_RO(&groups[(size_t)g * IP6_TRIE_GROUP_ENTRIES + b]);
     if (byte != expect) {
       // The link skipped bytes: the address must carry the group's path.
       GLOBAL const uint64_t* h = headers + (size_t)g * IP6_TRIE_HEADER_WORDS;
-      const uint32_t bits = byte * IP6_TRIE_GROUP_BITS;
+      const uint32_t bits = byte * IP6_TRIE_STRIDE_BITS;
       if ((((hi & ip6_hi_mask(bits)) ^ LOAD_RO(&h[0])) |
            ((lo & ip6_lo_mask(bits)) ^ LOAD_RO(&h[1]))) != 0) {
         next_hops[i] = (uint16_t)(LOAD_RO(&h[2]) & IP6_TRIE_HOP_MASK);

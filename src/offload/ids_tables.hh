@@ -11,11 +11,13 @@
 // scanned again on the CPU, so no occurrence is lost.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 #include "core/result.hh"
+#include "kernels/common/ids_ac_layout.h"
 #include "lib/ids/aho_corasick.hh"
 #include "offload/device.hh"
 #include "offload/task.hh"
@@ -23,7 +25,7 @@
 namespace fulcrum::offload {
 
 inline constexpr const char* kIdsScanKernel = "ids_ac_scan";
-inline constexpr uint32_t kIdsMaxMatches = 31;
+inline constexpr uint32_t kIdsMaxMatches = IDS_AC_MAX_MATCHES;
 
 // What the kernel writes per packet: the write datablock of an offloadable IDS element.
 struct IdsScanResult {
@@ -49,7 +51,9 @@ struct IdsScanResult {
     return true;
   }
 };
-static_assert(sizeof(IdsScanResult) == sizeof(uint32_t) * (1 + 2 * kIdsMaxMatches));
+static_assert(sizeof(IdsScanResult) == sizeof(uint32_t) * IDS_AC_RESULT_WORDS);
+static_assert(offsetof(IdsScanResult, steps) == sizeof(uint32_t));
+static_assert(sizeof(IdsScanResult::Step) == 2 * sizeof(uint32_t));
 
 // A built AhoCorasick's classes and table on one device.
 class IdsScanTables {

@@ -1,4 +1,4 @@
-// The ids_ac_scan kernel (kernels/opencl/ids_ac_scan.cl, kernels/cuda/ids_ac_scan.cu) on every
+// The ids_ac_scan kernel (kernels/ids_ac_scan.cl, OpenCL and CUDA) on every
 // device present against the CPU function of ENGINE ac (AhoCorasick::scan) on the same
 // payloads, with the automaton built caseless (as the rule engine builds it) and case-sensitive:
 // random patterns and payloads (lengths 0..1500) over a small alphabet so that occurrences

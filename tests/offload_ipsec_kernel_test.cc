@@ -1,4 +1,4 @@
-// The IPsec kernels (kernels/opencl/ipsec.cl, kernels/cuda/ipsec.cu) on every device present,
+// The IPsec kernels (kernels/ipsec.cl, OpenCL and CUDA) on every device present,
 // with tasks built by hand in the whole-packet layout, against the CPU function (intel-ipsec-mb
 // through MbCrypto) and OpenSSL EVP (aes-128-ctr, HMAC sha1), byte for byte: AES-128-CTR alone,
 // HMAC-SHA1-96 alone, both chained in one task (two launches on the same device buffers) and

@@ -1,4 +1,4 @@
-// The md5_digest kernel (kernels/opencl/md5_digest.cl, kernels/cuda/md5_digest.cu) on every
+// The md5_digest kernel (kernels/md5_digest.cl, OpenCL and CUDA) on every
 // device present against OpenSSL's MD5 (re::md5_bulk, the CPU function of MD5Digest) on the
 // same messages: thousands of random lengths 0..1500, every length around the padding edges
 // (55/56/63/64 and their next blocks), regions on 16-byte boundaries as a whole-packet

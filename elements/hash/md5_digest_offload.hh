@@ -16,14 +16,13 @@
 // Counters:  bytes (payload bytes hashed, on the CPU and on devices), cpu_batches,
 //            device_batches, device_packets, tasks, tasks_failed (re-run on the CPU),
 //            no_device_batches, affinity_packets, waits, tasks_timed_out.
-// Offload:   kernel md5_digest (kernels/opencl/md5_digest.cl, kernels/cuda/md5_digest.cu, RFC
-//            1321, one work item per packet). Datablocks: whole packet: the L4 payload
-//            (src/lib/re/payload.hh, at most 2048 bytes; longer payloads and malformed frames stay
-//            on the CPU), read only, or with TRAILER grown by 16 bytes (size delta) that the
-//            kernel fills with the digest and the framework appends to the frame (frames with
-//            bytes after the payload get their trailer appended after the task); read: a trailer
-//            flag (4 bytes); write: the 16-byte digest per packet into user[0..1]. CPU function:
-//            MD5Digest (OpenSSL MD5).
+// Offload:   kernel md5_digest (kernels/md5_digest.cl, RFC 1321, one work item per packet).
+//            Datablocks: whole packet: the L4 payload (src/lib/re/payload.hh, at most 2048
+//            bytes; longer payloads and malformed frames stay on the CPU), read only, or with
+//            TRAILER grown by 16 bytes (size delta) that the kernel fills with the digest and the
+//            framework appends to the frame (frames with bytes after the payload get their trailer
+//            appended after the task); read: a trailer flag (4 bytes); write: the 16-byte digest
+//            per packet into user[0..1]. CPU function: MD5Digest (OpenSSL MD5).
 #pragma once
 
 #include <cstdint>

@@ -18,7 +18,7 @@
 //            rules_evaluated, regex_scans, scan_errors, log_errors), device_rescans (device
 //            results that overflowed: scanned again on the CPU), and the offload counters
 //            (cpu_batches, device_batches, device_packets, tasks, tasks_failed, ...).
-// Offload:   kernel ids_ac_scan (kernels/opencl/ids_ac_scan.cl, kernels/cuda/ids_ac_scan.cu):
+// Offload:   kernel ids_ac_scan (kernels/ids_ac_scan.cl):
 //            the DFA walk of the content prefilter. Datablocks: whole packet, read only: the IP
 //            payload (a malformed frame sends an empty region and is dropped in apply, so that
 //            packet indices in the alert log stay in arrival order); write: IdsScanResult per

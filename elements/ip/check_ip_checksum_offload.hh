@@ -9,10 +9,9 @@
 // Uses:      the batch's device decision (set by CPUOnly, DeviceOnly, FixedFraction).
 //            Sets: nothing.
 // Counters:  the offload stage's (cpu_batches, device_batches, device_packets, tasks, ...).
-// Offload:   kernel ip_checksum_verify (kernels/opencl/ip_checksum_verify.cl,
-//            kernels/cuda/ip_checksum_verify.cu). Datablocks: whole packet: the IPv4 header,
-//            read only; write: 4 bytes per packet, 1 when the checksum verifies. Frames that
-//            are not IPv4 stay on the CPU, which drops them.
+// Offload:   kernel ip_checksum_verify (kernels/ip_checksum_verify.cl). Datablocks: whole
+//            packet: the IPv4 header, read only; write: 4 bytes per packet, 1 when the checksum
+//            verifies. Frames that are not IPv4 stay on the CPU, which drops them.
 #pragma once
 
 #include <rte_ip.h>

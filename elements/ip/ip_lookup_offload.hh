@@ -13,7 +13,7 @@
 // Counters:  cpu_batches, device_batches, device_packets, tasks, tasks_failed (re-run on the
 //            CPU), no_device_batches (offload asked, device absent or down), affinity_packets,
 //            waits (a batch waited for a free task buffer), tasks_timed_out.
-// Offload:   kernel ipv4_dir24_8_lookup (kernels/opencl, kernels/cuda); datablocks: read the
+// Offload:   kernel ipv4_dir24_8_lookup (kernels/ipv4_lookup.cl); datablocks: read the
 //            destination address (partial packet, offset 30, 4 bytes, to host order); write a
 //            16-bit next hop per packet (user), applied as IPLookup does. The DIR-24-8 tables
 //            are uploaded to each device once per process.

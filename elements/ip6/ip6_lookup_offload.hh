@@ -17,7 +17,7 @@
 // Counters:  cpu_batches, device_batches, device_packets, tasks, tasks_failed (re-run on the
 //            CPU), no_device_batches (offload asked, device absent or down), affinity_packets,
 //            waits (a batch waited for a free task buffer), tasks_timed_out.
-// Offload:   kernel ipv6_trie_lookup (kernels/opencl, kernels/cuda); datablocks: read the
+// Offload:   kernel ipv6_trie_lookup (kernels/ipv6_trie_lookup.cl); datablocks: read the
 //            destination address (partial packet, offset 38, 16 bytes, network order); write a
 //            16-bit next hop per packet (user), applied as IP6Lookup does. The trie's TBL24
 //            (64 MiB), groups and group headers are uploaded to each device once per process.

@@ -17,7 +17,7 @@
 //            CPUOnly, DeviceOnly, FixedFraction).  Sets: nothing.
 // Counters:  cpu_batches, device_batches, device_packets, tasks, tasks_failed (re-run on the
 //            CPU), no_device_batches, affinity_packets, waits, tasks_timed_out.
-// Offload:   kernel ipsec_aes_ctr (kernels/opencl/ipsec.cl, kernels/cuda/ipsec.cu: AES-128-CTR,
+// Offload:   kernel ipsec_aes_ctr (kernels/ipsec.cl: AES-128-CTR,
 //            RFC 3686, one work item per packet). Datablocks: whole packet, written back: the
 //            ESP part from the SPI through the next-header byte; read: the SA index (4 bytes);
 //            no write item. Only AES-CTR SAs go to the device: AES-CBC SAs, and frames the CPU

@@ -16,7 +16,7 @@
 //            CPUOnly, DeviceOnly, FixedFraction).  Sets: nothing.
 // Counters:  cpu_batches, device_batches, device_packets, tasks, tasks_failed (re-run on the
 //            CPU), no_device_batches, affinity_packets, waits, tasks_timed_out.
-// Offload:   kernel ipsec_hmac_sha1 (kernels/opencl/ipsec.cl, kernels/cuda/ipsec.cu: HMAC-SHA1-96,
+// Offload:   kernel ipsec_hmac_sha1 (kernels/ipsec.cl: HMAC-SHA1-96,
 //            RFC 2404, one work item per packet, chaining states precomputed per SA).
 //            Datablocks: whole packet, read: the ESP part from the SPI through the next-header
 //            byte; read: the SA index (4 bytes); write: the 12-byte ICV per packet, stored in the

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/result.hh"
+#include "kernels/common/dir24_8_layout.h"
 #include "lib/table_memory.hh"
 
 namespace fulcrum {
@@ -32,9 +33,10 @@ class Dir24_8 {
  public:
   static constexpr uint16_t kNoRoute = 0xFFFF;
   static constexpr uint16_t kMaxNextHop = 0x7FFE;
-  static constexpr uint16_t kSegmentFlag = 0x8000;
-  static constexpr uint32_t kMaxSegments = 0x7FFF;  // segment indices 0..0x7FFE
-  static constexpr uint32_t kSegmentBits = 8;       // address bits below the /24
+  // The encoding the device kernel walks too (kernels/common/dir24_8_layout.h).
+  static constexpr uint16_t kSegmentFlag = DIR24_8_SEGMENT_FLAG;
+  static constexpr uint32_t kMaxSegments = DIR24_8_MAX_SEGMENTS;  // segment indices 0..0x7FFE
+  static constexpr uint32_t kSegmentBits = DIR24_8_SEGMENT_BITS;  // address bits below the /24
   static constexpr uint32_t kSegmentEntries = 1u << kSegmentBits;
   static constexpr uint32_t kSegmentIndexMask = kSegmentEntries - 1;
   static constexpr uint32_t kTbl24Entries = 1u << 24;

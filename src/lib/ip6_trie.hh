@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "core/result.hh"
+#include "kernels/common/ip6_trie_layout.h"
 #include "lib/ip6_table.hh"
 #include "lib/table_memory.hh"
 
@@ -49,8 +50,9 @@ class Ip6Trie {
   static constexpr uint16_t kMaxNextHop = Ip6Table::kMaxNextHop;
   static constexpr uint8_t kMaxPrefixLen = Ip6Table::kMaxPrefixLen;
   static constexpr size_t kAddrBytes = Ip6Table::kAddrBytes;
-  static constexpr uint32_t kTbl24Bits = 24;  // the first level, as rte_lpm6 and DIR-24-8
-  static constexpr uint32_t kStrideBits = 8;  // every further level: one address byte
+  // The encoding the device kernel walks too (kernels/common/ip6_trie_layout.h).
+  static constexpr uint32_t kTbl24Bits = IP6_TRIE_TBL24_BITS;    // as rte_lpm6 and DIR-24-8
+  static constexpr uint32_t kStrideBits = IP6_TRIE_STRIDE_BITS;  // further levels: one byte
   static constexpr uint32_t kTbl24Entries = uint32_t{1} << kTbl24Bits;
   static constexpr uint32_t kGroupEntries = uint32_t{1} << kStrideBits;
   static constexpr uint32_t kMaxGroups = uint32_t{1} << 27;
@@ -101,7 +103,7 @@ class Ip6Trie {
 
   // The flat arrays (layout above), read-only, for uploading to a device; empty before build().
   // header_words(): kHeaderWords uint64 per group: path hi, path lo, fallback hop (bits 0..15).
-  static constexpr size_t kHeaderWords = 4;
+  static constexpr size_t kHeaderWords = IP6_TRIE_HEADER_WORDS;
   std::span<const uint32_t> tbl24() const { return {tbl24_, tbl24_ ? size_t{kTbl24Entries} : 0}; }
   std::span<const uint32_t> group_entries() const {
     return {groups_, groups_ ? groups_n_ * kGroupEntries : 0};
@@ -122,13 +124,14 @@ class Ip6Trie {
   using Route = Route6Entry;
   struct Builder;
 
-  static constexpr uint32_t kLink = uint32_t{1} << 31;
-  static constexpr uint32_t kByteShift = 27;
-  static constexpr uint32_t kByteMask = 0xF;
-  static constexpr uint32_t kGroupMask = kMaxGroups - 1;
-  static constexpr uint32_t kHopMask = 0xFFFF;
-  static constexpr uint32_t kTbl24Shift = 64 - kTbl24Bits;
-  static constexpr uint32_t kFirstGroupByte = kTbl24Bits / kStrideBits;
+  static constexpr uint32_t kLink = IP6_TRIE_LINK;
+  static constexpr uint32_t kByteShift = IP6_TRIE_BYTE_SHIFT;
+  static constexpr uint32_t kByteMask = IP6_TRIE_BYTE_MASK;
+  static constexpr uint32_t kGroupMask = IP6_TRIE_GROUP_MASK;
+  static constexpr uint32_t kHopMask = IP6_TRIE_HOP_MASK;
+  static constexpr uint32_t kTbl24Shift = IP6_TRIE_TBL24_SHIFT;
+  static constexpr uint32_t kFirstGroupByte = IP6_TRIE_FIRST_GROUP_BYTE;
+  static_assert(kGroupMask == kMaxGroups - 1 && kGroupEntries == IP6_TRIE_GROUP_ENTRIES);
   static constexpr uint32_t kBytesPerWord = 8;
   static constexpr uint32_t kLastByteShift = 56;  // byte 0 of a word: its top 8 bits
 

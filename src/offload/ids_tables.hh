@@ -3,20 +3,21 @@
 // afterwards) uploaded once per device (IdsScanTables: the byte classes and the transition
 // table, as the CPU walks them), and the per-packet result of one scan (IdsScanResult).
 //
-// Kernel ids_ac_scan(bytes, regions, classes, table, results, count) (kernels/opencl/
-// ids_ac_scan.cl, kernels/cuda/ids_ac_scan.cu): one work item per packet walks its region with
-// the DFA and records every step into a state with outputs as (target state entry, end offset),
-// the first kIdsMaxMatches of them, and how many there were. The CPU expands a step into the
-// state's pattern ids (out_begin/out_ids, not uploaded) in the order AhoCorasick::scan reports
-// them; a packet with more steps than fit is overflowed and is scanned again on the CPU, so no
-// occurrence is lost.
+// Kernel ids_ac_scan(bytes, regions, classes, table, results, count) (kernels/ids_ac_scan.cl):
+// one work item per packet walks its region with the DFA and records every step into a state with
+// outputs as (target state entry, end offset), the first kIdsMaxMatches of them, and how many there
+// were. The CPU expands a step into the state's pattern ids (out_begin/out_ids, not uploaded) in
+// the order AhoCorasick::scan reports them; a packet with more steps than fit is overflowed and is
+// scanned again on the CPU, so no occurrence is lost.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 #include "core/result.hh"
+#include "kernels/common/ids_ac_layout.h"
 #include "lib/ids/aho_corasick.hh"
 #include "offload/device.hh"
 #include "offload/task.hh"
@@ -24,7 +25,7 @@
 namespace fulcrum::offload {
 
 inline constexpr const char* kIdsScanKernel = "ids_ac_scan";
-inline constexpr uint32_t kIdsMaxMatches = 31;
+inline constexpr uint32_t kIdsMaxMatches = IDS_AC_MAX_MATCHES;
 
 // What the kernel writes per packet: the write datablock of an offloadable IDS element.
 struct IdsScanResult {
@@ -50,7 +51,9 @@ struct IdsScanResult {
     return true;
   }
 };
-static_assert(sizeof(IdsScanResult) == sizeof(uint32_t) * (1 + 2 * kIdsMaxMatches));
+static_assert(sizeof(IdsScanResult) == sizeof(uint32_t) * IDS_AC_RESULT_WORDS);
+static_assert(offsetof(IdsScanResult, steps) == sizeof(uint32_t));
+static_assert(sizeof(IdsScanResult::Step) == 2 * sizeof(uint32_t));
 
 // A built AhoCorasick's classes and table on one device.
 class IdsScanTables {

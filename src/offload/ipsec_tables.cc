@@ -1,8 +1,10 @@
 #include "offload/ipsec_tables.hh"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 
+#include "kernels/common/sha1.h"
 #include "lib/ipsec_crypto.hh"
 
 namespace fulcrum::offload {
@@ -13,12 +15,10 @@ constexpr uint8_t kAesPoly = 0x1B;    // x^8 + x^4 + x^3 + x + 1, less x^8
 constexpr uint8_t kAesAffine = 0x63;  // FIPS-197 §5.1.1 constant c
 constexpr uint8_t kHmacIpad = 0x36;   // RFC 2104
 constexpr uint8_t kHmacOpad = 0x5C;
-constexpr uint32_t kSha1Rounds = 80;
-constexpr uint32_t kSha1ScheduleWords = 16;
+static_assert(kSha1StateWords == SHA1_STATE_WORDS);
+static_assert(kSha1BlockLen == SHA1_BLOCK_BYTES);
 constexpr std::array<uint32_t, kSha1StateWords> kSha1Init{0x67452301, 0xEFCDAB89, 0x98BADCFE,
                                                           0x10325476, 0xC3D2E1F0};
-constexpr std::array<uint32_t, 4> kSha1K{0x5A827999, 0x6ED9EBA1, 0x8F1BBCDC, 0xCA62C1D6};
-constexpr uint32_t kSha1RoundsPerK = 20;
 
 constexpr uint8_t gf_mul(uint8_t a, uint8_t b) {
   uint8_t p = 0;
@@ -61,10 +61,6 @@ uint32_t sub_word(uint32_t w) {
          uint32_t{s[(w >> 8) & 0xFF]} << 8 | s[w & 0xFF];
 }
 
-uint32_t rotl32(uint32_t x, int n) {
-  return (x << n) | (x >> (32 - n));
-}
-
 uint32_t be32(const uint8_t* p) {
   return uint32_t{p[0]} << 24 | uint32_t{p[1]} << 16 | uint32_t{p[2]} << 8 | p[3];
 }
@@ -87,36 +83,9 @@ AesRoundKeys aes128_expand_key(const uint8_t* key) {
 }
 
 void sha1_compress(Sha1State& state, const uint8_t* block) {
-  uint32_t w[kSha1Rounds];
-  for (uint32_t t = 0; t < kSha1ScheduleWords; ++t) w[t] = be32(block + 4 * t);
-  for (uint32_t t = kSha1ScheduleWords; t < kSha1Rounds; ++t)
-    w[t] = rotl32(w[t - 3] ^ w[t - 8] ^ w[t - 14] ^ w[t - 16], 1);
-  uint32_t a = state[0], b = state[1], c = state[2], d = state[3], e = state[4];
-  for (uint32_t t = 0; t < kSha1Rounds; ++t) {
-    uint32_t f;
-    switch (t / kSha1RoundsPerK) {
-      case 0:
-        f = (b & c) | (~b & d);
-        break;
-      case 2:
-        f = (b & c) | (b & d) | (c & d);
-        break;
-      default:
-        f = b ^ c ^ d;
-        break;
-    }
-    const uint32_t tmp = rotl32(a, 5) + f + e + kSha1K[t / kSha1RoundsPerK] + w[t];
-    e = d;
-    d = c;
-    c = rotl32(b, 30);
-    b = a;
-    a = tmp;
-  }
-  state[0] += a;
-  state[1] += b;
-  state[2] += c;
-  state[3] += d;
-  state[4] += e;
+  uint32_t w[SHA1_BLOCK_WORDS];
+  for (uint32_t t = 0; t < SHA1_BLOCK_WORDS; ++t) w[t] = be32(block + sizeof(uint32_t) * t);
+  sha1_block(state.data(), w);
 }
 
 void hmac_sha1_states(const uint8_t* key, Sha1State& inner, Sha1State& outer) {
@@ -133,18 +102,19 @@ void hmac_sha1_states(const uint8_t* key, Sha1State& inner, Sha1State& outer) {
 
 std::vector<uint32_t> ipsec_sa_records(const SaTable& table) {
   std::vector<uint32_t> words((table.size() + 1) * kIpsecRecordWords, 0);
-  words[0] = static_cast<uint32_t>(table.size());
+  words[IPSEC_SA_COUNT_WORD] = static_cast<uint32_t>(table.size());
   for (size_t i = 0; i < table.size(); ++i) {
     const SaConfig& cfg = table.at(i).cfg;
-    uint32_t* r = words.data() + (i + 1) * kIpsecRecordWords;
+    IpsecSaRecord r{};
     const AesRoundKeys rk = aes128_expand_key(cfg.enc_key);
-    std::copy(rk.begin(), rk.end(), r);
-    r[kIpsecNonceWord] = be32(cfg.nonce);
+    std::copy(rk.begin(), rk.end(), r.round_keys);
+    r.nonce = be32(cfg.nonce);
     Sha1State inner, outer;
     hmac_sha1_states(cfg.auth_key, inner, outer);
-    std::copy(inner.begin(), inner.end(), r + kIpsecIpadWord);
-    std::copy(outer.begin(), outer.end(), r + kIpsecOpadWord);
-    r[kIpsecCtrWord] = cfg.cipher == EspCipher::kAesCtr ? 1 : 0;
+    std::copy(inner.begin(), inner.end(), r.ipad_state);
+    std::copy(outer.begin(), outer.end(), r.opad_state);
+    r.ctr = cfg.cipher == EspCipher::kAesCtr ? 1 : 0;
+    std::memcpy(words.data() + (i + 1) * kIpsecRecordWords, &r, sizeof(r));
   }
   return words;
 }

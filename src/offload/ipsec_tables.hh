@@ -1,6 +1,6 @@
 // IPsec ESP outbound crypto on a device (NBA §4 IPsec gateway; FlowShader §III-E fusion): the SA
 // table uploaded once per device (IpsecTables), and the three kernels that use it
-// (kernels/opencl/ipsec.cl, kernels/cuda/ipsec.cu):
+// (kernels/ipsec.cl):
 //
 //   ipsec_aes_ctr(bytes, regions, items, sa_table, count)               "bbbbu"
 //   ipsec_hmac_sha1(bytes, regions, items, sa_table, icv_out, count)    "bbbbbu"
@@ -14,26 +14,22 @@
 // encryption. The fused kernel encrypts and hashes in one pass over each packet. A packet whose
 // SA index is not below the table's SA count is left untouched (and gets a zero ICV).
 //
-// Device SA table: 32-bit words in the device's byte order, kIpsecRecordWords per record.
-// Record 0 is a header (word 0: the number of SAs, the rest zero); SA i is record i + 1:
-//
-//   words  0..43  AES-128 encryption round keys w[0..43] (FIPS-197 §5.2; w[i] holds key bytes
-//                 4i..4i+3 big-endian, i.e. byte 4i in the top 8 bits)
-//   word  44      the 4-byte RFC 3686 nonce, big-endian (its first byte in the top 8 bits)
-//   words 45..49  HMAC-SHA1 inner chaining state H0..H4 after compressing key ^ ipad
-//   words 50..54  HMAC-SHA1 outer chaining state H0..H4 after compressing key ^ opad
-//   word  55      1 for an AES-CTR SA, 0 for an AES-CBC one (the elements keep those on the CPU)
-//
+// Device SA table: kernels/common/sa_record.h, shared with the kernel (a header record with the
+// SA count, then one IpsecSaRecord per SA: round keys, nonce, HMAC ipad/opad states, CTR flag).
 // The round keys and chaining states are computed here with our own FIPS-197 key expansion and
-// FIPS 180-4 SHA-1 compression function, independent of intel-ipsec-mb.
+// the FIPS 180-4 SHA-1 compression function of kernels/common/sha1.h (the kernels' own),
+// independent of intel-ipsec-mb.
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "core/result.hh"
+#include "kernels/common/sa_record.h"
 #include "lib/ipsec_sa.hh"
 #include "offload/device.hh"
 #include "offload/task.hh"
@@ -44,13 +40,23 @@ inline constexpr const char* kIpsecAesCtrKernel = "ipsec_aes_ctr";
 inline constexpr const char* kIpsecHmacSha1Kernel = "ipsec_hmac_sha1";
 inline constexpr const char* kIpsecFusedKernel = "ipsec_aes_hmac_fused";
 
-inline constexpr uint32_t kIpsecRecordWords = 56;
-inline constexpr uint32_t kIpsecRoundKeyWords = 44;
-inline constexpr uint32_t kIpsecNonceWord = 44;
-inline constexpr uint32_t kIpsecIpadWord = 45;
-inline constexpr uint32_t kIpsecOpadWord = 50;
-inline constexpr uint32_t kIpsecCtrWord = 55;
-inline constexpr uint32_t kSha1StateWords = 5;
+// Word numbers within a record (kernels/common/sa_record.h), checked against the layout the
+// header documents.
+inline constexpr uint32_t kIpsecRecordWords = IPSEC_RECORD_WORDS;
+inline constexpr uint32_t kIpsecRoundKeyWords = IPSEC_ROUND_KEY_WORDS;
+inline constexpr uint32_t kIpsecNonceWord = offsetof(IpsecSaRecord, nonce) / sizeof(uint32_t);
+inline constexpr uint32_t kIpsecIpadWord = offsetof(IpsecSaRecord, ipad_state) / sizeof(uint32_t);
+inline constexpr uint32_t kIpsecOpadWord = offsetof(IpsecSaRecord, opad_state) / sizeof(uint32_t);
+inline constexpr uint32_t kIpsecCtrWord = offsetof(IpsecSaRecord, ctr) / sizeof(uint32_t);
+inline constexpr uint32_t kSha1StateWords = IPSEC_HMAC_STATE_WORDS;
+static_assert(sizeof(IpsecSaRecord) == kIpsecRecordWords * sizeof(uint32_t));
+static_assert(offsetof(IpsecSaRecord, round_keys) == 0);
+static_assert(kIpsecNonceWord == 44 && kIpsecIpadWord == 45 && kIpsecOpadWord == 50 &&
+              kIpsecCtrWord == 55);
+static_assert(kIpsecNonceWord == kIpsecRoundKeyWords);
+static_assert(kIpsecOpadWord - kIpsecIpadWord == IPSEC_HMAC_STATE_WORDS);
+static_assert(std::is_standard_layout_v<IpsecSaRecord> &&
+              std::is_trivially_copyable_v<IpsecSaRecord>);
 // Regions start at multiples of this in the bytes buffer (so the ciphertext is block-aligned).
 inline constexpr uint32_t kIpsecRegionAlign = 16;
 // Where the ciphertext starts within a region: SPI, sequence number, IV.

@@ -1,8 +1,8 @@
 // IPv4 DIR-24-8 lookup on a device: the first kernel of the offload path (NBA's IPv4 router
 // kernel). The tables of a built Dir24_8 are uploaded once (Ipv4LookupTables); each task of
 // IPLookupOffload carries an array of addresses (host byte order) in and one next hop per
-// address out, exactly what Dir24_8::lookup_bulk computes on the CPU. Kernels:
-// kernels/opencl/ipv4_lookup.cl and kernels/cuda/ipv4_lookup.cu.
+// address out, exactly what Dir24_8::lookup_bulk computes on the CPU. Kernel:
+// kernels/ipv4_lookup.cl.
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 // flat arrays with 32-bit indices are uploaded once: Ipv6LookupTables); each task of
 // IP6LookupOffload carries addresses (16 bytes each, network byte order, as in the packet) in and
 // one 16-bit next hop per address out, exactly what Ip6Trie::lookup_bulk computes on the CPU.
-// Kernels: kernels/opencl/ipv6_trie_lookup.cl and kernels/cuda/ipv6_trie_lookup.cu.
+// Kernel: kernels/ipv6_trie_lookup.cl.
 #pragma once
 
 #include <cstdint>

@@ -30,14 +30,16 @@
 #include <vector>
 
 #include "core/result.hh"
+#include "kernels/common/ids_ac_layout.h"
 
 namespace fulcrum::ids {
 
 class AhoCorasick {
  public:
-  static constexpr uint32_t kMatchBit = 1u << 31;
-  static constexpr uint32_t kStateMask = kMatchBit - 1;
-  static constexpr uint32_t kAlphabet = 256;
+  // The entry encoding the device kernel walks too (kernels/common/ids_ac_layout.h).
+  static constexpr uint32_t kMatchBit = IDS_AC_MATCH_BIT;
+  static constexpr uint32_t kStateMask = IDS_AC_STATE_MASK;
+  static constexpr uint32_t kAlphabet = IDS_AC_ALPHABET;
 
   explicit AhoCorasick(bool caseless = false) : caseless_(caseless) {}
 

@@ -1,4 +1,5 @@
-// The CUDA kernels compiled into the binary (kernels/cuda/*.cu): each .cu file registers its
+// The CUDA kernels compiled into the binary (kernels/cuda/*.cu, each including one
+// kernels/*.cl source): each .cu file registers its
 // kernels here by name, with their parameter signature ('b' device buffer, 'u' uint32; see
 // offload/device.hh), so the CUDA backend can launch them by name like OpenCL does.
 #pragma once

@@ -295,7 +295,8 @@ class ClDevice final : public Device {
     return {};
   }
 
-  // 'b' for each __global pointer parameter, 'u' for each uint (see KernelArg).
+  // 'b' for each __global pointer parameter, 'u' for each uint (see KernelArg): spelled uint, or
+  // uint32_t as kernels/common/portable.h names it (the compiler reports the typedef's name).
   static Result<std::string> signature(cl_kernel k) {
     cl_uint n = 0;
     cl_int rc = clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof(n), &n, nullptr);
@@ -312,9 +313,9 @@ class ClDevice final : public Device {
       char type[64] = {};
       rc = clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_NAME, sizeof(type) - 1, type, nullptr);
       if (rc != CL_SUCCESS) return cl_error("clGetKernelArgInfo", rc);
-      if (std::string(type) != "uint")
+      if (std::string_view(type) != "uint" && std::string_view(type) != "uint32_t")
         return make_error("opencl: kernel parameter " + std::to_string(i) + " has type '" + type +
-                          "'; kernels take __global pointers and uint only");
+                          "'; kernels take __global pointers and uint32_t only");
       sig += 'u';
     }
     return sig;

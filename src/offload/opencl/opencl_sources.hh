@@ -1,5 +1,6 @@
-// The OpenCL kernel sources (kernels/opencl/*.cl), embedded into the binary at build time by
-// kernels/embed_opencl.cmake, so the binary needs no kernel files at run time.
+// The OpenCL kernel sources (kernels/*.cl, their #include "..." of kernels/common inlined),
+// embedded into the binary at build time by kernels/embed_opencl.cmake, so the binary needs no
+// kernel files at run time.
 #pragma once
 
 #include <cstddef>

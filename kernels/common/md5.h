@@ -1,39 +1,19 @@
-// MD5 (RFC 1321) of each packet's region of the packed bytes buffer: one work item per packet.
-// regions: per packet {uint offset into bytes, uint length}; digests: 16 bytes per packet, the
-// digest in RFC 1321 byte order (what OpenSSL's MD5 writes). The message is read four bytes at
-// a time (vload4, any alignment) where a word lies inside it, a byte at a time at its end;
-// padding and the 64-bit bit length are made up on the fly, so no block is copied or padded in
-// memory.
-// trailers: per packet a uint; when not 0 the digest is also written right after the region, in
-// the 16 bytes the task reserved there (PacketRegion::grow: MD5DigestOffload's TRAILER).
+// MD5 (RFC 1321): the compression of one 64-byte block, m[0..15] the block's little-endian
+// words, into the chaining state h[0..3]; the 64 steps written out with their constants (T[i] of
+// RFC 1321 §3.4) and shifts.
+#ifndef FULCRUM_KERNELS_COMMON_MD5_H
+#define FULCRUM_KERNELS_COMMON_MD5_H
 
-#define MD5_BLOCK_BYTES 64u
-#define MD5_BLOCK_WORDS 16u
-#define MD5_WORD_BYTES 4u
-#define MD5_LENGTH_BYTES 8u
-#define MD5_PAD_BYTE 0x80u
-#define MD5_DIGEST_WORDS 4u
-#define MD5_REGION_WORDS 2u
+#include "portable.h"
 
-#define MD5_ROTL(x, c) rotate((uint)(x), (uint)(c))
 #define MD5_F(x, y, z) (((x) & (y)) | (~(x) & (z)))
 #define MD5_G(x, y, z) (((x) & (z)) | ((y) & ~(z)))
 #define MD5_H(x, y, z) ((x) ^ (y) ^ (z))
 #define MD5_I(x, y, z) ((y) ^ ((x) | ~(z)))
-#define MD5_STEP(f, a, b, c, d, m, k, s) (a) = (b) + MD5_ROTL((a) + f((b), (c), (d)) + (m) + (k), (s))
+#define MD5_STEP(f, a, b, c, d, m, k, s) (a) = (b) + rotl32((a) + f((b), (c), (d)) + (m) + (k), (s))
 
-// Byte `pos` of the padded message: the data, 0x80, zeros, then the bit length little-endian.
-static uint md5_padded_byte(__global const uchar* msg, uint len, uint pos, uint total) {
-  if (pos < len) return msg[pos];
-  if (pos == len) return MD5_PAD_BYTE;
-  const uint from_end = total - pos;
-  if (from_end > MD5_LENGTH_BYTES) return 0;
-  const ulong bits = (ulong)len * 8;
-  return (uint)(bits >> (8 * (MD5_LENGTH_BYTES - from_end))) & 0xFFu;
-}
-
-static void md5_block(uint* h, const uint* m) {
-  uint a = h[0], b = h[1], c = h[2], d = h[3];
+INLINE void md5_block(uint32_t* h, const uint32_t* m) {
+  uint32_t a = h[0], b = h[1], c = h[2], d = h[3];
   MD5_STEP(MD5_F, a, b, c, d, m[0], 0xd76aa478u, 7);
   MD5_STEP(MD5_F, d, a, b, c, m[1], 0xe8c7b756u, 12);
   MD5_STEP(MD5_F, c, d, a, b, m[2], 0x242070dbu, 17);
@@ -104,38 +84,4 @@ static void md5_block(uint* h, const uint* m) {
   h[3] += d;
 }
 
-__kernel void md5_digest(__global uchar* bytes, __global const uint* regions,
-                         __global const uint* trailers, __global uchar* digests, uint count) {
-  const uint i = get_global_id(0);
-  if (i >= count) return;
-  const uint offset = regions[(size_t)i * MD5_REGION_WORDS];
-  const uint len = regions[(size_t)i * MD5_REGION_WORDS + 1];
-  __global const uchar* msg = bytes + offset;
-  const uint blocks = (len + MD5_LENGTH_BYTES) / MD5_BLOCK_BYTES + 1;
-  const uint total = blocks * MD5_BLOCK_BYTES;
-  uint h[MD5_DIGEST_WORDS] = {0x67452301u, 0xefcdab89u, 0x98badcfeu, 0x10325476u};
-  uint m[MD5_BLOCK_WORDS];
-  for (uint blk = 0; blk < blocks; ++blk) {
-    const uint base = blk * MD5_BLOCK_BYTES;
-    for (uint w = 0; w < MD5_BLOCK_WORDS; ++w) {
-      const uint pos = base + w * MD5_WORD_BYTES;
-      if (pos + MD5_WORD_BYTES <= len) {
-        const uchar4 v = vload4(0, msg + pos);
-        m[w] = (uint)v.x | ((uint)v.y << 8) | ((uint)v.z << 16) | ((uint)v.w << 24);
-        continue;
-      }
-      uint word = 0;
-      for (uint k = 0; k < MD5_WORD_BYTES; ++k)
-        word |= md5_padded_byte(msg, len, pos + k, total) << (8 * k);
-      m[w] = word;
-    }
-    md5_block(h, m);
-  }
-  __global uchar* out = digests + (size_t)i * MD5_DIGEST_WORDS * MD5_WORD_BYTES;
-  for (uint w = 0; w < MD5_DIGEST_WORDS; ++w)
-    for (uint k = 0; k < MD5_WORD_BYTES; ++k)
-      out[w * MD5_WORD_BYTES + k] = (uchar)(h[w] >> (8 * k));
-  if (trailers[i] == 0) return;
-  __global uchar* trailer = bytes + offset + len;  // the room the task reserved (grow)
-  for (uint k = 0; k < MD5_DIGEST_WORDS * MD5_WORD_BYTES; ++k) trailer[k] = out[k];
-}
+#endif  // FULCRUM_KERNELS_COMMON_MD5_H

@@ -209,14 +209,23 @@ TEST(TableMemory, LargeTablesAreZeroAndCommittedOnlyWhereTouched) {
   EXPECT_LT(max_rss_kib() - before, kSlackKib);
 }
 
+// A run of `packets` generated frames through `text` (named `file`), transmitted to net_null.
+RunOptions generated_run(const std::string& file, const std::string& text, uint64_t packets,
+                         double watchdog_s) {
+  RunOptions opt;
+  opt.pipeline_file = file;
+  opt.pipeline_text = text;
+  opt.ports = {"gen:size=64", "net_null0,no-rx=1"};
+  opt.packets = packets;
+  opt.watchdog_s = watchdog_s;
+  return opt;
+}
+
 TEST(Watchdog, ReportsTheStalledWorkerAndTheElementItIsIn) {
   g_release = false;
-  RunOptions opt;
-  opt.pipeline_file = "watchdog.click";
-  opt.pipeline_text = "FromInput -> NoOp -> stuck :: StallUntilReleased -> ToOutput;";
-  opt.ports = {"gen:size=64", "net_null0,no-rx=1"};
-  opt.packets = 1000;
-  opt.watchdog_s = 0.05;
+  RunOptions opt =
+      generated_run("watchdog.click",
+                    "FromInput -> NoOp -> stuck :: StallUntilReleased -> ToOutput;", 1000, 0.05);
   std::vector<std::string> notes;
   opt.on_stall = [&](int worker, const std::string& note) {
     notes.push_back(std::to_string(worker) + ": " + note);
@@ -247,13 +256,8 @@ FULCRUM_REGISTER_ELEMENT(HeartbeatProbe);
 // The worker beats once per loop: every batch it receives sees a higher count than the last.
 TEST(Watchdog, WorkerBeatsEveryLoop) {
   g_beats.clear();
-  RunOptions opt;
-  opt.pipeline_file = "beats.click";
-  opt.pipeline_text = "FromInput -> HeartbeatProbe -> ToOutput;";
-  opt.ports = {"gen:size=64", "net_null0,no-rx=1"};
-  opt.packets = 640;
-  opt.watchdog_s = 0;
-  Result<RunReport> r = run(opt);
+  Result<RunReport> r =
+      run(generated_run("beats.click", "FromInput -> HeartbeatProbe -> ToOutput;", 640, 0));
   ASSERT_TRUE(r.ok()) << r.error();
   ASSERT_EQ(g_beats.size(), 10u);
   for (size_t i = 0; i < g_beats.size(); ++i) {

@@ -14,6 +14,7 @@
 //            verifies. Frames that are not IPv4 stay on the CPU, which drops them.
 #pragma once
 
+#include <rte_ether.h>
 #include <rte_ip.h>
 
 #include <array>
@@ -31,7 +32,7 @@ class CheckIPChecksumOffload final : public OffloadElement<CheckIPChecksumOffloa
   enum DropReason : int { kDropNotIpv4, kDropBadChecksum };
   static constexpr std::array<std::string_view, 2> kDropReasons{"not-ipv4", "bad-checksum"};
   static constexpr ElementTraits kTraits{"CheckIPChecksumOffload", 1, 1, kDropReasons};
-  static constexpr uint32_t kIpOffset = 14;
+  static constexpr uint32_t kIpOffset = RTE_ETHER_HDR_LEN;
   static constexpr auto kOffload = offload::OffloadSpec::with_region(
       "ip_checksum_verify", 0, sizeof(uint32_t), {.write = false, .align = 4, .max_bytes = 60});
 
@@ -69,14 +70,13 @@ class CheckIPChecksumOffload final : public OffloadElement<CheckIPChecksumOffloa
  private:
   // The IPv4 header's length in bytes, 0 when the frame does not hold one.
   static uint32_t header_length(Packet* p) {
-    constexpr uint16_t kEtherTypeIpv4 = 0x0800;
-    constexpr uint32_t kMinHeader = 20;
     const uint32_t n = length(p);
-    if (n < kIpOffset + kMinHeader) return 0;
-    const uint8_t* f = data(p);
-    if ((uint16_t{f[12]} << 8 | f[13]) != kEtherTypeIpv4 || (f[kIpOffset] >> 4) != 4) return 0;
-    const uint32_t len = (f[kIpOffset] & 0x0Fu) * 4u;
-    return len >= kMinHeader && kIpOffset + len <= n ? len : 0;
+    if (n < kIpOffset + sizeof(rte_ipv4_hdr)) return 0;
+    const auto* eth = rte_pktmbuf_mtod(p, const rte_ether_hdr*);
+    const auto* ip = rte_pktmbuf_mtod_offset(p, const rte_ipv4_hdr*, kIpOffset);
+    if (eth->ether_type != RTE_BE16(RTE_ETHER_TYPE_IPV4) || (ip->version_ihl >> 4) != 4) return 0;
+    const uint32_t len = rte_ipv4_hdr_len(ip);
+    return len >= sizeof(rte_ipv4_hdr) && kIpOffset + len <= n ? len : 0;
   }
 };
 

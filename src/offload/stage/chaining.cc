@@ -14,12 +14,12 @@ Status chain_offload_stages(Pipeline& pipeline) {
   for (size_t i = 0; i < n; ++i) {
     if (chained[i]) continue;
     OffloadStage* head = pipeline.element(i).offload_stage();
-    if (head == nullptr || head->spec().region_name.empty()) continue;
+    if (head == nullptr) continue;
     for (int next = pipeline.only_successor(i); next >= 0;
          next = pipeline.only_successor(static_cast<size_t>(next))) {
       OffloadStage* stage = pipeline.element(static_cast<size_t>(next)).offload_stage();
-      if (stage == nullptr || stage->spec().region_name != head->spec().region_name) break;
-      Result<bool> took = head->chain(*stage);
+      if (stage == nullptr) break;
+      Result<bool> took = head->chain(*stage);  // false unless the region names match
       if (!took) return make_error(pipeline.nodes()[i].loc.str() + ": " + took.error());
       if (!took.value()) break;
       chained[static_cast<size_t>(next)] = true;

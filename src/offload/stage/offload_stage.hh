@@ -69,9 +69,7 @@ class OffloadStage {
   void counters(std::vector<Counter>& out) const;
 
   const OffloadSpec& spec() const { return spec_; }
-  const Element& element() const { return element_; }
   const OffloadService& service() const { return *service_; }
-  bool chain_enabled() const { return chain_enabled_; }
   // The chaining pass: `next` (whose region has this stage's name) joins this stage's tasks;
   // false when it cannot (already chained, too many stages, its kernel missing on a device).
   Result<bool> chain(OffloadStage& next);

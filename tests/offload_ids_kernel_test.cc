@@ -181,6 +181,11 @@ TEST(OffloadIdsKernel, CudaKernelMatchesAhoCorasickScanOnEveryGpu) {
   expect_devices_match_cpu(Backend::kCuda);
 }
 
+TEST(OffloadIdsKernel, HostKernelMatchesAhoCorasickScanOnTheEmulatedDevice) {
+  WITH_EMULATED_DEVICE();
+  expect_devices_match_cpu(Backend::kEmu);
+}
+
 // An automaton without patterns (a rule file whose rules have no content) is one root state:
 // the kernel still runs and finds nothing.
 TEST(OffloadIdsKernel, EmptyAutomatonFindsNothing) {

@@ -13,6 +13,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <random>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "lib/ipsec_crypto.hh"
 #include "lib/ipsec_sa.hh"
 #include "offload/discovery.hh"
+#include "offload/emu/emu_device.hh"
 #include "offload/ipsec_tables.hh"
 #include "offload/task.hh"
 
@@ -204,18 +206,18 @@ DeviceOutcome run_on(Device& device, const IpsecTables& tables, Mode mode,
   return out;
 }
 
+// The devices of one backend, found once (the emulated one: the default model).
 std::vector<std::unique_ptr<Device>>& devices(Backend backend) {
-  static std::vector<std::unique_ptr<Device>> opencl, cuda;
-  static bool found_opencl = false, found_cuda = false;
-  bool& found = backend == Backend::kOpenCL ? found_opencl : found_cuda;
-  auto& list = backend == Backend::kOpenCL ? opencl : cuda;
-  if (!found) {
+  static std::map<Backend, std::vector<std::unique_ptr<Device>>> found;
+  auto [it, inserted] = found.try_emplace(backend);
+  if (inserted && backend == Backend::kEmu) {
+    it->second.push_back(make_emulated_device(EmuSpec{}));
+  } else if (inserted) {
     DiscoverOptions only;
     only.only = backend;
-    list = discover_devices(only);
-    found = true;
+    it->second = discover_devices(only);
   }
-  return list;
+  return it->second;
 }
 
 template <class T>
@@ -262,6 +264,9 @@ void require_backend(Backend backend) {
     if (IsSkipped()) return;                                                             \
     if (devices(Backend::kCuda).empty()) GTEST_SKIP() << "no CUDA device (no GPU here)"; \
     body(Backend::kCuda);                                                                \
+  }                                                                                      \
+  TEST(OffloadIpsecKernel, Emu##name) {                                                  \
+    body(Backend::kEmu);                                                                 \
   }
 
 // The two CPU implementations agree on every region before the devices are compared to them.

@@ -212,6 +212,11 @@ TYPED_TEST(OffloadLookupKernel, CudaKernelMatchesCpuOnEveryGpu) {
   this->expect_devices_match_cpu(Backend::kCuda);
 }
 
+TYPED_TEST(OffloadLookupKernel, HostKernelMatchesCpuOnTheEmulatedDevice) {
+  WITH_EMULATED_DEVICE();
+  this->expect_devices_match_cpu(Backend::kEmu);
+}
+
 // ---- IPv4 only ---------------------------------------------------------------------------------
 
 TEST(OffloadIpv4Lookup, TestDataReachesLongPrefixSegmentsAndMisses) {

@@ -113,6 +113,11 @@ TEST(OffloadMd5Kernel, CudaKernelMatchesOpenSslOnEveryGpu) {
   expect_devices_match_cpu(Backend::kCuda);
 }
 
+TEST(OffloadMd5Kernel, HostKernelMatchesOpenSslOnTheEmulatedDevice) {
+  WITH_EMULATED_DEVICE();
+  expect_devices_match_cpu(Backend::kEmu);
+}
+
 // RFC 1321 appendix A.5: the digests are the RFC's, not computed by us.
 TEST(OffloadMd5Kernel, Rfc1321TestSuiteOnEveryDevice) {
   const std::vector<std::pair<std::string, std::string>> suite = {

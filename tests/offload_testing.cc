@@ -10,6 +10,7 @@
 #include "core/registry.hh"
 #include "core/shared_storage.hh"
 #include "offload/discovery.hh"
+#include "offload/emu/emu_spec.hh"
 #include "offload/service.hh"
 #include "testing.hh"
 
@@ -90,6 +91,20 @@ bool have_offload_device() {
 
 bool backend_built(bool cuda) {
   return offload::backend_compiled(cuda ? offload::Backend::kCuda : offload::Backend::kOpenCL);
+}
+
+ScopedEmulatedDevice::ScopedEmulatedDevice() {
+  offload::set_emulated_devices({offload::EmuSpec{}});
+}
+
+ScopedEmulatedDevice::~ScopedEmulatedDevice() {
+  offload::set_emulated_devices({});
+}
+
+bool ScopedEmulatedDevice::found() const {
+  offload::DiscoverOptions only;
+  only.only = offload::Backend::kEmu;
+  return offload::discover_devices(only).size() == 1;
 }
 
 bool backend_has_device(bool cuda) {

@@ -39,7 +39,21 @@ bool have_offload_device();
 bool backend_built(bool cuda);
 bool backend_has_device(bool cuda);
 
+// For its scope, the emu backend finds one emulated device with the default model
+// (offload/emu/emu_spec.hh); found() says discovery sees it.
+class ScopedEmulatedDevice {
+ public:
+  ScopedEmulatedDevice();
+  ~ScopedEmulatedDevice();
+  bool found() const;
+};
+
 }  // namespace fulcrum::testing
+
+// The emulated device runs every kernel on any machine: its tests never skip.
+#define WITH_EMULATED_DEVICE()                         \
+  const ::fulcrum::testing::ScopedEmulatedDevice emu_; \
+  ASSERT_TRUE(emu_.found()) << "the emu backend did not find the emulated device"
 
 #define REQUIRE_OFFLOAD_DEVICE()                                                         \
   if (!::fulcrum::testing::have_offload_device())                                        \

@@ -1,7 +1,8 @@
 // One kernel source, three compilers: the macros and helpers kernels/*.cl are written in, so the
 // same text compiles as OpenCL C (PoCL and other OpenCL devices, embedded by
 // kernels/embed_opencl.cmake), as CUDA C++ (nvcc, through the thin kernels/cuda/*.cu wrappers)
-// and, for the headers the host shares (record layouts, SHA-1), as host C++. The approach is
+// and as host C++: the headers the host shares (record layouts, SHA-1) and, through the thin
+// kernels/host/*.cc wrappers, whole kernels for the emulated device (offload/emu/). The approach is
 // hashcat's (an OpenCL source built for CUDA through a vendor header); the names here are ours.
 //
 //   GLOBAL, CONSTANT, LOCAL   address space of a pointer's target (device, constant, work-group)
@@ -115,10 +116,12 @@ INLINE void store_u32x4_aligned(uint8_t* p, u32x4 v) {
   *reinterpret_cast<uint4*>(p) = v;
 }
 
-#else  // host C++: just what the headers the host shares (sa_record.h, sha1.h) need
+#else  // host C++: what the headers the host shares (sa_record.h, sha1.h) need, and with
+       // FULCRUM_HOST_KERNELS whole kernels, for the emulated device (offload/emu/host_kernel.hh)
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #define INLINE inline
 #define STATIC_ASSERT(c, msg) static_assert(c, msg)
@@ -130,6 +133,50 @@ INLINE uint32_t rotl32(uint32_t x, uint32_t n) {
 INLINE uint32_t bswap32(uint32_t x) {
   return __builtin_bswap32(x);
 }
+
+#if defined(FULCRUM_HOST_KERNELS)
+
+// The host runs a kernel one work item after the other, each alone in its work group: the
+// cooperative staging loops (k = LOCAL_ID(); k < n; k += GROUP_SIZE()) then copy the whole table
+// for each item, and a barrier has nobody to wait for. fulcrum_host_work_item is the item.
+inline thread_local uint32_t fulcrum_host_work_item = 0;
+
+#define GLOBAL
+#define CONSTANT
+#define LOCAL
+#define CONSTANT_MEM static const
+#define LOCAL_MEM
+#define RESTRICT __restrict
+#define KERNEL static
+#define GLOBAL_ID() (fulcrum_host_work_item)
+#define LOCAL_ID() (0u)
+#define GROUP_ID() (fulcrum_host_work_item)
+#define GROUP_SIZE() (1u)
+#define LOCAL_BARRIER() ((void)0)
+#define LOAD_RO(p) (*(p))
+
+struct u32x4 {
+  uint32_t x, y, z, w;
+};
+
+INLINE uint32_t load_le32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;  // the hosts we build for are little-endian
+}
+INLINE u32x4 make_u32x4(uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
+  return u32x4{a, b, c, d};
+}
+INLINE u32x4 load_u32x4_aligned(const uint8_t* p) {
+  u32x4 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+INLINE void store_u32x4_aligned(uint8_t* p, u32x4 v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+#endif  // FULCRUM_HOST_KERNELS
 
 #endif
 

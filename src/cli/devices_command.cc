@@ -1,8 +1,10 @@
-// `fulcrum devices [--json]`: the offload backends compiled in and the devices they find.
+// `fulcrum devices [--json] [--device emu:...]`: the offload backends compiled in and the devices
+// they find; emulated devices are marked so.
 #include <cstdio>
 #include <string>
 
 #include "cli/commands.hh"
+#include "cli/device_option.hh"
 #include "offload/discovery.hh"
 #include "offload/numa.hh"
 
@@ -25,15 +27,28 @@ std::string json_string(const std::string& s) {
 
 int cmd_devices(const std::vector<std::string>& args) {
   bool json = false;
-  for (const std::string& a : args) {
+  DeviceOption emulated;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
     if (a == "--json") {
       json = true;
+    } else if (a == "--device" && i + 1 < args.size()) {
+      if (Status st = emulated.add(args[++i]); !st) {
+        std::fprintf(stderr, "fulcrum devices: %s\n", st.error().c_str());
+        return 2;
+      }
     } else {
       std::fprintf(stderr,
-                   "fulcrum devices: unknown option '%s' (usage: fulcrum devices [--json])\n",
+                   "fulcrum devices: unknown option '%s' (usage: fulcrum devices [--json] "
+                   "[--device emu:K=V,...])\n",
                    a.c_str());
       return 2;
     }
+  }
+  emulated.apply();
+  if (Result<std::vector<offload::EmuSpec>> emu = offload::emulated_devices(); !emu) {
+    std::fprintf(stderr, "fulcrum devices: %s\n", emu.error().c_str());
+    return 1;
   }
   const std::vector<offload::Backend> backends = offload::compiled_backends();
   const auto devices = offload::discover_devices();
@@ -47,12 +62,13 @@ int cmd_devices(const std::vector<std::string>& args) {
       std::printf(
           "%s\n  {\"backend\": \"%s\", \"index\": %d, \"name\": %s, \"platform\": %s, "
           "\"kind\": \"%s\", \"global_memory_bytes\": %llu, \"compute_units\": %u, "
-          "\"pci_bus_id\": %s, \"numa_node\": %d}",
+          "\"pci_bus_id\": %s, \"numa_node\": %d, \"emulated\": %s}",
           i ? "," : "", offload::backend_name(d.backend).data(), devices[i]->index(),
           json_string(d.name).c_str(), json_string(d.platform).c_str(),
           offload::device_kind_name(d.kind).data(),
           static_cast<unsigned long long>(d.global_memory), d.compute_units,
-          d.pci_bus_id.empty() ? "null" : json_string(d.pci_bus_id).c_str(), d.numa_node);
+          d.pci_bus_id.empty() ? "null" : json_string(d.pci_bus_id).c_str(), d.numa_node,
+          d.backend == offload::Backend::kEmu ? "true" : "false");
     }
     std::printf("],\n \"numa_nodes\": [");
     const std::vector<offload::NumaNode> nodes = offload::numa_nodes();

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli/commands.hh"
+#include "cli/device_option.hh"
 #include "core/args.hh"
 #include "io/eal.hh"
 #include "io/port.hh"
@@ -54,7 +55,7 @@ bool parse_num(const std::string& s, T& out) {
 }
 
 int usage_error(const std::string& msg) {
-  std::fprintf(stderr, "fulcrum run: %s\n\n%s", msg.c_str(), kRunUsage);
+  std::fprintf(stderr, "fulcrum run: %s\n\n%s%s", msg.c_str(), kRunUsage, kDeviceOptionHelp);
   return 2;
 }
 
@@ -62,6 +63,7 @@ int usage_error(const std::string& msg) {
 
 int cmd_run(const std::vector<std::string>& args) {
   RunOptions opt;
+  DeviceOption devices;
   std::string stats_json;
   bool quiet = false;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -73,7 +75,7 @@ int cmd_run(const std::vector<std::string>& args) {
     };
     std::string v;
     if (a == "--help" || a == "-h") {
-      std::fputs(kRunUsage, stdout);
+      std::printf("%s%s", kRunUsage, kDeviceOptionHelp);
       return 0;
     } else if (a == "--port") {
       if (!value(v)) return usage_error("--port needs a value");
@@ -100,6 +102,9 @@ int cmd_run(const std::vector<std::string>& args) {
       if (!value(stats_json)) return usage_error("--stats-json needs a file name");
     } else if (a == "--quiet") {
       quiet = true;
+    } else if (a == "--device") {
+      if (!value(v)) return usage_error("--device needs a value");
+      if (Status st = devices.add(v); !st) return usage_error(st.error());
     } else if (!a.empty() && a[0] == '-') {
       return usage_error("unknown option '" + a + "'");
     } else if (opt.pipeline_file.empty()) {
@@ -109,6 +114,7 @@ int cmd_run(const std::vector<std::string>& args) {
     }
   }
   if (opt.pipeline_file.empty()) return usage_error("no pipeline file given");
+  devices.apply();
   if (opt.ports.empty()) return usage_error("no --port given");
   opt.progress = !quiet && isatty(STDERR_FILENO);
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);

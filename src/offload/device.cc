@@ -10,6 +10,8 @@ std::string_view backend_name(Backend b) {
       return "opencl";
     case Backend::kCuda:
       return "cuda";
+    case Backend::kEmu:
+      return "emu";
   }
   return "unknown";
 }

@@ -1,4 +1,5 @@
-// The device API: one small interface that every offload backend (CUDA, OpenCL) implements.
+// The device API: one small interface that every offload backend (CUDA, OpenCL, emulated)
+// implements.
 //
 //   Device        one accelerator (or a CPU seen through OpenCL): allocates buffers, makes
 //                 queues, looks kernels up by name (built once per device, then cached).
@@ -29,7 +30,8 @@
 
 namespace fulcrum::offload {
 
-enum class Backend : uint8_t { kOpenCL, kCuda };
+// kEmu: the emulated device (offload/emu/emu_device.hh), a model on the host, never a GPU.
+enum class Backend : uint8_t { kOpenCL, kCuda, kEmu };
 enum class DeviceKind : uint8_t { kCpu, kGpu, kAccelerator };
 
 std::string_view backend_name(Backend b);

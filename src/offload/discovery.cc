@@ -8,7 +8,7 @@
 namespace fulcrum::offload {
 namespace {
 
-constexpr size_t kBackends = 2;
+constexpr size_t kBackends = 3;
 
 std::array<DiscoverFn, kBackends>& backends() {
   static std::array<DiscoverFn, kBackends> fns{};
@@ -23,7 +23,7 @@ BackendRegistration::BackendRegistration(Backend backend, DiscoverFn discover) {
 
 std::vector<Backend> compiled_backends() {
   std::vector<Backend> out;
-  for (Backend b : {Backend::kOpenCL, Backend::kCuda})
+  for (Backend b : {Backend::kOpenCL, Backend::kCuda, Backend::kEmu})
     if (backend_compiled(b)) out.push_back(b);
   return out;
 }

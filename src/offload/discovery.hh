@@ -20,7 +20,8 @@ struct BackendRegistration {
   BackendRegistration(Backend backend, DiscoverFn discover);
 };
 
-// The backends compiled into this binary, in a fixed order (OpenCL, CUDA).
+// The backends compiled into this binary, in a fixed order (OpenCL, CUDA, emu). The emulated
+// backend is always compiled in; it finds the devices configured (offload/emu/emu_spec.hh).
 std::vector<Backend> compiled_backends();
 bool backend_compiled(Backend b);
 

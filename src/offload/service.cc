@@ -9,6 +9,7 @@
 
 #include "core/shared_storage.hh"
 #include "offload/discovery.hh"
+#include "offload/emu/emu_spec.hh"
 #include "offload/numa.hh"
 
 namespace fulcrum::offload {
@@ -31,10 +32,13 @@ Result<std::shared_ptr<OffloadService>> OffloadService::create() {
       options.only = Backend::kOpenCL;
     else if (b == "cuda")
       options.only = Backend::kCuda;
+    else if (b == "emu")
+      options.only = Backend::kEmu;
     else
-      return make_error("FULCRUM_OFFLOAD_BACKEND: expected opencl or cuda, got '" + std::string(b) +
-                        "'");
+      return make_error("FULCRUM_OFFLOAD_BACKEND: expected opencl, cuda or emu, got '" +
+                        std::string(b) + "'");
   }
+  if (Result<std::vector<EmuSpec>> emu = emulated_devices(); !emu) return make_error(emu.error());
   const std::vector<NumaNode> nodes = numa_nodes();
   for (const NumaNode& n : nodes)
     for (int c : n.cpus) {

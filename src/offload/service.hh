@@ -2,7 +2,8 @@
 // process (through SharedStorage) by the first offloadable element that needs them.
 //
 // Devices come from discover_devices() (FULCRUM_FAIL_DEVICE_AFTER applies, for fallback tests;
-// FULCRUM_OFFLOAD_BACKEND=opencl|cuda keeps one backend). A balancer's device index is the
+// FULCRUM_OFFLOAD_BACKEND=opencl|cuda|emu keeps one backend; FULCRUM_EMU_DEVICES or
+// --device emu:... adds emulated devices, offload/emu/emu_spec.hh). A balancer's device index is the
 // position in devices(). Each element replica attaches its own channel to each device thread.
 //
 // NUMA (NBA §3.2): one device thread per device per NUMA node that has CPUs, each pinned to its

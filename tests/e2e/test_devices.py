@@ -6,7 +6,9 @@ and PoCL's ICD registered (/etc/OpenCL/vendors/pocl.icd, installed by scripts/in
 a CPU OpenCL device is listed; with the CUDA backend built but no NVIDIA device node (/dev/nvidia0)
 no CUDA device is listed and nothing is printed on stderr; each device's NUMA node is the one
 sysfs gives its PCI bus id (-1 without one) and the listed nodes cover the online CPUs; the text
-listing and the JSON agree; an unknown option exits 2.
+listing and the JSON agree; an unknown option exits 2. Emulated devices appear only when asked
+(--device emu:..., FULCRUM_EMU_DEVICES), after the real ones, and say they are emulated; a bad
+model is refused with the key named.
 """
 import json
 import os
@@ -56,7 +58,10 @@ def main():
     data = json.loads(r.stdout)
     backends = data["backends"]
     devices = data["devices"]
-    check(set(backends) <= {"opencl", "cuda"}, f"unexpected backends {backends}")
+    check(set(backends) <= {"opencl", "cuda", "emu"}, f"unexpected backends {backends}")
+    check("emu" in backends, f"the emulated backend is always compiled in: {backends}")
+    check(not any(d["emulated"] for d in devices),
+          f"emulated devices without --device emu or FULCRUM_EMU_DEVICES: {devices}")
     for d in devices:
         check(d["backend"] in backends, f"device of a backend not compiled in: {d}")
         check(d["kind"] in ("cpu", "gpu", "accelerator"), f"bad kind: {d}")
@@ -98,6 +103,22 @@ def main():
     f = run("--json", env=env)
     check(f.returncode == 0 and len(json.loads(f.stdout)["devices"]) == len(devices),
           "failure injection changed device discovery")
+
+    emu = run("--json", "--device", "emu:kernel_mpps=5,lat_us=40", "--device", "emu")
+    listed = json.loads(emu.stdout)["devices"] if emu.returncode == 0 else []
+    emulated = [d for d in listed if d["emulated"]]
+    check(len(emulated) == 2 and all(d["backend"] == "emu" for d in emulated) and
+          [d["index"] for d in emulated] == [0, 1] and len(listed) == len(devices) + 2,
+          f"two --device emu: {emu.stdout} {emu.stderr}")
+    check(all("emulated" in d["name"] and "not a measurement" in d["platform"] for d in emulated),
+          f"emulated devices must say so: {emulated}")
+    for spec, why in (("emu:kernel_mpps=0", "> 0"), ("emu:speed=3", "unknown key 'speed'"),
+                      ("cuda:0", "expected emu")):
+        b = run("--device", spec)
+        check(b.returncode == 2 and why in b.stderr, f"--device {spec}: {b.returncode} {b.stderr}")
+    env_bad = run(env=dict(os.environ, FULCRUM_EMU_DEVICES="lat_us=-1"))
+    check(env_bad.returncode == 1 and "FULCRUM_EMU_DEVICES" in env_bad.stderr,
+          f"bad FULCRUM_EMU_DEVICES: {env_bad.returncode} {env_bad.stderr}")
 
     bad = run("--frobnicate")
     check(bad.returncode == 2 and "--frobnicate" in bad.stderr, f"unknown option: {bad}")

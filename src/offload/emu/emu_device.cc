@@ -1,0 +1,221 @@
+#include "offload/emu/emu_device.hh"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "offload/discovery.hh"
+#include "offload/emu/emu_kernels.hh"
+
+namespace fulcrum::offload {
+namespace {
+
+constexpr size_t kAlign = 64;
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+struct AlignedFree {
+  void operator()(void* p) const { std::free(p); }
+};
+using AlignedBytes = std::unique_ptr<void, AlignedFree>;
+
+AlignedBytes aligned_bytes(size_t bytes) {
+  const size_t rounded = std::max<size_t>(kAlign, (bytes + kAlign - 1) / kAlign * kAlign);
+  return AlignedBytes(std::aligned_alloc(kAlign, rounded));
+}
+
+class EmuDeviceBuffer final : public DeviceBuffer {
+ public:
+  EmuDeviceBuffer(AlignedBytes mem, size_t bytes) : DeviceBuffer(bytes), mem_(std::move(mem)) {}
+  uint8_t* data() const { return static_cast<uint8_t*>(mem_.get()); }
+
+ private:
+  AlignedBytes mem_;
+};
+
+class EmuHostBuffer final : public HostBuffer {
+ public:
+  EmuHostBuffer(AlignedBytes mem, size_t bytes)
+      : HostBuffer(mem.get(), bytes, /*pinned=*/false), mem_(std::move(mem)) {}
+
+ private:
+  AlignedBytes mem_;
+};
+
+class EmuKernel final : public Kernel {
+ public:
+  explicit EmuKernel(const EmuKernelEntry& e) : Kernel(e.name, e.signature), run_(e.run) {}
+  EmuKernelFn run() const { return run_; }
+
+ private:
+  EmuKernelFn run_;
+};
+
+// The device's engines: when each is next free (steady-clock nanoseconds).
+struct Engines {
+  std::mutex mu;
+  int64_t h2d_free = 0;
+  int64_t d2h_free = 0;
+  int64_t kernel_free = 0;
+};
+
+class EmuQueue final : public Queue {
+ public:
+  EmuQueue(const EmuSpec& spec, Engines& engines) : spec_(spec), engines_(engines) {}
+
+  Status copy_to_device(DeviceBuffer& dst, size_t dst_offset, const HostBuffer& src,
+                        size_t src_offset, size_t bytes) override {
+    if (dst_offset + bytes > dst.size() || src_offset + bytes > src.size())
+      return make_error("emu: copy out of bounds");
+    const int64_t t0 = now_ns();
+    std::memcpy(static_cast<EmuDeviceBuffer&>(dst).data() + dst_offset,
+                static_cast<const uint8_t*>(src.data()) + src_offset, bytes);
+    occupy(&Engines::h2d_free, spec_.h2d_ns(bytes), t0);
+    return {};
+  }
+  Status copy_to_host(HostBuffer& dst, size_t dst_offset, const DeviceBuffer& src,
+                      size_t src_offset, size_t bytes) override {
+    if (dst_offset + bytes > dst.size() || src_offset + bytes > src.size())
+      return make_error("emu: copy out of bounds");
+    const int64_t t0 = now_ns();
+    std::memcpy(static_cast<uint8_t*>(dst.data()) + dst_offset,
+                static_cast<const EmuDeviceBuffer&>(src).data() + src_offset, bytes);
+    occupy(&Engines::d2h_free, spec_.d2h_ns(bytes), t0);
+    return {};
+  }
+  Status launch(const Kernel& kernel, LaunchDims dims, std::span<const KernelArg> args) override {
+    if (Status s = check_args(kernel, args); !s) return s;
+    args_.clear();
+    for (const KernelArg& a : args)
+      args_.push_back(a.kind == KernelArg::Kind::kBuffer
+                          ? EmuArg{static_cast<const EmuDeviceBuffer*>(a.buffer)->data(), 0}
+                          : EmuArg{nullptr, a.value});
+    const int64_t t0 = now_ns();
+    static_cast<const EmuKernel&>(kernel).run()(args_.data(), dims.items);
+    occupy(&Engines::kernel_free, spec_.kernel_ns(dims.items), t0);
+    return {};
+  }
+  Status record() override {
+    mark_ = ready_ + static_cast<int64_t>(spec_.lat_us * 1e3);
+    return {};
+  }
+  Result<bool> query() override { return now_ns() >= mark_; }
+  Status wait() override {
+    for (int64_t left = mark_ - now_ns(); left > 0; left = mark_ - now_ns())
+      std::this_thread::sleep_for(std::chrono::nanoseconds(left));
+    return {};
+  }
+
+ private:
+  // An operation enqueued at t0 starts when the queue's earlier work and the engine are done and
+  // holds the engine for `ns`; it never ends before the host has done it (now).
+  void occupy(int64_t Engines::*engine, double ns, int64_t t0) {
+    const int64_t done = now_ns();
+    std::lock_guard lock(engines_.mu);
+    const int64_t start = std::max({ready_, engines_.*engine, t0});
+    ready_ = std::max(start + static_cast<int64_t>(ns), done);
+    engines_.*engine = ready_;
+  }
+
+  const EmuSpec& spec_;
+  Engines& engines_;
+  std::vector<EmuArg> args_;
+  int64_t ready_ = 0;
+  int64_t mark_ = 0;
+};
+
+class EmuDevice final : public Device {
+ public:
+  explicit EmuDevice(const EmuSpec& spec) : spec_(spec) {
+    info_.backend = Backend::kEmu;
+    info_.kind = DeviceKind::kAccelerator;
+    info_.name = "emulated(" + (spec.text.empty() ? std::string("defaults") : spec.text) + ")";
+    info_.platform = "Fulcrum emulated device (a model, not a measurement)";
+    // Its memory is the host's; it computes on the one thread that drives it.
+    info_.global_memory = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
+                          static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    info_.compute_units = 1;
+  }
+  const DeviceInfo& info() const override { return info_; }
+
+  Result<std::unique_ptr<DeviceBuffer>> alloc(size_t bytes) override {
+    AlignedBytes mem = aligned_bytes(bytes);
+    if (!mem) return make_error("emu: cannot allocate " + std::to_string(bytes) + " bytes");
+    return std::unique_ptr<DeviceBuffer>(new EmuDeviceBuffer(std::move(mem), bytes));
+  }
+  Result<std::unique_ptr<HostBuffer>> alloc_host(size_t bytes) override {
+    AlignedBytes mem = aligned_bytes(bytes);
+    if (!mem) return make_error("emu: cannot allocate " + std::to_string(bytes) + " bytes");
+    return std::unique_ptr<HostBuffer>(new EmuHostBuffer(std::move(mem), bytes));
+  }
+  Result<std::unique_ptr<Queue>> create_queue() override {
+    return std::unique_ptr<Queue>(new EmuQueue(spec_, engines_));
+  }
+  Result<const Kernel*> kernel(std::string_view name) override {
+    std::lock_guard lock(kernels_mu_);
+    auto it = kernels_.find(std::string(name));
+    if (it != kernels_.end()) return static_cast<const Kernel*>(it->second.get());
+    const EmuKernelEntry* entry = find_emu_kernel(name);
+    if (entry == nullptr) return make_error("emu: no kernel named '" + std::string(name) + "'");
+    auto k = std::make_unique<EmuKernel>(*entry);
+    const Kernel* out = k.get();
+    kernels_.emplace(std::string(name), std::move(k));
+    return out;
+  }
+  Status upload(DeviceBuffer& dst, const void* src, size_t bytes) override {
+    if (bytes > dst.size()) return make_error("emu: upload larger than the buffer");
+    std::memcpy(static_cast<EmuDeviceBuffer&>(dst).data(), src, bytes);
+    return {};
+  }
+
+ private:
+  EmuSpec spec_;
+  DeviceInfo info_;
+  Engines engines_;
+  std::mutex kernels_mu_;
+  std::map<std::string, std::unique_ptr<EmuKernel>, std::less<>> kernels_;
+};
+
+std::vector<EmuKernelEntry>& emu_kernels() {
+  static std::vector<EmuKernelEntry> kernels;
+  return kernels;
+}
+
+std::vector<std::unique_ptr<Device>> discover_emulated() {
+  std::vector<std::unique_ptr<Device>> out;
+  Result<std::vector<EmuSpec>> specs = emulated_devices();
+  if (!specs) return out;  // OffloadService and the CLI report the error
+  for (const EmuSpec& s : specs.value()) out.push_back(make_emulated_device(s));
+  return out;
+}
+
+const BackendRegistration kEmuBackend{Backend::kEmu, &discover_emulated};
+
+}  // namespace
+
+EmuKernelRegistration::EmuKernelRegistration(EmuKernelEntry entry) {
+  emu_kernels().push_back(entry);
+}
+
+const EmuKernelEntry* find_emu_kernel(std::string_view name) {
+  for (const EmuKernelEntry& e : emu_kernels())
+    if (name == e.name) return &e;
+  return nullptr;
+}
+
+std::unique_ptr<Device> make_emulated_device(const EmuSpec& spec) {
+  return std::make_unique<EmuDevice>(spec);
+}
+
+}  // namespace fulcrum::offload

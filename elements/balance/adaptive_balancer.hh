@@ -1,0 +1,67 @@
+// AdaptiveBalancer — NBA's adaptive load balancer: the share of batches offloaded follows the
+// measured throughput (paper 000 §3.4; runtime/balancing/hill_climber.hh has the algorithm).
+//
+// Ports:     input 0: any batch. output 0: the same batch, unchanged.
+// Config:    DEVICE     integer  0     device index for offloaded batches.
+//            STEP       number   0.04  NBA's δ: how far w moves each time.
+//            WINDOW_MS  number   200   observation window (NBA: 0.2 s).
+//            SETTLE     integer  1     windows skipped after each move (workers apply it).
+//            WAIT_MIN   integer  2     windows averaged per observation while climbing;
+//            WAIT_MAX   integer  32    doubling at each reversal up to this (NBA: 2 to 32).
+//            CHANGE     number   0.2   a throughput change larger than this share re-probes.
+//            INITIAL    number   0     w at the start.
+//            SEED       integer  1     seed of the per-batch draw.
+// Uses:      nothing.  Sets: the batch's device decision (batch annotation): DEVICE with
+//            probability w, else CPU.
+// Counters:  offloaded, kept (batches); fraction_permille (w now), windows, moves, reversals,
+//            reprobes; rate_pps (packets per second through the balancer, all workers, last
+//            window).
+// Offload:   every replica of one AdaptiveBalancer (all workers) shares w and the throughput it
+//            is steered by: packets through the balancer per second, summed over the workers
+//            (equal to the transmitted rate in steady state: NBA counts transmitted packets). As
+//            with FixedFraction, set AFFINITY on the offloadable element to keep flows in order.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/element.hh"
+#include "runtime/balancing/shared_fraction.hh"
+
+namespace fulcrum {
+
+class AdaptiveBalancer final : public ElementBase<AdaptiveBalancer> {
+ public:
+  static constexpr ElementTraits kTraits{"AdaptiveBalancer", 1, 1, {}};
+
+  Status configure(Args& args) override;
+  Status initialize(const InitContext& ctx) override;
+  void counters(std::vector<Counter>& out) const override;
+  void process_batch(PacketBatch& batch) override {
+    state_ ^= state_ << 13;
+    state_ ^= state_ >> 7;
+    state_ ^= state_ << 17;
+    const bool offload = (state_ >> 32) < shared_->threshold();
+    batch.anno().device = offload ? device_ : kRunOnCpu;
+    ++(offload ? offloaded_ : kept_);
+    shared_->count(slot_, batch.live());
+    if ((++batches_ & kClockEvery) == 0) shared_->tick(now_ns());
+  }
+
+ private:
+  static constexpr uint64_t kClockEvery = 7;  // read the clock every 8 batches
+  static uint64_t now_ns();
+
+  HillClimbConfig climb_;
+  double window_ms_ = 200;
+  int32_t device_ = 0;
+  uint64_t state_ = 1;
+  std::shared_ptr<const SharedFraction> shared_;
+  uint32_t slot_ = 0;
+  uint64_t batches_ = 0;
+  uint64_t offloaded_ = 0;
+  uint64_t kept_ = 0;
+};
+
+}  // namespace fulcrum

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""End to end: AdaptiveBalancer (NBA's adaptive load balancer) in front of the offloaded IPv4
+lookup, on an emulated device (FULCRUM_EMU_DEVICES, FULCRUM_OFFLOAD_BACKEND=emu), so it runs the
+same on any machine.
+
+1. From a pcap, with AFFINITY: the same packets per port as the CPU-only run (whose output
+   offload_router.py checks against an independent LPM), every flow in order, the balance line
+   holding, and the device given packets (INITIAL 0.5 offloads from the first batch).
+2. From the generator for 1.5 s with 10 ms windows: windows pass and w moves (at least one of
+   each: lower bounds a loaded machine cannot break), w stays within [0, 1000] per mille, and no
+   packet is lost.
+No assertion is about throughput: bench `adaptive` measures that.
+"""
+import os
+import random
+import sys
+
+from scapy.all import UDP
+
+import fulcrum_e2e as e2e
+import offload_router
+
+os.environ["FULCRUM_OFFLOAD_BACKEND"] = "emu"
+os.environ["FULCRUM_EMU_DEVICES"] = "kernel_mpps=20,launch_us=5,lat_us=30"
+ADAPTIVE = "AdaptiveBalancer(WINDOW_MS 10, INITIAL 0.5)"
+
+
+def counters_of(stats, cls):
+    for el in stats.get("elements", []):
+        if el["class"] == cls:
+            return el.get("counters", {})
+    return {}
+
+
+def main():
+    family = offload_router.IPV4
+    rng = random.Random(family.seed)
+    work = e2e.Workdir("adaptive-balancer")
+    routes = family.routes(rng)
+    routes_file = work.file(family.routes_name, routes)
+    table = offload_router.parse_routes(routes)
+    flows = offload_router.FLOWS
+    dsts = [family.destination(rng, table) for _ in range(flows)]
+    frames = [family.frame(i % flows, dsts[i % flows], i) for i in range(family.packets)]
+    work.pcap("in.pcap", frames)
+    work.pcap("empty.pcap", [])
+    failures = []
+
+    lookup = (f"{family.demo_routes}, AGGREGATE 32", f"{routes_file}, AGGREGATE 4")
+    cpu = e2e.run_offload_mode(work, "cpu", family.config, [("DeviceOnly", "CPUOnly"), lookup],
+                               family.element)
+    adaptive = e2e.run_offload_mode(
+        work, "adaptive", family.config,
+        [("DeviceOnly", ADAPTIVE), (lookup[0], lookup[1] + ", AFFINITY true")], family.element)
+    if cpu[0] is None or adaptive[0] is None:
+        return work.finish(["a run failed"])
+    if not adaptive[0]["balanced"]:
+        failures.append("pcap run: the balance line does not hold")
+    for port in (0, 1):
+        if sorted(bytes(g) for g in adaptive[2][port]) != sorted(bytes(g) for g in cpu[2][port]):
+            failures.append(f"port {port}: not the same packets as CPU-only")
+        seqs = {}
+        for g in adaptive[2][port]:
+            seqs.setdefault(g[UDP].sport, []).append(offload_router.seq(g))
+        if any(s != sorted(s) for s in seqs.values()):
+            failures.append(f"port {port}: a flow was reordered despite AFFINITY")
+    if adaptive[1].get("device_packets", 0) == 0:
+        failures.append(f"no packet reached the emulated device: {adaptive[1]}")
+
+    text = open(os.path.join(e2e.SOURCE_DIR, "configs", family.config)).read()
+    config = work.file(
+        "gen.click", text.replace("DeviceOnly", ADAPTIVE).replace(lookup[0], lookup[1]))
+    gen = f"gen:size=64,flows=1024,dst=routes,routes={routes_file}"
+    _, stats = e2e.run_fulcrum(work, config, [gen, "net_null0,no-rx=1"], extra=["--seconds", "1.5"])
+    if stats is None:
+        return work.finish(failures + ["generator run failed"])
+    c = counters_of(stats, "AdaptiveBalancer")
+    if not stats["balanced"]:
+        failures.append("generator run: the balance line does not hold")
+    if c.get("windows", 0) < 1 or c.get("moves", 0) < 1:
+        failures.append(f"the balancer never observed or moved: {c}")
+    if not 0 <= c.get("fraction_permille", -1) <= 1000:
+        failures.append(f"fraction out of range: {c}")
+    if c.get("offloaded", 0) + c.get("kept", 0) == 0:
+        failures.append(f"no batch decided: {c}")
+    print(f"adaptive: {c}")
+    return work.finish(failures)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

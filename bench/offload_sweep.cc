@@ -24,9 +24,8 @@
 
 #include "bench/groups.hh"
 #include "bench/measure.hh"
+#include "bench/offload_apps.hh"
 #include "core/registry.hh"
-#include "lib/route6_table.hh"
-#include "lib/route_table.hh"
 #include "offload/discovery.hh"
 #include "runtime/runtime.hh"
 
@@ -36,9 +35,6 @@ namespace {
 constexpr int kFractionSteps = 10;
 constexpr uint32_t kDefaultAggregate = 32;
 constexpr uint32_t kAggregates[] = {1, 4, 16, 32, 64};
-constexpr uint32_t kFlows = 65536;
-constexpr size_t kRoutes = 16384;
-constexpr uint64_t kSeed = 7;
 // Share of --seconds per measured point: the sweep has ~50 points per application, so below
 // kMedianSeconds a point is one run (the default run stays short), from there the median of
 // kRepeats runs, as the other groups measure.
@@ -46,136 +42,7 @@ constexpr double kPointShare = 0.1;
 constexpr double kMedianSeconds = 2;
 constexpr double kLatencyShare = 0.1;
 constexpr double kBelowSaturation = 0.5;  // offered load as a share of the saturated rate
-constexpr double kBitsPerByte = 8;
 constexpr double kMega = 1e6;
-const char* const kNullTxOnly = "net_null0,no-rx=1";
-const char* const kRewrite =
-    "EtherRewrite(0 02:00:00:00:00:10 02:00:00:00:01:10, 1 02:00:00:00:00:11 02:00:00:00:01:11)";
-const char* const kSaLine =
-    "4096 192.0.2.1 198.51.100.1 2b7e151628aed2a6abf7158809cf4f3cdeadbeef "
-    "0102030405060708090a0b0c0d0e0f1011121314 0.0.0.0/0 DIR out\n";
-const char* const kRules =
-    "alert udp any any -> any any (msg:\"sweep 1\"; content:\"fulcrum-ids-needle\"; sid:1;)\n"
-    "alert udp any any -> any any (msg:\"sweep 2\"; content:\"GET /etc/passwd\"; sid:2;)\n"
-    "alert udp any any -> any any (msg:\"sweep 3\"; content:\"evil\"; nocase; sid:3;)\n";
-
-// The table files the applications read, written once into the bench's scratch directory.
-struct Files {
-  std::string routes4, routes6, sa, rules;
-};
-
-Status write_files(const std::string& dir, Files& f) {
-  f.routes4 = dir + "/sweep-routes4.txt";
-  f.routes6 = dir + "/sweep-routes6.txt";
-  f.sa = dir + "/sweep-sa.txt";
-  f.rules = dir + "/sweep-ids.rules";
-  if (Status s = write_routes4(f.routes4, generate_routes4(kRoutes, kSeed, 2)); !s) return s;
-  if (Status s = write_routes6(f.routes6, generate_routes6(kRoutes, kSeed, 2)); !s) return s;
-  std::ofstream(f.sa) << kSaLine;
-  std::ofstream(f.rules) << kRules;
-  return {};
-}
-
-// One application, as pipeline templates: `offload` has the balancer ($B) in front of the
-// offloadable element(s) and their aggregation ($AGG); `plain` is the same pipeline built of the
-// CPU elements only. $ROUTES4, $ROUTES6, $SA, $RULES name the table files, $REWRITE the MACs.
-enum class Traffic : uint8_t { kIpv4Routes, kIpv6Routes, kUdp };
-struct App {
-  const char* name;
-  std::vector<const char*> needs;  // element classes; the row is skipped when one is missing
-  std::vector<uint32_t> sizes;     // frame sizes in bytes, smallest first
-  const char* offload;
-  const char* plain;
-  Traffic traffic;
-  bool chain = false;  // the offload template has $CHAIN: chaining and fusion are compared
-};
-
-const App kApps[] = {
-    {"ipv4-router",
-     {"IPLookupOffload"},
-     {64, 512, 1500},
-     "FromInput -> CheckIPHeader -> $B -> IPLookupOffload($ROUTES4, $AGG) -> DecIPTTL -> $REWRITE "
-     "-> ToOutput;",
-     "FromInput -> CheckIPHeader -> IPLookup($ROUTES4) -> DecIPTTL -> $REWRITE -> ToOutput;",
-     Traffic::kIpv4Routes},
-    {"ipv6-router",
-     {"IP6LookupOffload"},
-     {78, 512, 1500},
-     "FromInput -> CheckIP6Header -> $B -> IP6LookupOffload($ROUTES6, $AGG) -> DecIP6HLim -> "
-     "$REWRITE -> ToOutput;",
-     "FromInput -> CheckIP6Header -> IP6Lookup($ROUTES6) -> DecIP6HLim -> $REWRITE -> ToOutput;",
-     Traffic::kIpv6Routes},
-    {"ipsec-gateway",
-     {"IPsecAESOffload", "IPsecAuthHMACSHA1Offload"},
-     {64, 512, 1500},
-     "FromInput -> IPsecESPEncap($SA) -> $B -> IPsecAESOffload($SA, $AGG$CHAIN) -> "
-     "IPsecAuthHMACSHA1Offload($SA, $AGG) -> ToOutput;",
-     "FromInput -> IPsecESPEncap($SA) -> IPsecAES($SA) -> IPsecAuthHMACSHA1($SA) -> ToOutput;",
-     Traffic::kUdp,
-     true},
-    {"md5",
-     {"MD5DigestOffload"},
-     {64, 512, 1500},
-     "FromInput -> $B -> MD5DigestOffload($AGG) -> ToOutput;",
-     "FromInput -> MD5Digest -> ToOutput;",
-     Traffic::kUdp},
-    {"ids",
-     {"IDSMatchOffload"},
-     {64, 512, 1500},
-     "ids :: IDSMatchOffload($RULES, $AGG); FromInput -> $B -> ids -> ToOutput; ids[1] -> Discard;",
-     "ids :: IDSMatch($RULES, ENGINE ac); FromInput -> ids -> ToOutput; ids[1] -> Discard;",
-     Traffic::kUdp},
-};
-
-std::string substitute(std::string text,
-                       const std::vector<std::pair<std::string, std::string>>& vars) {
-  for (const auto& [key, value] : vars)
-    for (size_t at = text.find(key); at != std::string::npos;
-         at = text.find(key, at + value.size()))
-      text.replace(at, key.size(), value);
-  return text;
-}
-
-std::string quoted(const std::string& s) {
-  return "\"" + s + "\"";
-}
-
-// The pipeline text of template `tmpl` with its variables filled in.
-std::string pipeline(const char* tmpl, const Files& f, const std::string& balancer = {},
-                     uint32_t aggregate = 0, const std::string& chain = {}) {
-  return substitute(tmpl, {{"$ROUTES4", quoted(f.routes4)},
-                           {"$ROUTES6", quoted(f.routes6)},
-                           {"$RULES", quoted(f.rules)},
-                           {"$REWRITE", kRewrite},
-                           {"$SA", quoted(f.sa)},
-                           {"$AGG", "AGGREGATE " + std::to_string(aggregate)},
-                           {"$CHAIN", chain},
-                           {"$B", balancer}});
-}
-
-std::string traffic(const App& app, const Files& f, uint32_t size) {
-  const std::string common = "size=" + std::to_string(size) + ",flows=" + std::to_string(kFlows);
-  switch (app.traffic) {
-    case Traffic::kIpv4Routes:
-      return "gen:" + common + ",dst=routes,routes=" + f.routes4;
-    case Traffic::kIpv6Routes:
-      return "gen:proto=ipv6," + common + ",dst=routes,routes=" + f.routes6;
-    case Traffic::kUdp:
-      break;
-  }
-  return "gen:" + common + ",dst=uniform";
-}
-
-const char* const kCpuOnly = "CPUOnly";
-const char* const kDeviceOnly = "DeviceOnly";
-std::string fraction(double w) {
-  return "FixedFraction(" + fmt(w) + ")";
-}
-
-double gbps(double mpps, uint32_t size) {
-  return mpps * size * kBitsPerByte / 1000;
-}
-
 struct Latency {
   double offered_mpps = 0;  // 0: saturation
   double achieved_mpps = 0;
@@ -293,12 +160,11 @@ std::string chain_point(const App& app, const Files& f, uint32_t size, double po
 }
 
 std::string app_point(const App& app, const Files& f, const BenchContext& ctx) {
-  for (const char* cls : app.needs)
-    if (Registry::instance().find(cls) == nullptr)
-      return Obj()
-          .str("app", app.name)
-          .str("skipped", std::string("element class ") + cls + " is not in this binary")
-          .done();
+  if (const char* cls = missing_class(app))
+    return Obj()
+        .str("app", app.name)
+        .str("skipped", std::string("element class ") + cls + " is not in this binary")
+        .done();
   const double point_s = ctx.seconds * kPointShare;
   std::vector<std::string> sizes;
   double best_w_small = 0;
@@ -370,7 +236,7 @@ std::string offload_sweep(const BenchContext& ctx) {
   Files files;
   if (Status s = write_files(ctx.dir, files); !s) return Obj().str("error", s.error()).done();
   std::vector<std::string> apps;
-  for (const App& app : kApps) apps.push_back(app_point(app, files, ctx));
+  for (const App& app : offload_apps()) apps.push_back(app_point(app, files, ctx));
   return Obj()
       .str("what",
            "per offloadable application: Mpps/Gbps by offload fraction (0 % CPUOnly, 100 % "

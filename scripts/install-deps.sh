@@ -7,6 +7,7 @@ DEB_PACKAGES=(
   libdpdk-dev dpdk libssl-dev libpcap-dev libhyperscan-dev libipsec-mb-dev
   ocl-icd-opencl-dev pocl-opencl-icd
   libgtest-dev libbenchmark-dev tshark
+  python3-matplotlib  # tools/plot_adaptive.py (the plots in docs/)
   clang-16 libfuzzer-16-dev libclang-rt-16-dev  # make fuzz / fuzz-smoke (libFuzzer, ASan, UBSan)
 )
 PY_PACKAGES=(scapy)

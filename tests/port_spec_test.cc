@@ -26,6 +26,12 @@ TEST(PortSpec, ParsesGeneratorKeys) {
   EXPECT_DOUBLE_EQ(c->zipf, 1.2);
   EXPECT_DOUBLE_EQ(c->rate, 1000);
   EXPECT_EQ(c->seed, 3u);
+  Result<GenConfig> step = parse_gen_spec("gen:rate=1000,step_after=2.5,step_rate=50");
+  ASSERT_TRUE(step.ok()) << step.error();
+  EXPECT_DOUBLE_EQ(step->step_after, 2.5);
+  EXPECT_DOUBLE_EQ(step->step_rate, 50);
+  EXPECT_NE(parse_gen_spec("gen:step_after=-1").error().find("bad value for step_after"),
+            std::string::npos);
 }
 
 TEST(PortSpec, RejectsBadGeneratorKeysWithTheKeyNamed) {

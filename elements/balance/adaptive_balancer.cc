@@ -1,7 +1,10 @@
 #include "elements/balance/adaptive_balancer.hh"
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 
 #include "core/registry.hh"
 #include "core/shared_storage.hh"
@@ -16,17 +19,19 @@ Status AdaptiveBalancer::configure(Args& args) {
       .key("SETTLE", climb_.settle)
       .key("WAIT_MIN", climb_.wait_min)
       .key("WAIT_MAX", climb_.wait_max)
+      .key("PROBE", climb_.probe)
       .key("CHANGE", climb_.change)
       .key("INITIAL", climb_.initial)
-      .key("SEED", seed);
+      .key("SEED", seed)
+      .key("TRACE", trace_file_);
   if (Status s = args.finish(); !s) return s;
   constexpr uint32_t kMaxDevice = 63;
   if (device > kMaxDevice) return args.error("DEVICE must be 0..63");
   if (!(climb_.step > 0 && climb_.step <= 1)) return args.error("STEP must be in (0, 1]");
   if (!(window_ms_ > 0 && std::isfinite(window_ms_)))
     return args.error("WINDOW_MS must be a positive number");
-  if (climb_.wait_min < 1 || climb_.wait_max < climb_.wait_min)
-    return args.error("WAIT_MIN must be at least 1 and WAIT_MAX at least WAIT_MIN");
+  if (climb_.wait_min < 1 || climb_.wait_max < climb_.wait_min || climb_.probe < 1)
+    return args.error("WAIT_MIN and PROBE must be at least 1 and WAIT_MAX at least WAIT_MIN");
   if (!(climb_.change > 0 && std::isfinite(climb_.change)))
     return args.error("CHANGE must be a positive number");
   if (!(climb_.initial >= 0 && climb_.initial <= 1))
@@ -45,6 +50,8 @@ Status AdaptiveBalancer::initialize(const InitContext& ctx) {
   if (!shared) return make_error(shared.error());
   shared_ = shared.value();
   slot_ = shared_->attach();
+  writes_trace_ = !trace_file_.empty() && ctx.worker == 0;
+  if (!trace_file_.empty()) shared_->enable_trace();
   // Each worker draws its own sequence.
   state_ += static_cast<uint64_t>(ctx.worker) * 0x9E3779B97F4A7C15ull;
   if (state_ == 0) state_ = 1;
@@ -69,6 +76,24 @@ void AdaptiveBalancer::counters(std::vector<Counter>& out) const {
   out.push_back({"moves", s.moves});
   out.push_back({"reversals", s.reversals});
   out.push_back({"reprobes", s.reprobes});
+}
+
+void AdaptiveBalancer::finish() {
+  if (!writes_trace_) return;
+  const std::vector<SharedFraction::TracePoint> trace = shared_->trace();
+  std::FILE* f = std::fopen(trace_file_.c_str(), "w");
+  bool ok = f != nullptr && std::fprintf(f, "time_s fraction rate_pps\n") > 0;
+  for (size_t i = 0; ok && i < trace.size(); ++i)
+    ok = std::fprintf(f, "%.4f %.4f %.0f\n", trace[i].t_s, trace[i].fraction, trace[i].rate) > 0;
+  const int err = errno;
+  if (f != nullptr && std::fclose(f) != 0) ok = false;
+  if (!ok)
+    trace_loss_ = OutputLoss{"balancer trace " + trace_file_, "windows", trace.size() + 1,
+                             std::strerror(err != 0 ? err : errno)};
+}
+
+void AdaptiveBalancer::output_losses(std::vector<OutputLoss>& out) const {
+  if (trace_loss_) out.push_back(*trace_loss_);
 }
 
 FULCRUM_REGISTER_ELEMENT(AdaptiveBalancer);

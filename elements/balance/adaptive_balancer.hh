@@ -5,12 +5,15 @@
 // Config:    DEVICE     integer  0     device index for offloaded batches.
 //            STEP       number   0.04  NBA's δ: how far w moves each time.
 //            WINDOW_MS  number   200   observation window (NBA: 0.2 s).
-//            SETTLE     integer  1     windows skipped after each move (workers apply it).
-//            WAIT_MIN   integer  2     windows averaged per observation while climbing;
-//            WAIT_MAX   integer  32    doubling at each reversal up to this (NBA: 2 to 32).
+//            SETTLE     integer  1     windows skipped after each change of w.
+//            WAIT_MIN   integer  2     windows averaged per observation of the current w while
+//            WAIT_MAX   integer  32    climbing, doubling at a peak up to WAIT_MAX (NBA: 2 to 32).
+//            PROBE      integer  1     windows a probe at w ± STEP is observed.
 //            CHANGE     number   0.2   a throughput change larger than this share re-probes.
 //            INITIAL    number   0     w at the start.
 //            SEED       integer  1     seed of the per-batch draw.
+//            TRACE      file     none  write every window as "time_s fraction rate_pps" at the
+//                                      end of the run (plots: tools/plot_adaptive.py).
 // Uses:      nothing.  Sets: the batch's device decision (batch annotation): DEVICE with
 //            probability w, else CPU.
 // Counters:  offloaded, kept (batches); fraction_permille (w now), windows, moves, reversals,
@@ -24,9 +27,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "core/element.hh"
+#include "core/output_loss.hh"
 #include "runtime/balancing/shared_fraction.hh"
 
 namespace fulcrum {
@@ -38,6 +44,8 @@ class AdaptiveBalancer final : public ElementBase<AdaptiveBalancer> {
   Status configure(Args& args) override;
   Status initialize(const InitContext& ctx) override;
   void counters(std::vector<Counter>& out) const override;
+  void finish() override;
+  void output_losses(std::vector<OutputLoss>& out) const override;
   void process_batch(PacketBatch& batch) override {
     state_ ^= state_ << 13;
     state_ ^= state_ >> 7;
@@ -59,6 +67,9 @@ class AdaptiveBalancer final : public ElementBase<AdaptiveBalancer> {
   uint64_t state_ = 1;
   std::shared_ptr<const SharedFraction> shared_;
   uint32_t slot_ = 0;
+  std::string trace_file_;
+  bool writes_trace_ = false;  // worker 0's replica writes it
+  std::optional<OutputLoss> trace_loss_;
   uint64_t batches_ = 0;
   uint64_t offloaded_ = 0;
   uint64_t kept_ = 0;

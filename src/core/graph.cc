@@ -1,6 +1,7 @@
 #include "core/graph.hh"
 
 #include <rte_branch_prediction.h>
+#include <rte_cycles.h>
 #include <rte_mbuf.h>
 
 #include <algorithm>
@@ -214,7 +215,9 @@ void Pipeline::dispatch(int node, PacketBatch& batch) {
       Node& n = nodes_[static_cast<size_t>(s.node)];
       n.stats.in_packets += s.batch->live();
       current_.store(s.node, std::memory_order_relaxed);
+      const uint64_t t0 = rte_rdtsc();
       n.element->process_batch(*s.batch);
+      n.stats.cycles += rte_rdtsc() - t0;
       forward(s.node, *s.batch, s.owned);
     } else if (s.owned) {
       free_batch(s.batch);

@@ -127,9 +127,14 @@ Result<GenConfig> parse_gen_spec(const std::string& spec) {
       ok = parse_double(val, c.rate) && c.rate >= 0;
     } else if (key == "seed") {
       ok = parse_number(val, c.seed);
+    } else if (key == "step_after") {
+      ok = parse_double(val, c.step_after) && c.step_after >= 0;
+    } else if (key == "step_rate") {
+      ok = parse_double(val, c.step_rate) && c.step_rate >= 0;
     } else {
       return make_error("--port " + spec + ": unknown generator key '" + key +
-                        "' (known: proto, size, flows, dst, routes, zipf, rate, seed)");
+                        "' (known: proto, size, flows, dst, routes, zipf, rate, seed, step_after, "
+                        "step_rate)");
     }
     if (!ok) return make_error("--port " + spec + ": bad value for " + key + ": '" + val + "'");
   }
@@ -253,16 +258,25 @@ GenPort::~GenPort() {
   for (Queue& q : queues_) rte_mempool_free(q.pool);
 }
 
+double GenPort::rate_now(Queue& q, uint64_t now) {
+  if (cfg_.step_after <= 0) return cfg_.rate;
+  if (q.step_tsc == 0) q.step_tsc = now + static_cast<uint64_t>(cfg_.step_after * tsc_hz_);
+  return now >= q.step_tsc ? cfg_.step_rate : cfg_.rate;
+}
+
 uint16_t GenPort::rx_burst(uint16_t queue, Packet** pkts, uint16_t n) {
   Queue& q = queues_[queue];
-  if (cfg_.rate > 0) {
+  if (cfg_.rate > 0 || cfg_.step_after > 0) {
     const uint64_t now = rte_rdtsc();
-    const double per_queue = cfg_.rate / static_cast<double>(queues_.size());
-    q.tokens = std::min(q.tokens + static_cast<double>(now - q.last_tsc) / tsc_hz_ * per_queue,
-                        static_cast<double>(n));
+    const double rate = rate_now(q, now);
+    if (rate > 0) {
+      const double per_queue = rate / static_cast<double>(queues_.size());
+      q.tokens = std::min(q.tokens + static_cast<double>(now - q.last_tsc) / tsc_hz_ * per_queue,
+                          static_cast<double>(n));
+      n = static_cast<uint16_t>(std::min<double>(n, q.tokens));
+      q.tokens -= n;
+    }
     q.last_tsc = now;
-    n = static_cast<uint16_t>(std::min<double>(n, q.tokens));
-    q.tokens -= n;
     if (n == 0) return 0;
   }
   // Raw get: mbufs freed back to a pool keep refcnt 1, next NULL and nb_segs 1 (DPDK's

@@ -14,6 +14,9 @@
 //   routes=FILE      route table for dst=routes (the IPLookup format; the IP6Lookup format,
 //                    "X:X::/LEN PORT", with proto=ipv6)
 //   rate=0           packets per second over all queues; 0 = as fast as possible
+//   step_after=0     a step change of the offered load (balancer experiments): after this many
+//   step_rate=0      seconds from the first packet, the rate becomes step_rate (0: as fast as
+//                    possible); step_after=0 means no step
 //   seed=1           random seed
 // Received frames are produced from per-flow header templates; frames transmitted to the
 // generator are discarded (counted as transmitted).
@@ -34,6 +37,8 @@ struct GenConfig {
   uint32_t flows = 1024;
   enum class Dst { kUniform, kRoutes, kZipf } dst = Dst::kUniform;
   std::string routes;
+  double step_after = 0;
+  double step_rate = 0;
   double zipf = 1.0;
   double rate = 0;
   uint64_t seed = 1;
@@ -63,7 +68,9 @@ class GenPort final : public Port {
     uint32_t pos = 0;
     double tokens = 0;
     uint64_t last_tsc = 0;
+    uint64_t step_tsc = 0;  // when the step happens (set at the first burst); 0 no step
   };
+  double rate_now(Queue& q, uint64_t now);
 
   std::string spec_;
   GenConfig cfg_;

@@ -65,6 +65,7 @@ RunReport build_report(const std::vector<std::unique_ptr<Worker>>& workers,
                        const RunOptions& options) {
   RunReport r;
   r.duration_s = duration;
+  r.tsc_hz = static_cast<double>(rte_get_tsc_hz());
   r.workers = options.workers;
   r.batch = options.batch;
   r.ports.resize(ports.size());
@@ -103,6 +104,7 @@ RunReport build_report(const std::vector<std::unique_ptr<Worker>>& workers,
       const Node& n = w->pipeline().nodes()[i];
       e.in_packets += n.stats.in_packets;
       e.batches += n.stats.batches;
+      e.cycles += n.stats.cycles;
       for (size_t o = 0; o < e.out_packets.size(); ++o) e.out_packets[o] += n.stats.out_packets[o];
       for (size_t d = 0; d < drops.size(); ++d) drops[d] += n.stats.drops[d];
       unconnected += n.stats.unconnected_drops;
@@ -349,6 +351,10 @@ Result<RunReport> run(const RunOptions& options) {
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     watchdog.check(workers, elapsed);
+    if (options.on_tick) {
+      const Totals t = totals(workers);
+      options.on_tick(elapsed, t.rx, t.tx);
+    }
     bool all_finished = true;
     for (auto& w : workers) all_finished &= w->finished();
     if (all_finished) break;

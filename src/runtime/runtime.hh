@@ -36,6 +36,9 @@ struct RunOptions {
   // behind: run() returns an error. 0 turns the watchdog off.
   double watchdog_s = kDefaultWatchdogS;
   std::function<void(int worker, const std::string& note)> on_stall;
+  // Called by the control thread every control period (20 ms) with the time since the start and
+  // the packets received and transmitted so far (benchmarks: throughput over time).
+  std::function<void(double elapsed_s, uint64_t rx_packets, uint64_t tx_packets)> on_tick;
 };
 
 // Parses and checks the pipeline against the registry without starting anything.

@@ -27,6 +27,10 @@ std::string number(double v) {
   return buf;
 }
 
+double per(uint64_t total, uint64_t n) {
+  return n > 0 ? static_cast<double>(total) / static_cast<double>(n) : 0;
+}
+
 std::string pairs_json(const std::vector<std::pair<std::string, uint64_t>>& pairs) {
   std::string out = "{";
   for (size_t i = 0; i < pairs.size(); ++i)
@@ -58,7 +62,11 @@ std::string report_json(const RunReport& r) {
     const ElementReport& e = r.elements[i];
     o << (i ? "," : "") << "\n    {\"name\": " << quoted(e.name)
       << ", \"class\": " << quoted(e.class_name) << ", \"in_packets\": " << e.in_packets
-      << ", \"batches\": " << e.batches << ", \"out_packets\": [";
+      << ", \"batches\": " << e.batches << ", \"cycles\": " << e.cycles
+      << ", \"cycles_per_packet\": " << per(e.cycles, e.in_packets)
+      << ", \"cycles_per_batch\": " << per(e.cycles, e.batches) << ", \"ns_per_packet\": "
+      << (r.tsc_hz > 0 ? per(e.cycles, e.in_packets) * 1e9 / r.tsc_hz : 0)
+      << ", \"out_packets\": [";
     for (size_t k = 0; k < e.out_packets.size(); ++k) o << (k ? ", " : "") << e.out_packets[k];
     o << "], \"drops\": " << pairs_json(e.drops) << ", \"counters\": " << pairs_json(e.counters)
       << "}";
@@ -95,8 +103,9 @@ std::string report_text(const RunReport& r) {
   }
   o << "elements:\n";
   for (const ElementReport& e : r.elements) {
-    std::snprintf(line, sizeof line, "  %-24s %-16s in %12llu", e.name.c_str(),
-                  e.class_name.c_str(), static_cast<unsigned long long>(e.in_packets));
+    std::snprintf(line, sizeof line, "  %-24s %-16s in %12llu  %6.1f cyc/pkt", e.name.c_str(),
+                  e.class_name.c_str(), static_cast<unsigned long long>(e.in_packets),
+                  per(e.cycles, e.in_packets));
     o << line;
     for (size_t k = 0; k < e.out_packets.size(); ++k)
       o << "  out[" << k << "] " << e.out_packets[k];

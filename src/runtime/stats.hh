@@ -37,6 +37,7 @@ struct ElementReport {
   std::string class_name;
   uint64_t in_packets = 0;
   uint64_t batches = 0;
+  uint64_t cycles = 0;  // TSC cycles in process_batch, all workers (NodeStats::cycles)
   std::vector<uint64_t> out_packets;
   std::vector<std::pair<std::string, uint64_t>> drops;     // by reason, non-zero only
   std::vector<std::pair<std::string, uint64_t>> counters;  // element-specific
@@ -49,6 +50,7 @@ struct PortReport {
 
 struct RunReport {
   double duration_s = 0;
+  double tsc_hz = 0;  // the TSC's rate, for cycles to nanoseconds
   int workers = 0;
   uint32_t batch = 0;
   uint64_t packets_in = 0, bytes_in = 0;

@@ -214,6 +214,26 @@ def timed_run(check, work):
     check_balance(check, label, st, out)
 
 
+def step_run(check, work):
+    """The generator's step (rate=2000, flat out after 0.3 s: more packets than 2000 pps could
+    give), and the cycles per element every report carries."""
+    click = os.path.join(work, "echo.click")
+    label = "gen step"
+    st, out, _ = run(check, label, [click, "--port", "gen:rate=2000,step_after=0.3,step_rate=0",
+                                    "--seconds", "1"], work)
+    if st is None:
+        return
+    check.true(f"{label}: the rate stepped up", st["packets_in"] > 2000 * st["duration_s"] + 512,
+               f"{st['packets_in']} packets in {st['duration_s']} s")
+    check_balance(check, label, st, out)
+    mirror = [e for e in st["elements"] if e["class"] == "EtherMirror"]
+    check.true(f"{label}: EtherMirror reported", len(mirror) == 1, f"{st['elements']}")
+    for e in mirror:
+        check.true(f"{label}: cycles counted", e["cycles"] > 0 and e["cycles_per_packet"] > 0 and
+                   e["cycles_per_batch"] >= e["cycles_per_packet"] and e["ns_per_packet"] > 0, f"{e}")
+    check.true(f"{label}: cycles in the summary", "cyc/pkt" in out, out)
+
+
 def build_classify_traffic():
     """Frames of every kind, shuffled; returns (frames, expected demux counts)."""
     rng = random.Random(7)
@@ -293,6 +313,7 @@ def main():
         router_runs(check, work)
         split_runs(check, work)
         timed_run(check, work)
+        step_run(check, work)
         classify_run(check, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)

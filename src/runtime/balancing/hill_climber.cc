@@ -11,46 +11,59 @@ HillClimber::HillClimber(const HillClimbConfig& config)
       wait_(std::max<uint32_t>(1, config.wait_min)),
       settle_left_(config.settle) {
   c_.wait_min = wait_;
+  c_.probe = std::max<uint32_t>(1, c_.probe);
   c_.wait_max = std::max(c_.wait_max, c_.wait_min);
-  if (w_ >= 1) dir_ = -1;
 }
 
 double HillClimber::observe(double throughput) {
   if (settle_left_ > 0) {
     --settle_left_;
-    return w_;
+    return fraction();
   }
   sum_ += throughput;
-  if (++n_ < wait_) return w_;
+  if (++n_ < (probing_ ? c_.probe : wait_)) return fraction();
   const double avg = sum_ / n_;
   sum_ = 0;
   n_ = 0;
-  if (have_prev_) {
-    const bool fell = avg < prev_avg_;
-    const bool changed = prev_avg_ > 0 && std::fabs(avg - prev_avg_) > c_.change * prev_avg_;
-    if (fell) {
-      dir_ = -dir_;
-      ++reversals_;
-    }
-    if (changed) {
-      if (wait_ > c_.wait_min) ++reprobes_;
-      wait_ = c_.wait_min;
-    } else if (fell) {
-      wait_ = std::min(wait_ * 2, c_.wait_max);
-    }
+  if (probing_) return end_probe(avg);
+  if (last_incumbent_avg_ > 0 &&
+      std::fabs(avg - last_incumbent_avg_) > c_.change * last_incumbent_avg_) {
+    if (wait_ > c_.wait_min) ++reprobes_;
+    wait_ = c_.wait_min;
   }
-  prev_avg_ = avg;
-  have_prev_ = true;
-  move();
-  return w_;
+  incumbent_avg_ = last_incumbent_avg_ = avg;
+  return start_probe();
 }
 
-void HillClimber::move() {
-  // At a bound the probe goes inward: the climb must be able to leave it when the optimum moves.
+double HillClimber::start_probe() {
+  // At a bound the only probe goes inward.
   if ((dir_ > 0 && w_ >= 1) || (dir_ < 0 && w_ <= 0)) dir_ = -dir_;
-  w_ = std::clamp(w_ + dir_ * c_.step, 0.0, 1.0);
-  ++moves_;
+  probe_w_ = std::clamp(w_ + dir_ * c_.step, 0.0, 1.0);
+  probing_ = true;
   settle_left_ = c_.settle;
+  return probe_w_;
+}
+
+double HillClimber::end_probe(double avg) {
+  probing_ = false;
+  if (avg > incumbent_avg_) {
+    // Better: the probe is the incumbent, measured already; climb on in the same direction.
+    w_ = probe_w_;
+    ++moves_;
+    failed_sides_ = 0;
+    wait_ = c_.wait_min;
+    incumbent_avg_ = avg;
+    return start_probe();
+  }
+  dir_ = -dir_;
+  ++reversals_;
+  const bool at_bound = w_ <= 0 || w_ >= 1;
+  if (++failed_sides_ >= 2 || at_bound) {
+    failed_sides_ = 0;
+    wait_ = std::min(wait_ * 2, c_.wait_max);
+  }
+  settle_left_ = c_.settle;
+  return w_;
 }
 
 }  // namespace fulcrum

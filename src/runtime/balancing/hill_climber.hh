@@ -1,14 +1,16 @@
 // HillClimber: NBA's adaptive load-balancing algorithm (paper 000 §3.4), as a pure function of the
 // throughput observed per window, so it is tested on synthetic curves without a clock.
 //
-// The offload fraction w in [0, 1] moves by `step` (NBA's δ = 4 %) in the direction that raised
-// throughput: after each move, `settle` windows are skipped (the workers apply the new w), then
-// `wait` windows are averaged (NBA's moving average against jitter) and compared with the average
-// at the previous w; a fall reverses the direction. Each reversal means w is near a peak, so the
-// wait doubles, up to wait_max (NBA grows its interval from 2 to 32 windows); a change of the
-// throughput by more than `change` (relative) between two observations means the workload
-// changed, so the wait drops back to wait_min and the climb re-probes at full speed. w keeps
-// moving by one step at the peak (NBA's continuous perturbation), so a new optimum is found.
+// The offload fraction w in [0, 1] moves by `step` (NBA's δ = 4 %) towards higher throughput,
+// found by perturbation: the current w (the incumbent) is observed for `wait` windows (NBA's
+// moving average against jitter), then w ± step (the probe) for `probe` windows. A better probe
+// becomes the incumbent and the climb goes on in that direction at once; a worse one sends the
+// next probe to the other side, and when both sides have lost, w is at a peak: the incumbent is
+// then observed twice as long, up to wait_max (NBA grows its interval from 2 to 32 windows), so
+// probing, which never stops (NBA's continuous perturbation, how a moved optimum is found), costs
+// ever less. When the incumbent's throughput changes by more than `change` (relative) between two
+// observations, the workload changed: the wait drops back to wait_min. After every change of w,
+// `settle` windows are skipped (the workers apply it).
 #pragma once
 
 #include <cstdint>
@@ -20,6 +22,7 @@ struct HillClimbConfig {
   uint32_t settle = 1;
   uint32_t wait_min = 2;
   uint32_t wait_max = 32;
+  uint32_t probe = 1;
   double change = 0.2;
   double initial = 0;  // the first w
 };
@@ -31,24 +34,31 @@ class HillClimber {
   // The throughput of one more window (any unit, the same every time); returns w from now on.
   double observe(double throughput);
 
-  double fraction() const { return w_; }
+  // The w in use now (the probe's while probing).
+  double fraction() const { return probing_ ? probe_w_ : w_; }
+  // The incumbent: the best w found so far.
+  double incumbent() const { return w_; }
   uint32_t wait() const { return wait_; }
   uint64_t moves() const { return moves_; }
   uint64_t reversals() const { return reversals_; }
   uint64_t reprobes() const { return reprobes_; }
 
  private:
-  void move();
+  double start_probe();
+  double end_probe(double avg);
 
   HillClimbConfig c_;
   double w_;
+  double probe_w_ = 0;
+  bool probing_ = false;
   int dir_ = 1;
+  uint32_t failed_sides_ = 0;
   uint32_t wait_;
   uint32_t settle_left_;
   double sum_ = 0;
   uint32_t n_ = 0;
-  double prev_avg_ = 0;
-  bool have_prev_ = false;
+  double incumbent_avg_ = 0;
+  double last_incumbent_avg_ = 0;  // the previous observation of the incumbent, 0 none
   uint64_t moves_ = 0;
   uint64_t reversals_ = 0;
   uint64_t reprobes_ = 0;

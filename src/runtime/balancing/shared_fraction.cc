@@ -25,7 +25,11 @@ void SharedFraction::update(uint64_t now_ns) const {
     last_rate_ =
         static_cast<double>(packets - last_packets_) * 1e9 / static_cast<double>(now_ns - last_ns_);
     ++windows_;
-    threshold_.store(threshold_of(climber_.observe(last_rate_)), std::memory_order_relaxed);
+    const double w = climber_.observe(last_rate_);
+    threshold_.store(threshold_of(w), std::memory_order_relaxed);
+    if (tracing_) trace_.push_back({static_cast<double>(now_ns - first_ns_) / 1e9, w, last_rate_});
+  } else {
+    first_ns_ = now_ns;
   }
   last_ns_ = now_ns;
   last_packets_ = packets;

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <vector>
 
 #include "runtime/balancing/hill_climber.hh"
 
@@ -33,6 +34,21 @@ class SharedFraction {
   // Call now and then with the time; updates when a window has ended.
   void tick(uint64_t now_ns) const {
     if (now_ns >= next_ns_.load(std::memory_order_relaxed)) update(now_ns);
+  }
+
+  // Keeps every window's (time, w, rate) from now on (AdaptiveBalancer's TRACE).
+  void enable_trace() const {
+    std::lock_guard lock(mu_);
+    tracing_ = true;
+  }
+  struct TracePoint {
+    double t_s = 0;       // since the first window began
+    double fraction = 0;  // w chosen at the end of the window
+    double rate = 0;      // packets per second in the window
+  };
+  std::vector<TracePoint> trace() const {
+    std::lock_guard lock(mu_);
+    return trace_;
   }
 
   struct Snapshot {
@@ -62,6 +78,9 @@ class SharedFraction {
   mutable uint64_t last_packets_ = 0;
   mutable double last_rate_ = 0;
   mutable uint64_t windows_ = 0;
+  mutable uint64_t first_ns_ = 0;
+  mutable bool tracing_ = false;
+  mutable std::vector<TracePoint> trace_;
 };
 
 }  // namespace fulcrum

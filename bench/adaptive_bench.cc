@@ -1,0 +1,215 @@
+// The adaptive balancer against the best static split (issue 17; NBA §3.4, Fig. 13): for each
+// offloadable application and device profile, in the same run,
+//   * the static sweep: FixedFraction(w) at w = 0, 0.1, ..., 1;
+//   * AdaptiveBalancer (NBA's hill climbing, 20 ms windows), its steady state, the w it settles
+//     at and its trace (every window's w and rate, for tools/plot_adaptive.py).
+// Throughput is transmitted packets per second over the second half of each run (the first half
+// is the climb, and start-up for the static points alike). Devices: the first one the backends
+// find (PoCL's OpenCL CPU device on machines without a GPU, where it shares the two cores with the
+// worker) and two emulated profiles (offload/emu/), one GPU-like fast and one slow: emulated
+// figures are a model's, labelled so, never a GPU's.
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "bench/groups.hh"
+#include "bench/measure.hh"
+#include "bench/offload_apps.hh"
+#include "offload/discovery.hh"
+#include "offload/emu/emu_spec.hh"
+#include "runtime/runtime.hh"
+
+namespace fulcrum::bench {
+namespace {
+
+constexpr int kFractionSteps = 10;
+constexpr uint32_t kAggregate = 32;
+constexpr double kWindowMs = 20;
+constexpr double kPointShare = 0.3;   // of --seconds, per static point
+constexpr double kAdaptiveShare = 4;  // of --seconds, the adaptive run
+constexpr double kMinAdaptiveS = 3;   // at least 150 windows
+constexpr double kSteadyFrom = 0.5;   // the steady state is the second half of a run
+constexpr double kMega = 1e6;
+
+struct Profile {
+  const char* name;
+  const char* emu;  // the emulated device's model; nullptr: the first real device
+};
+
+const Profile kProfiles[] = {
+    {"first-device", nullptr},
+    {"emu-fast", "h2d_gbps=12,d2h_gbps=12,launch_us=5,kernel_mpps=150,lat_us=20"},
+    {"emu-slow", "h2d_gbps=3,d2h_gbps=3,launch_us=50,kernel_mpps=3,lat_us=100"},
+};
+
+struct Rate {
+  double mpps = 0;  // transmitted, steady state
+  bool balanced = false;
+};
+
+Rate steady_rate(const std::string& pipe, const std::vector<std::string>& ports, double seconds) {
+  RunOptions o;
+  o.pipeline_file = "adaptive.click";
+  o.pipeline_text = pipe;
+  o.ports = ports;
+  o.seconds = seconds;
+  struct Tick {
+    double t;
+    uint64_t tx;
+  };
+  std::vector<Tick> ticks;
+  o.on_tick = [&](double t, uint64_t, uint64_t tx) { ticks.push_back({t, tx}); };
+  Result<RunReport> r = run(o);
+  if (!r) {
+    std::fprintf(stderr, "bench: %s\n", r.error().c_str());
+    return {};
+  }
+  if (ticks.size() < 2) return {r.value().mpps_out(), r.value().balanced()};
+  const Tick& end = ticks.back();
+  const Tick* from = &ticks.front();
+  for (const Tick& t : ticks)
+    if (t.t <= end.t * kSteadyFrom) from = &t;
+  const double dt = end.t - from->t;
+  return {dt > 0 ? static_cast<double>(end.tx - from->tx) / dt / kMega : 0, r.value().balanced()};
+}
+
+struct TraceSummary {
+  double final_w = 0, mean_w_steady = 0;
+  size_t windows = 0;
+};
+
+TraceSummary read_trace(const std::string& path) {
+  std::ifstream in(path);
+  std::string header;
+  std::getline(in, header);
+  std::vector<std::pair<double, double>> tw;
+  double t = 0, w = 0, rate = 0;
+  while (in >> t >> w >> rate) tw.emplace_back(t, w);
+  TraceSummary s;
+  s.windows = tw.size();
+  if (tw.empty()) return s;
+  s.final_w = tw.back().second;
+  double sum = 0;
+  size_t n = 0;
+  for (const auto& [time, frac] : tw)
+    if (time >= tw.back().first * kSteadyFrom) sum += frac, ++n;
+  s.mean_w_steady = n > 0 ? sum / static_cast<double>(n) : 0;
+  return s;
+}
+
+struct Point {
+  std::string json;
+  double ratio = 0;  // adaptive over the best static point
+};
+
+Point point(const App& app, const Files& f, uint32_t size, const Profile& p, int device,
+            const BenchContext& ctx) {
+  const std::vector<std::string> ports = {traffic(app, f, size), kNullTxOnly};
+  const std::string dev = ", DEVICE " + std::to_string(device);
+  const double point_s = ctx.seconds * kPointShare;
+  std::vector<std::string> rows;
+  double best = 0, best_w = 0;
+  bool balanced = true;
+  for (int step = 0; step <= kFractionSteps; ++step) {
+    const double w = static_cast<double>(step) / kFractionSteps;
+    const Rate r =
+        steady_rate(pipeline(app.offload, f, "FixedFraction(" + fmt(w) + dev + ")", kAggregate),
+                    ports, point_s);
+    balanced &= r.balanced;
+    if (r.mpps > best) best = r.mpps, best_w = w;
+    rows.push_back(Obj().num("offload_fraction", w).num("mpps", r.mpps).done());
+  }
+  const std::string trace =
+      ctx.dir + "/adaptive-" + p.name + "-" + app.name + "-" + std::to_string(size) + ".trace";
+  const double adaptive_s = std::max(kMinAdaptiveS, ctx.seconds * kAdaptiveShare);
+  const std::string balancer =
+      "AdaptiveBalancer(WINDOW_MS " + fmt(kWindowMs) + dev + ", TRACE \"" + trace + "\")";
+  const Rate a = steady_rate(pipeline(app.offload, f, balancer, kAggregate), ports, adaptive_s);
+  balanced &= a.balanced;
+  const TraceSummary t = read_trace(trace);
+  const double ratio = best > 0 ? a.mpps / best : 0;
+  std::fprintf(stderr,
+               "bench: adaptive %s %s %u B: best static %.3f Mpps at w=%.1f, adaptive %.3f Mpps "
+               "(%.1f %%) settling at w~%.2f\n",
+               p.name, app.name, size, best, best_w, a.mpps, ratio * 100, t.mean_w_steady);
+  return {Obj()
+              .str("app", app.name)
+              .count("frame_bytes", size)
+              .raw("static", array(rows, "\n          "))
+              .num("best_static_mpps", best)
+              .num("best_static_fraction", best_w)
+              .num("adaptive_mpps", a.mpps)
+              .num("adaptive_vs_best_static", ratio)
+              .num("adaptive_mean_fraction_steady", t.mean_w_steady)
+              .num("adaptive_final_fraction", t.final_w)
+              .count("adaptive_windows", t.windows)
+              .num("adaptive_seconds", adaptive_s)
+              .str("trace", trace)
+              .raw("balanced", balanced ? "true" : "false")
+              .done(),
+          ratio};
+}
+
+std::string adaptive(const BenchContext& ctx) {
+  Files files;
+  if (Status s = write_files(ctx.dir, files); !s) return Obj().str("error", s.error()).done();
+  offload::set_emulated_devices({});
+  const size_t real = offload::discover_devices().size();
+  std::vector<std::string> profiles;
+  std::vector<double> ratios;
+  for (const Profile& p : kProfiles) {
+    std::string label;
+    if (p.emu == nullptr) {
+      offload::set_emulated_devices({});
+      if (real == 0) {
+        profiles.push_back(Obj().str("profile", p.name).str("skipped", "no device").done());
+        continue;
+      }
+      label = offload::discover_devices().front()->label();
+    } else {
+      Result<offload::EmuSpec> spec = offload::parse_emu_spec(p.emu);
+      if (!spec) return Obj().str("error", spec.error()).done();
+      offload::set_emulated_devices({spec.value()});
+      label = "emulated: " + std::string(p.emu);
+    }
+    const int device = p.emu == nullptr ? 0 : static_cast<int>(real);
+    std::vector<std::string> apps;
+    for (const App& app : offload_apps()) {
+      if (std::string(app.name) == "md5" || missing_class(app) != nullptr) continue;
+      std::vector<uint32_t> sizes = {app.sizes.front()};
+      if (app.chain) sizes.push_back(app.sizes.back());
+      for (uint32_t size : sizes) {
+        Point pt = point(app, files, size, p, device, ctx);
+        apps.push_back(std::move(pt.json));
+        ratios.push_back(pt.ratio);
+      }
+    }
+    profiles.push_back(Obj()
+                           .str("profile", p.name)
+                           .str("device", label)
+                           .raw("emulated", p.emu != nullptr ? "true" : "false")
+                           .raw("apps", array(apps, "\n      "))
+                           .done());
+  }
+  offload::set_emulated_devices({});
+  double worst = ratios.empty() ? 0 : *std::min_element(ratios.begin(), ratios.end());
+  double mean = 0;
+  for (double r : ratios) mean += r / static_cast<double>(ratios.size());
+  return Obj()
+      .str("what",
+           "AdaptiveBalancer (NBA's hill climbing, 20 ms windows) against a static sweep of the "
+           "offload fraction measured in the same run, per application and device profile; Mpps "
+           "transmitted over the second half of each run; emulated devices are models")
+      .num("adaptive_vs_best_static_min", worst)
+      .num("adaptive_vs_best_static_mean", mean)
+      .raw("profiles", array(profiles, "\n    "))
+      .done();
+}
+
+}  // namespace
+
+FULCRUM_BENCH_GROUP(96, "adaptive", adaptive);
+
+}  // namespace fulcrum::bench

@@ -29,6 +29,14 @@ class SharedStorage {
     return std::shared_ptr<const T>(built.value());
   }
 
+  // The object under `key` when one was built, else nullptr.
+  template <class T>
+  std::shared_ptr<const T> find(const std::string& key) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = objects_.find(key);
+    return it == objects_.end() ? nullptr : std::static_pointer_cast<const T>(it->second);
+  }
+
   size_t size() const {
     std::lock_guard<std::mutex> lock(mu_);
     return objects_.size();

@@ -113,6 +113,7 @@ bool DeviceThread::poll_slots() {
     OffloadTask* t = s.task;
     s.task = nullptr;
     --in_flight_;
+    t->finished_ns = task_clock_ns();
     complete(t, TaskStatus::kOk);
     any = true;
   }
@@ -133,6 +134,7 @@ bool DeviceThread::start_tasks() {
     }
     s.task = t;
     ++in_flight_;
+    t->started_ns = task_clock_ns();
     if (in_flight_ > max_in_flight_.load(std::memory_order_relaxed))
       max_in_flight_.store(in_flight_, std::memory_order_relaxed);
     if (Status st = s.exec->start(*t); !st) {

@@ -3,8 +3,8 @@
 //
 // Devices come from discover_devices() (FULCRUM_FAIL_DEVICE_AFTER applies, for fallback tests;
 // FULCRUM_OFFLOAD_BACKEND=opencl|cuda|emu keeps one backend; FULCRUM_EMU_DEVICES or
-// --device emu:... adds emulated devices, offload/emu/emu_spec.hh). A balancer's device index is the
-// position in devices(). Each element replica attaches its own channel to each device thread.
+// --device emu:... adds emulated devices, offload/emu/emu_spec.hh). A balancer's device index is
+// the position in devices(). Each element replica attaches its own channel to each device thread.
 //
 // NUMA (NBA §3.2): one device thread per device per NUMA node that has CPUs, each pinned to its
 // node's cores, so a worker talks to a device thread on its own node; thread(d, worker) picks
@@ -45,6 +45,11 @@ struct DeviceStats {
   std::atomic<uint64_t> tasks_ok{0};
   std::atomic<uint64_t> tasks_failed{0};
   std::atomic<uint64_t> task_ns{0};  // submit-to-completion time, summed over completed tasks
+  // The same time in three parts, summed over completed tasks (OffloadTask's timestamps): waiting
+  // for the device thread, on the device (copies and kernels), waiting for the worker to collect.
+  std::atomic<uint64_t> queue_ns{0};
+  std::atomic<uint64_t> device_ns{0};
+  std::atomic<uint64_t> return_ns{0};
 
   void add(std::atomic<uint64_t>& c, uint64_t n) { c.fetch_add(n, std::memory_order_relaxed); }
 };

@@ -16,6 +16,7 @@
 // thread.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -63,6 +64,13 @@ struct WholePacketBlock {
 };
 
 enum class TaskStatus : uint8_t { kPending, kOk, kFailed };
+
+// The clock of task timings (steady, nanoseconds), the same for workers and device threads.
+inline uint64_t task_clock_ns() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
 
 // Host data of a task: `item_bytes` per work item, or when item_bytes is 0 `bytes` in all
 // (set per task: packed packet bytes). An output with `in_place` >= 0 has no device buffer of its
@@ -123,6 +131,12 @@ struct OffloadTask {
   TaskStatus status = TaskStatus::kPending;
   std::string error;     // why it failed
   uint32_t channel = 0;  // set by Channel::submit
+  // Task timings (task_clock_ns): submitted by the worker, started on the device and seen
+  // finished by the device thread; with the worker's collect time they give the queue wait, the
+  // device time and the return wait.
+  uint64_t submitted_ns = 0;
+  uint64_t started_ns = 0;
+  uint64_t finished_ns = 0;
 
   // Room for another batch of up to `batch_items` items?
   bool fits(uint32_t batch_items) const {
@@ -136,6 +150,7 @@ struct OffloadTask {
   // Empty again, ready to be refilled.
   void reset() {
     items = batches = 0;
+    submitted_ns = started_ns = finished_ns = 0;
     status = TaskStatus::kPending;
     error.clear();
   }

@@ -12,6 +12,7 @@
 #include "core/registry.hh"
 #include "core/shared_storage.hh"
 #include "io/mempool.hh"
+#include "offload/service.hh"
 #include "runtime/worker.hh"
 
 namespace fulcrum {
@@ -58,6 +59,30 @@ Totals totals(const std::vector<std::unique_ptr<Worker>>& workers) {
                w->pipeline().dropped();
   }
   return t;
+}
+
+std::vector<DeviceReport> device_reports(const SharedStorage& shared) {
+  std::vector<DeviceReport> out;
+  const auto service = shared.find<offload::OffloadService>(offload::OffloadService::kSharedKey);
+  if (!service) return out;
+  constexpr double kNsPerUs = 1e3;
+  for (size_t i = 0; i < service->devices(); ++i) {
+    const offload::DeviceStats& st = service->stats(i);
+    DeviceReport d;
+    d.label = service->device(i).label();
+    d.emulated = service->device(i).info().backend == offload::Backend::kEmu;
+    d.batches = st.batches.load();
+    d.packets = st.packets.load();
+    d.tasks_ok = st.tasks_ok.load();
+    d.tasks_failed = st.tasks_failed.load();
+    const double n = d.tasks_ok > 0 ? static_cast<double>(d.tasks_ok) * kNsPerUs : 1;
+    d.task_us = static_cast<double>(st.task_ns.load()) / n;
+    d.queue_us = static_cast<double>(st.queue_ns.load()) / n;
+    d.device_us = static_cast<double>(st.device_ns.load()) / n;
+    d.return_us = static_cast<double>(st.return_ns.load()) / n;
+    out.push_back(std::move(d));
+  }
+  return out;
 }
 
 RunReport build_report(const std::vector<std::unique_ptr<Worker>>& workers,
@@ -414,6 +439,7 @@ Result<RunReport> run(const RunOptions& options) {
   if (options.progress) std::fprintf(stderr, "\n");
 
   RunReport report = build_report(workers, ports, duration, options);
+  report.devices = device_reports(shared);
   report.stalls = watchdog.stalls();
   workers.clear();
   for (auto& p : ports) p->stop();

@@ -71,7 +71,18 @@ std::string report_json(const RunReport& r) {
     o << "], \"drops\": " << pairs_json(e.drops) << ", \"counters\": " << pairs_json(e.counters)
       << "}";
   }
-  o << "\n  ],\n  \"drops\": " << pairs_json(r.drops) << ",\n  \"output_losses\": [";
+  o << "\n  ],\n  \"devices\": [";
+  for (size_t i = 0; i < r.devices.size(); ++i) {
+    const DeviceReport& d = r.devices[i];
+    o << (i ? "," : "") << "\n    {\"device\": " << quoted(d.label)
+      << ", \"emulated\": " << (d.emulated ? "true" : "false") << ", \"batches\": " << d.batches
+      << ", \"packets\": " << d.packets << ", \"tasks_ok\": " << d.tasks_ok
+      << ", \"tasks_failed\": " << d.tasks_failed << ", \"task_us\": " << d.task_us
+      << ", \"queue_us\": " << d.queue_us << ", \"device_us\": " << d.device_us
+      << ", \"return_us\": " << d.return_us << "}";
+  }
+  o << (r.devices.empty() ? "]" : "\n  ]") << ",\n  \"drops\": " << pairs_json(r.drops)
+    << ",\n  \"output_losses\": [";
   for (size_t i = 0; i < r.output_losses.size(); ++i) {
     const OutputLoss& l = r.output_losses[i];
     o << (i ? "," : "") << "\n    {\"what\": " << quoted(l.what) << ", \"unit\": " << quoted(l.unit)
@@ -111,6 +122,17 @@ std::string report_text(const RunReport& r) {
       o << "  out[" << k << "] " << e.out_packets[k];
     for (const auto& c : e.counters) o << "  " << c.first << " " << c.second;
     o << "\n";
+  }
+  for (const DeviceReport& d : r.devices) {
+    if (d.tasks_ok + d.tasks_failed == 0) continue;
+    std::snprintf(line, sizeof line,
+                  "device %s%s: %llu tasks (%llu failed), per task %.1f us = queue %.1f + device "
+                  "%.1f + return %.1f\n",
+                  d.label.c_str(), d.emulated ? " [emulated: a model, not a GPU]" : "",
+                  static_cast<unsigned long long>(d.tasks_ok + d.tasks_failed),
+                  static_cast<unsigned long long>(d.tasks_failed), d.task_us, d.queue_us,
+                  d.device_us, d.return_us);
+    o << line;
   }
   if (!r.drops.empty()) {
     o << "drops:\n";

@@ -48,6 +48,15 @@ struct PortReport {
   uint64_t rx_packets = 0, rx_bytes = 0, tx_packets = 0, tx_bytes = 0;
 };
 
+// One offload device the run used (offload/service.hh's DeviceStats); times are means per
+// completed task, microseconds.
+struct DeviceReport {
+  std::string label;
+  bool emulated = false;  // the emu backend: a model, never a GPU's figures
+  uint64_t batches = 0, packets = 0, tasks_ok = 0, tasks_failed = 0;
+  double task_us = 0, queue_us = 0, device_us = 0, return_us = 0;
+};
+
 struct RunReport {
   double duration_s = 0;
   double tsc_hz = 0;  // the TSC's rate, for cycles to nanoseconds
@@ -60,6 +69,7 @@ struct RunReport {
   uint64_t queued = 0;  // neither transmitted nor dropped at exit
   std::vector<PortReport> ports;
   std::vector<ElementReport> elements;
+  std::vector<DeviceReport> devices;  // offload devices, when an offloadable element ran
   std::vector<std::pair<std::string, uint64_t>> drops;  // "element/reason" -> count
   // Output that could not be written (alert logs, capture files); the run failed when not empty.
   std::vector<OutputLoss> output_losses;

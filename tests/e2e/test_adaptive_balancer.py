@@ -5,7 +5,8 @@ same on any machine.
 
 1. From a pcap, with AFFINITY: the same packets per port as the CPU-only run (whose output
    offload_router.py checks against an independent LPM), every flow in order, the balance line
-   holding, and the device given packets (INITIAL 0.5 offloads from the first batch).
+   holding, and the device given packets (INITIAL 0.5 offloads from the first batch); the
+   report's device section says the device is emulated and its task times follow the model.
 2. From the generator for 1.5 s with 10 ms windows: windows pass and w moves (at least one of
    each: lower bounds a loaded machine cannot break), w stays within [0, 1000] per mille, and no
    packet is lost.
@@ -66,6 +67,14 @@ def main():
             failures.append(f"port {port}: a flow was reordered despite AFFINITY")
     if adaptive[1].get("device_packets", 0) == 0:
         failures.append(f"no packet reached the emulated device: {adaptive[1]}")
+    # The report names the device as emulated, and its task times follow the model: every task
+    # is on the device at least lat_us (30 us), a lower bound no load can break.
+    devices = [d for d in adaptive[0].get("devices", []) if d["tasks_ok"] > 0]
+    if len(devices) != 1 or not devices[0]["emulated"] or devices[0]["device_us"] < 30:
+        failures.append(f"device report: {adaptive[0].get('devices')}")
+    elif abs(devices[0]["queue_us"] + devices[0]["device_us"] + devices[0]["return_us"] -
+             devices[0]["task_us"]) > 0.05 * devices[0]["task_us"] + 1:
+        failures.append(f"task time parts do not add up: {devices[0]}")
 
     text = open(os.path.join(e2e.SOURCE_DIR, "configs", family.config)).read()
     config = work.file(

@@ -329,6 +329,7 @@ void OffloadStage::submit(size_t d) {
   DeviceStats& st = service_->stats(d);
   st.add(st.packets, h->pkts.size());
   h->submitted_ns = now_ns();
+  t.submitted_ns = task_clock_ns();
   if (!ds.channel->submit(&t)) {  // this worker's ring is full: the CPU runs the task
     t.status = TaskStatus::kFailed;
     complete(*h->task);
@@ -357,6 +358,14 @@ void OffloadStage::complete(TaskBuffers& t) {
   if (t.task.status == TaskStatus::kOk) {
     st.add(st.tasks_ok, 1);
     st.add(st.task_ns, now_ns() - h.submitted_ns);
+    const OffloadTask& task = t.task;
+    const uint64_t now = task_clock_ns();
+    if (task.submitted_ns != 0 && task.started_ns >= task.submitted_ns &&
+        task.finished_ns >= task.started_ns && now >= task.finished_ns) {
+      st.add(st.queue_ns, task.started_ns - task.submitted_ns);
+      st.add(st.device_ns, task.finished_ns - task.started_ns);
+      st.add(st.return_ns, now - task.finished_ns);
+    }
   } else {
     st.add(st.tasks_failed, 1);
   }

@@ -13,6 +13,7 @@
 #include "core/shared_storage.hh"
 #include "io/mempool.hh"
 #include "offload/service.hh"
+#include "runtime/energy.hh"
 #include "runtime/worker.hh"
 
 namespace fulcrum {
@@ -59,6 +60,23 @@ Totals totals(const std::vector<std::unique_ptr<Worker>>& workers) {
                w->pipeline().dropped();
   }
   return t;
+}
+
+EnergyReport energy_report(const RaplMeter& rapl, const std::vector<uint64_t>& from,
+                           const std::vector<uint64_t>& to, const RunReport& r) {
+  EnergyReport e;
+  if (!rapl.available() || from.empty() || to.empty()) {
+    e.source = rapl.available() ? "a RAPL counter read failed" : rapl.why_not();
+    return e;
+  }
+  constexpr double kBitsPerMbit = 1e6;
+  e.measured = true;
+  e.source = "RAPL " + rapl.zones();
+  e.joules = rapl.joules(from, to);
+  e.watts = r.duration_s > 0 ? e.joules / r.duration_s : 0;
+  const double mbit = static_cast<double>(r.bytes_out) * 8 / kBitsPerMbit;
+  e.joules_per_mbit = mbit > 0 ? e.joules / mbit : 0;
+  return e;
 }
 
 std::vector<DeviceReport> device_reports(const SharedStorage& shared) {
@@ -357,6 +375,8 @@ Result<RunReport> run(const RunOptions& options) {
   for (auto& w : workers) args.emplace_back(w.get(), &stop, budget_ptr);
   Watchdog watchdog(workers.size(), options);
 
+  const RaplMeter rapl = RaplMeter::open();
+  const std::vector<uint64_t> energy_start = rapl.read();
   const auto start = std::chrono::steady_clock::now();
   std::vector<unsigned> lcores;
   unsigned lcore;
@@ -440,6 +460,7 @@ Result<RunReport> run(const RunOptions& options) {
 
   RunReport report = build_report(workers, ports, duration, options);
   report.devices = device_reports(shared);
+  report.energy = energy_report(rapl, energy_start, rapl.read(), report);
   report.stalls = watchdog.stalls();
   workers.clear();
   for (auto& p : ports) p->stop();

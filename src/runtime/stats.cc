@@ -81,8 +81,12 @@ std::string report_json(const RunReport& r) {
       << ", \"queue_us\": " << d.queue_us << ", \"device_us\": " << d.device_us
       << ", \"return_us\": " << d.return_us << "}";
   }
-  o << (r.devices.empty() ? "]" : "\n  ]") << ",\n  \"drops\": " << pairs_json(r.drops)
-    << ",\n  \"output_losses\": [";
+  o << (r.devices.empty() ? "]" : "\n  ]")
+    << ",\n  \"energy\": {\"measured\": " << (r.energy.measured ? "true" : "false")
+    << ", \"source\": " << quoted(r.energy.source) << ", \"joules\": " << r.energy.joules
+    << ", \"watts\": " << r.energy.watts << ", \"joules_per_mbit\": " << r.energy.joules_per_mbit
+    << "}"
+    << ",\n  \"drops\": " << pairs_json(r.drops) << ",\n  \"output_losses\": [";
   for (size_t i = 0; i < r.output_losses.size(); ++i) {
     const OutputLoss& l = r.output_losses[i];
     o << (i ? "," : "") << "\n    {\"what\": " << quoted(l.what) << ", \"unit\": " << quoted(l.unit)
@@ -133,6 +137,14 @@ std::string report_text(const RunReport& r) {
                   static_cast<unsigned long long>(d.tasks_failed), d.task_us, d.queue_us,
                   d.device_us, d.return_us);
     o << line;
+  }
+  if (r.energy.measured) {
+    std::snprintf(line, sizeof line, "energy: measured (%s): %.2f J, %.1f W, %.4f J/Mbit out\n",
+                  r.energy.source.c_str(), r.energy.joules, r.energy.watts,
+                  r.energy.joules_per_mbit);
+    o << line;
+  } else {
+    o << "energy: not measured (" << r.energy.source << ")\n";
   }
   if (!r.drops.empty()) {
     o << "drops:\n";

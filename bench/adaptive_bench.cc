@@ -2,7 +2,8 @@
 // offloadable application and device profile, in the same run,
 //   * the static sweep: FixedFraction(w) at w = 0, 0.1, ..., 1;
 //   * AdaptiveBalancer (NBA's hill climbing, 20 ms windows), its steady state, the w it settles
-//     at and its trace (every window's w and rate, for tools/plot_adaptive.py).
+//     at, the static curve's value there, and its trace (every window's time, w and Mpps, in the
+//     JSON, for tools/plot_adaptive.py).
 // Throughput is transmitted packets per second over the second half of each run (the first half
 // is the climb, and start-up for the static points alike). Devices: the first one the backends
 // find (PoCL's OpenCL CPU device on machines without a GPU, where it shares the two cores with the
@@ -27,7 +28,7 @@ namespace {
 constexpr int kFractionSteps = 10;
 constexpr uint32_t kAggregate = 32;
 constexpr double kWindowMs = 20;
-constexpr double kPointShare = 0.3;   // of --seconds, per static point
+constexpr double kPointShare = 0.8;   // of --seconds, per static point
 constexpr double kAdaptiveShare = 4;  // of --seconds, the adaptive run
 constexpr double kMinAdaptiveS = 3;   // at least 150 windows
 constexpr double kSteadyFrom = 0.5;   // the steady state is the second half of a run
@@ -78,6 +79,7 @@ Rate steady_rate(const std::string& pipe, const std::vector<std::string>& ports,
 struct TraceSummary {
   double final_w = 0, mean_w_steady = 0;
   size_t windows = 0;
+  std::string json;  // [[time_s, w, Mpps], ...] for tools/plot_adaptive.py
 };
 
 TraceSummary read_trace(const std::string& path) {
@@ -85,9 +87,14 @@ TraceSummary read_trace(const std::string& path) {
   std::string header;
   std::getline(in, header);
   std::vector<std::pair<double, double>> tw;
+  std::vector<std::string> rows;
   double t = 0, w = 0, rate = 0;
-  while (in >> t >> w >> rate) tw.emplace_back(t, w);
+  while (in >> t >> w >> rate) {
+    tw.emplace_back(t, w);
+    rows.push_back("[" + fmt(t) + ", " + fmt(w) + ", " + fmt(rate / kMega) + "]");
+  }
   TraceSummary s;
+  s.json = array(rows, " ");
   s.windows = tw.size();
   if (tw.empty()) return s;
   s.final_w = tw.back().second;
@@ -110,6 +117,7 @@ Point point(const App& app, const Files& f, uint32_t size, const Profile& p, int
   const std::string dev = ", DEVICE " + std::to_string(device);
   const double point_s = ctx.seconds * kPointShare;
   std::vector<std::string> rows;
+  std::vector<double> static_mpps;
   double best = 0, best_w = 0;
   bool balanced = true;
   for (int step = 0; step <= kFractionSteps; ++step) {
@@ -120,6 +128,7 @@ Point point(const App& app, const Files& f, uint32_t size, const Profile& p, int
     balanced &= r.balanced;
     if (r.mpps > best) best = r.mpps, best_w = w;
     rows.push_back(Obj().num("offload_fraction", w).num("mpps", r.mpps).done());
+    static_mpps.push_back(r.mpps);
   }
   const std::string trace =
       ctx.dir + "/adaptive-" + p.name + "-" + app.name + "-" + std::to_string(size) + ".trace";
@@ -130,10 +139,18 @@ Point point(const App& app, const Files& f, uint32_t size, const Profile& p, int
   balanced &= a.balanced;
   const TraceSummary t = read_trace(trace);
   const double ratio = best > 0 ? a.mpps / best : 0;
+  // The static curve (same run) at the w the balancer settled at, over its best: where the
+  // balancer operates, judged without the noise of comparing separate runs' rates.
+  const double at = t.mean_w_steady * kFractionSteps;
+  const size_t lo = std::min<size_t>(static_cast<size_t>(at), kFractionSteps - 1);
+  const double curve_at_w =
+      static_mpps[lo] + (static_mpps[lo + 1] - static_mpps[lo]) * (at - static_cast<double>(lo));
+  const double point_ratio = best > 0 ? curve_at_w / best : 0;
   std::fprintf(stderr,
                "bench: adaptive %s %s %u B: best static %.3f Mpps at w=%.1f, adaptive %.3f Mpps "
-               "(%.1f %%) settling at w~%.2f\n",
-               p.name, app.name, size, best, best_w, a.mpps, ratio * 100, t.mean_w_steady);
+               "(%.1f %%) settling at w~%.2f (static curve there: %.1f %% of best)\n",
+               p.name, app.name, size, best, best_w, a.mpps, ratio * 100, t.mean_w_steady,
+               point_ratio * 100);
   return {Obj()
               .str("app", app.name)
               .count("frame_bytes", size)
@@ -143,10 +160,11 @@ Point point(const App& app, const Files& f, uint32_t size, const Profile& p, int
               .num("adaptive_mpps", a.mpps)
               .num("adaptive_vs_best_static", ratio)
               .num("adaptive_mean_fraction_steady", t.mean_w_steady)
+              .num("static_curve_at_adaptive_fraction_vs_best", point_ratio)
               .num("adaptive_final_fraction", t.final_w)
               .count("adaptive_windows", t.windows)
               .num("adaptive_seconds", adaptive_s)
-              .str("trace", trace)
+              .raw("trace", t.json)
               .raw("balanced", balanced ? "true" : "false")
               .done(),
           ratio};

@@ -1,13 +1,13 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Plots of the `adaptive` bench group (bench/adaptive_bench.cc) for docs/benchmarks.md.
 
-    fulcrum bench --only adaptive --out bench.json      # writes the traces it names
-    tools/plot_adaptive.py bench.json docs/img
+    fulcrum bench --only adaptive --out bench.json
+    tools/plot_adaptive.py bench.json docs/img [PROFILE-APP-BYTES ...]   # only those plots
 
 For each device profile, one PNG per application: throughput against the offload fraction w
 (the static sweep) with the adaptive balancer's steady state marked at the mean w it settled at,
 and under it w and throughput over time from its trace (every 20 ms window). Needs
-python3-matplotlib (scripts/install-deps.sh installs it).
+python3-matplotlib (scripts/install-deps.sh installs it, for Debian's /usr/bin/python3).
 """
 import json
 import os
@@ -36,18 +36,9 @@ def find_group(data, name):
     return None
 
 
-def read_trace(path):
-    t, w, rate = [], [], []
-    if not os.path.exists(path):
-        return t, w, rate
-    with open(path) as f:
-        next(f, None)
-        for line in f:
-            a, b, c = line.split()
-            t.append(float(a))
-            w.append(float(b))
-            rate.append(float(c) / 1e6)
-    return t, w, rate
+def read_trace(rows):
+    """[[time_s, w, Mpps], ...] as three lists."""
+    return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
 
 
 def plot(profile, app, out_dir):
@@ -80,9 +71,10 @@ def plot(profile, app, out_dir):
 
 
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) < 3:
         print(__doc__)
         return 2
+    only = set(sys.argv[3:])
     with open(sys.argv[1]) as f:
         group = find_group(json.load(f), "adaptive")
     if group is None or "profiles" not in group:
@@ -91,6 +83,8 @@ def main():
     os.makedirs(sys.argv[2], exist_ok=True)
     for profile in group["profiles"]:
         for app in profile.get("apps", []):
+            if only and f"{profile['profile']}-{app['app']}-{app['frame_bytes']}" not in only:
+                continue
             print(plot(profile, app, sys.argv[2]))
     return 0
 

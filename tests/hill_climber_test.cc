@@ -73,6 +73,23 @@ TEST(HillClimber, ProbingCostsLittleAtAPeakOnABound) {
   EXPECT_GE(r.tail_mean, 0.97 * 10.0);
 }
 
+TEST(HillClimber, LoneDipsDoNotResetTheWait) {
+  // This machine's jitter: now and then one window at half the rate. Only a change that lasts
+  // (two observations in a row off the level) re-probes.
+  HillClimber hc(HillClimbConfig{});
+  const Curve cliff = [](double w) { return w == 0 ? 10.0 : 6.0 - w; };
+  double sum = 0;
+  constexpr int kWindows = 3000, kTail = 1000, kDipEvery = 41;
+  for (int i = 0; i < kWindows; ++i) {
+    const double w = hc.fraction();
+    if (i >= kWindows - kTail) sum += cliff(w);
+    hc.observe(cliff(w) * (i % kDipEvery == 0 ? 0.5 : 1.0));
+  }
+  EXPECT_EQ(hc.reprobes(), 0u);
+  EXPECT_EQ(hc.incumbent(), 0.0);
+  EXPECT_GE(sum / kTail, 0.97 * 10.0);
+}
+
 TEST(HillClimber, SteadyStateReaches97PercentOfTheMaximumUnderNoise) {
   for (const Case& c : cases()) {
     for (uint64_t seed = 1; seed <= 5; ++seed) {

@@ -9,7 +9,8 @@
 //            WAIT_MIN   integer  2     windows averaged per observation of the current w while
 //            WAIT_MAX   integer  32    climbing, doubling at a peak up to WAIT_MAX (NBA: 2 to 32).
 //            PROBE      integer  1     windows a probe at w ± STEP is observed.
-//            CHANGE     number   0.2   a throughput change larger than this share re-probes.
+//            CHANGE     number   0.2   throughput off its level by this share twice in a row
+//                                      (a workload change) re-probes.
 //            INITIAL    number   0     w at the start.
 //            SEED       integer  1     seed of the per-batch draw.
 //            TRACE      file     none  write every window as "time_s fraction rate_pps" at the

@@ -26,12 +26,19 @@ double HillClimber::observe(double throughput) {
   sum_ = 0;
   n_ = 0;
   if (probing_) return end_probe(avg);
-  if (last_incumbent_avg_ > 0 &&
-      std::fabs(avg - last_incumbent_avg_) > c_.change * last_incumbent_avg_) {
+  // A workload change: the incumbent's throughput leaves the level it held (a moving average of
+  // its observations) by more than `change`, twice in a row (once is a jitter of this machine).
+  const bool off_level = level_ > 0 && std::fabs(avg - level_) > c_.change * level_;
+  changed_streak_ = off_level ? changed_streak_ + 1 : 0;
+  if (changed_streak_ >= kChangedObservations) {
     if (wait_ > c_.wait_min) ++reprobes_;
     wait_ = c_.wait_min;
+    changed_streak_ = 0;
+    level_ = avg;
+  } else {
+    level_ = level_ > 0 ? level_ + kLevelWeight * (avg - level_) : avg;
   }
-  incumbent_avg_ = last_incumbent_avg_ = avg;
+  incumbent_avg_ = avg;
   return start_probe();
 }
 

@@ -8,8 +8,9 @@
 // next probe to the other side, and when both sides have lost, w is at a peak: the incumbent is
 // then observed twice as long, up to wait_max (NBA grows its interval from 2 to 32 windows), so
 // probing, which never stops (NBA's continuous perturbation, how a moved optimum is found), costs
-// ever less. When the incumbent's throughput changes by more than `change` (relative) between two
-// observations, the workload changed: the wait drops back to wait_min. After every change of w,
+// ever less. When the incumbent's throughput is off its usual level (a moving average) by more
+// than `change` (relative) in two observations in a row, the workload changed: the wait drops
+// back to wait_min. After every change of w,
 // `settle` windows are skipped (the workers apply it).
 #pragma once
 
@@ -57,8 +58,11 @@ class HillClimber {
   uint32_t settle_left_;
   double sum_ = 0;
   uint32_t n_ = 0;
+  static constexpr uint32_t kChangedObservations = 2;
+  static constexpr double kLevelWeight = 0.25;
   double incumbent_avg_ = 0;
-  double last_incumbent_avg_ = 0;  // the previous observation of the incumbent, 0 none
+  double level_ = 0;  // moving average of the incumbent's observations, 0 none yet
+  uint32_t changed_streak_ = 0;
   uint64_t moves_ = 0;
   uint64_t reversals_ = 0;
   uint64_t reprobes_ = 0;

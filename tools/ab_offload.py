@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A/B throughput of the offloadable applications under two fulcrum binaries, alternated.
 
-    tools/ab_offload.py OLD_BINARY NEW_BINARY [--seconds 1] [--repeats 3]
+    tools/ab_offload.py OLD_BINARY NEW_BINARY [--seconds 1] [--repeats 3] [--only APP]
 
 For each shipped *-offload.click config, device-only (DeviceOnly) and a 50 % split
 (FixedFraction(0.5)) on the first device, generator in and net_null out: the two binaries run
@@ -47,10 +47,13 @@ def main():
     ap.add_argument("new")
     ap.add_argument("--seconds", type=float, default=1)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--only", help="one application (ipv4-router, ipv6-router, ipsec-gateway, md5, ids)")
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix="ab-offload-")
     rows = []
     for name, config, port in APPS:
+        if a.only and name != a.only:
+            continue
         text = open(os.path.join(CONFIGS, config)).read()
         for mode, balancer in MODES:
             path = os.path.join(work, f"{name}-{mode}.click")

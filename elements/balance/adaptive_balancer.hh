@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "core/element.hh"
+#include "elements/balance/batch_draw.hh"
 #include "core/output_loss.hh"
 #include "runtime/balancing/shared_fraction.hh"
 
@@ -48,10 +49,7 @@ class AdaptiveBalancer final : public ElementBase<AdaptiveBalancer> {
   void finish() override;
   void output_losses(std::vector<OutputLoss>& out) const override;
   void process_batch(PacketBatch& batch) override {
-    state_ ^= state_ << 13;
-    state_ ^= state_ >> 7;
-    state_ ^= state_ << 17;
-    const bool offload = (state_ >> 32) < shared_->threshold();
+    const bool offload = draw_below(state_, shared_->threshold());
     batch.anno().device = offload ? device_ : kRunOnCpu;
     ++(offload ? offloaded_ : kept_);
     shared_->count(slot_, batch.live());

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/element.hh"
+#include "elements/balance/batch_draw.hh"
 
 namespace fulcrum {
 
@@ -30,10 +31,7 @@ class FixedFraction final : public ElementBase<FixedFraction> {
     out.push_back({"kept", kept_});
   }
   void process_batch(PacketBatch& batch) override {
-    state_ ^= state_ << 13;
-    state_ ^= state_ >> 7;
-    state_ ^= state_ << 17;
-    const bool offload = (state_ >> 32) < threshold_;
+    const bool offload = draw_below(state_, threshold_);
     batch.anno().device = offload ? device_ : kRunOnCpu;
     ++(offload ? offloaded_ : kept_);
   }

@@ -1,5 +1,6 @@
-// AdaptiveBalancer — NBA's adaptive load balancer: the share of batches offloaded follows the
-// measured throughput (paper 000 §3.4; runtime/balancing/hill_climber.hh has the algorithm).
+// AdaptiveBalancer — NBA's adaptive load balancer: the offloaded share follows throughput.
+// The share of batches sent to the device moves by hill climbing on the measured throughput
+// (paper 000 §3.4; runtime/balancing/hill_climber.hh has the algorithm).
 //
 // Ports:     input 0: any batch. output 0: the same batch, unchanged.
 // Config:    DEVICE     integer  0     device index for offloaded batches.
@@ -14,7 +15,7 @@
 //            INITIAL    number   0     w at the start.
 //            SEED       integer  1     seed of the per-batch draw.
 //            TRACE      file     none  write every window as "time_s fraction rate_pps" at the
-//                                      end of the run (plots: tools/plot_adaptive.py).
+//                                      end of the run.
 // Uses:      nothing.  Sets: the batch's device decision (batch annotation): DEVICE with
 //            probability w, else CPU.
 // Counters:  offloaded, kept (batches); fraction_permille (w now), windows, moves, reversals,

@@ -102,8 +102,9 @@ TEST(ElementsIp6, ManualsAndReasons) {
   for (const char* cls : {"CheckIP6Header", "DecIP6HLim", "IP6Lookup"})
     EXPECT_EQ(element_doc(cls).find(std::string(cls) + " — "), 0u) << cls;
   EXPECT_EQ(CheckIP6Header::kTraits.drop_reasons.size(), 5u);
-  EXPECT_EQ(DecIP6HLim::kTraits.drop_reasons[DecIP6HLim::kHlimExpired], "hlim-expired");
-  EXPECT_EQ(IP6Lookup::kTraits.drop_reasons[IP6Lookup::kDropNotIpv6], "not-ipv6");
+  EXPECT_EQ(DecIP6HLim::kTraits.drop_reasons[DecIP6HLim::kDropReasons["hlim-expired"]],
+            "hlim-expired");
+  EXPECT_EQ(IP6Lookup::kTraits.drop_reasons[IP6Lookup::kDropReasons["not-ipv6"]], "not-ipv6");
 }
 
 TEST(ElementsIp6, CheckIP6HeaderPassesValidFramesUnchanged) {
@@ -375,7 +376,7 @@ TEST_F(IP6LookupTest, SkipsExcludedSlots) {
       EXPECT_EQ(batch.result(i).v, Verdict::out(0).v) << i;
       EXPECT_EQ(anno(pkts[i]).out_port, 3) << i;
     } else {
-      EXPECT_EQ(batch.result(i).v, Verdict::drop(IP6Lookup::kDropNoRoute).v) << i;
+      EXPECT_EQ(batch.result(i).v, Verdict::drop(IP6Lookup::kDropReasons["no-route"]).v) << i;
     }
   }
   for (Packet* p : pkts) rte_pktmbuf_free(p);

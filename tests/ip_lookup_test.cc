@@ -54,9 +54,9 @@ std::vector<uint8_t> to(uint32_t dst) {
 }
 
 TEST_F(IPLookupTest, DropReasonsAreDeclared) {
-  EXPECT_EQ(reason_index("no-route"), IPLookup::kDropNoRoute);
-  EXPECT_EQ(reason_index("no-such-port"), IPLookup::kDropNoSuchPort);
-  EXPECT_EQ(reason_index("not-ipv4"), IPLookup::kDropNotIpv4);
+  EXPECT_EQ(reason_index("no-route"), IPLookup::kDropReasons["no-route"]);
+  EXPECT_EQ(reason_index("no-such-port"), IPLookup::kDropReasons["no-such-port"]);
+  EXPECT_EQ(reason_index("not-ipv4"), IPLookup::kDropReasons["not-ipv4"]);
   EXPECT_EQ(IPLookup::kTraits.drop_reasons.size(), 3u);
   EXPECT_NE(element_doc("IPLookup").find("IPLookup — "), std::string_view::npos);
 }
@@ -162,7 +162,7 @@ TEST_F(IPLookupTest, SkipsExcludedSlots) {
       EXPECT_EQ(batch.result(i).v, Verdict::out(0).v) << i;
       EXPECT_EQ(anno(pkts[i]).out_port, 3) << i;
     } else {
-      EXPECT_EQ(batch.result(i).v, Verdict::drop(IPLookup::kDropNoRoute).v) << i;
+      EXPECT_EQ(batch.result(i).v, Verdict::drop(IPLookup::kDropReasons["no-route"]).v) << i;
     }
   }
   for (Packet* p : pkts) rte_pktmbuf_free(p);

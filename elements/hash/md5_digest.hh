@@ -36,9 +36,7 @@ namespace fulcrum {
 
 class MD5Digest final : public ElementBase<MD5Digest> {
  public:
-  enum DropReason : int { kDropNotIpv4, kDropBadHeader, kDropTruncated, kDropNoRoom };
-  static constexpr std::array<std::string_view, 4> kDropReasons{"not-ipv4", "bad-header",
-                                                                "truncated", "no-room"};
+  static constexpr DropReasons kDropReasons{"not-ipv4", "bad-header", "truncated", "no-room"};
   static constexpr ElementTraits kTraits{"MD5Digest", 1, 1, kDropReasons};
   static constexpr uint32_t kDigestSlot = 0;  // user[0], user[1]
 
@@ -65,7 +63,7 @@ class MD5Digest final : public ElementBase<MD5Digest> {
     re::md5_bulk(in, out, n);
     for (uint32_t k = 0; k < n; ++k)
       if (!store(batch.at(slot[k]), out[k].b, trailer_)) [[unlikely]]
-        results[slot[k]] = Verdict::drop(kDropNoRoom);
+        results[slot[k]] = Verdict::drop(kDropReasons["no-room"]);
   }
 
   // The digest into user[0..1] and, with `trailer`, appended to the frame; false: no room.
@@ -82,11 +80,11 @@ class MD5Digest final : public ElementBase<MD5Digest> {
   static int drop_reason(re::PayloadError e) {
     switch (e) {
       case re::PayloadError::kNotIpv4:
-        return kDropNotIpv4;
+        return kDropReasons["not-ipv4"];
       case re::PayloadError::kBadHeader:
-        return kDropBadHeader;
+        return kDropReasons["bad-header"];
       default:
-        return kDropTruncated;
+        return kDropReasons["truncated"];
     }
   }
 

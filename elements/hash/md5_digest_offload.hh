@@ -66,7 +66,7 @@ class MD5DigestOffload final : public OffloadElement<MD5DigestOffload> {
   Verdict apply(Packet* p, const uint8_t* result, const offload::PacketRegion& region) override {
     device_bytes_ += region.length;
     if (!MD5Digest::store(p, result, cpu_.trailer() && region.grow == 0)) [[unlikely]]
-      return Verdict::drop(MD5Digest::kDropNoRoom);
+      return Verdict::drop(MD5Digest::kDropReasons["no-room"]);
     return Verdict::out(0);
   }
 

@@ -47,8 +47,8 @@ namespace fulcrum {
 
 class RedundancyElim final : public ElementBase<RedundancyElim> {
  public:
-  static constexpr std::array<std::string_view, 3> kDropReasons{"not-ipv4", "bad-header",
-                                                                "truncated"};
+  // The first reasons of MD5Digest's table, in its order: drops come from its drop_reason().
+  static constexpr DropReasons kDropReasons{"not-ipv4", "bad-header", "truncated"};
   static constexpr ElementTraits kTraits{"RedundancyElim", 1, 1, kDropReasons};
   static constexpr uint32_t kRedundantSlot = 2;  // user[2]
 
@@ -86,5 +86,9 @@ class RedundancyElim final : public ElementBase<RedundancyElim> {
   std::unique_ptr<re::RedundancyEliminator> re_;
   SourceLoc loc_;
 };
+
+static_assert(RedundancyElim::kDropReasons["not-ipv4"] == MD5Digest::kDropReasons["not-ipv4"] &&
+              RedundancyElim::kDropReasons["bad-header"] == MD5Digest::kDropReasons["bad-header"] &&
+              RedundancyElim::kDropReasons["truncated"] == MD5Digest::kDropReasons["truncated"]);
 
 }  // namespace fulcrum

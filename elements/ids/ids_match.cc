@@ -47,7 +47,7 @@ Status IDSMatch::initialize(const InitContext& ctx) {
     log_ = std::move(log.value());
   }
   alerted_verdict_ = output_connected(kAlertOutput) ? Verdict::out(kAlertOutput)
-                     : drop_                        ? Verdict::drop(kDropAlert)
+                     : drop_                        ? Verdict::drop(kDropReasons["alert"])
                                                     : Verdict::out(0);
   return {};
 }

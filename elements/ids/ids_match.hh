@@ -47,9 +47,8 @@ namespace fulcrum {
 
 class IDSMatch final : public ElementBase<IDSMatch> {
  public:
-  enum DropReason : int { kDropNotIpv4, kDropTruncated, kDropBadL4, kDropBadUdpLength, kDropAlert };
-  static constexpr std::array<std::string_view, 5> kDropReasons{
-      "not-ipv4", "truncated", "bad-l4-header", "bad-udp-length", "alert"};
+  static constexpr DropReasons kDropReasons{"not-ipv4", "truncated", "bad-l4-header",
+                                            "bad-udp-length", "alert"};
   static constexpr ElementTraits kTraits{"IDSMatch", 1, 2, kDropReasons};
   static constexpr int kAlertOutput = 1;
 
@@ -134,10 +133,10 @@ class IDSMatch final : public ElementBase<IDSMatch> {
 
  private:
   static int drop_reason(ids::ParseResult r) {
-    return r == ids::ParseResult::kNotIpv4       ? kDropNotIpv4
-           : r == ids::ParseResult::kTruncated   ? kDropTruncated
-           : r == ids::ParseResult::kBadL4Header ? kDropBadL4
-                                                 : kDropBadUdpLength;
+    return r == ids::ParseResult::kNotIpv4       ? kDropReasons["not-ipv4"]
+           : r == ids::ParseResult::kTruncated   ? kDropReasons["truncated"]
+           : r == ids::ParseResult::kBadL4Header ? kDropReasons["bad-l4-header"]
+                                                 : kDropReasons["bad-udp-length"];
   }
 
   std::string rules_file_;

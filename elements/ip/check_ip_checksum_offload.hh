@@ -29,8 +29,7 @@ namespace fulcrum {
 
 class CheckIPChecksumOffload final : public OffloadElement<CheckIPChecksumOffload> {
  public:
-  enum DropReason : int { kDropNotIpv4, kDropBadChecksum };
-  static constexpr std::array<std::string_view, 2> kDropReasons{"not-ipv4", "bad-checksum"};
+  static constexpr DropReasons kDropReasons{"not-ipv4", "bad-checksum"};
   static constexpr ElementTraits kTraits{"CheckIPChecksumOffload", 1, 1, kDropReasons};
   static constexpr uint32_t kIpOffset = RTE_ETHER_HDR_LEN;
   static constexpr auto kOffload = offload::OffloadSpec::with_region(
@@ -42,10 +41,11 @@ class CheckIPChecksumOffload final : public OffloadElement<CheckIPChecksumOffloa
   void process_cpu(PacketBatch& batch) override {
     batch.for_each([&](uint32_t i, Packet* p) {
       const uint32_t len = header_length(p);
-      if (len == 0) return batch.set_result(i, Verdict::drop(kDropNotIpv4));
+      if (len == 0) return batch.set_result(i, Verdict::drop(kDropReasons["not-ipv4"]));
       const auto* ip = reinterpret_cast<const rte_ipv4_hdr*>(data(p) + kIpOffset);
-      batch.set_result(
-          i, rte_raw_cksum(ip, len) == 0xFFFF ? Verdict::out(0) : Verdict::drop(kDropBadChecksum));
+      batch.set_result(i, rte_raw_cksum(ip, len) == 0xFFFF
+                              ? Verdict::out(0)
+                              : Verdict::drop(kDropReasons["bad-checksum"]));
     });
   }
 
@@ -57,7 +57,7 @@ class CheckIPChecksumOffload final : public OffloadElement<CheckIPChecksumOffloa
   Verdict apply(Packet*, const uint8_t* result, const offload::PacketRegion&) override {
     uint32_t ok;
     std::memcpy(&ok, result, sizeof ok);
-    return ok != 0 ? Verdict::out(0) : Verdict::drop(kDropBadChecksum);
+    return ok != 0 ? Verdict::out(0) : Verdict::drop(kDropReasons["bad-checksum"]);
   }
 
   Result<std::vector<offload::TaskArg>> device_args(const InitContext&, size_t) override {

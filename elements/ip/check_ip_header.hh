@@ -28,35 +28,28 @@ namespace fulcrum {
 
 class CheckIPHeader final : public PacketElement<CheckIPHeader> {
  public:
-  enum DropReason : int {
-    kTruncated,
-    kNotIpv4,
-    kBadIhl,
-    kBadLength,
-    kBadChecksum,
-    kBadSource,
-  };
-  static constexpr std::array<std::string_view, 6> kDropReasons{
-      "truncated", "not-ipv4", "bad-ihl", "bad-length", "bad-checksum", "bad-source"};
+  static constexpr DropReasons kDropReasons{"truncated",  "not-ipv4",     "bad-ihl",
+                                            "bad-length", "bad-checksum", "bad-source"};
   static constexpr ElementTraits kTraits{"CheckIPHeader", 1, 1, kDropReasons};
 
   Status configure(Args& args) override;
 
   Verdict process(Packet* p) {
     const uint32_t len = length(p);
-    if (len < kEtherIpv4MinLen) return Verdict::drop(kTruncated);
+    if (len < kEtherIpv4MinLen) return Verdict::drop(kDropReasons["truncated"]);
     const auto* eth = rte_pktmbuf_mtod(p, const rte_ether_hdr*);
     const auto* ip = rte_pktmbuf_mtod_offset(p, const rte_ipv4_hdr*, RTE_ETHER_HDR_LEN);
     if (eth->ether_type != kIpv4EtherType || (ip->version_ihl >> kIpVersionShift) != kIpv4Version)
-      return Verdict::drop(kNotIpv4);
+      return Verdict::drop(kDropReasons["not-ipv4"]);
     const uint32_t room = len - RTE_ETHER_HDR_LEN;
     const uint32_t hlen = rte_ipv4_hdr_len(ip);
-    if (hlen < sizeof(rte_ipv4_hdr) || hlen > room) return Verdict::drop(kBadIhl);
+    if (hlen < sizeof(rte_ipv4_hdr) || hlen > room) return Verdict::drop(kDropReasons["bad-ihl"]);
     const uint32_t total = rte_be_to_cpu_16(ip->total_length);
-    if (total < hlen || total > room) return Verdict::drop(kBadLength);
+    if (total < hlen || total > room) return Verdict::drop(kDropReasons["bad-length"]);
     if (verify_checksum_ && rte_raw_cksum(ip, hlen) != kIpChecksumVerified)
-      return Verdict::drop(kBadChecksum);
-    if (bad_source(rte_be_to_cpu_32(ip->src_addr))) return Verdict::drop(kBadSource);
+      return Verdict::drop(kDropReasons["bad-checksum"]);
+    if (bad_source(rte_be_to_cpu_32(ip->src_addr)))
+      return Verdict::drop(kDropReasons["bad-source"]);
     return Verdict::out(0);
   }
 

@@ -25,8 +25,7 @@ namespace fulcrum {
 
 class DecIPTTL final : public PacketElement<DecIPTTL> {
  public:
-  enum DropReason : int { kTtlExpired, kTruncated };
-  static constexpr std::array<std::string_view, 2> kDropReasons{"ttl-expired", "truncated"};
+  static constexpr DropReasons kDropReasons{"ttl-expired", "truncated"};
   static constexpr ElementTraits kTraits{"DecIPTTL", 1, 2, kDropReasons};
   static constexpr int kExpiredOutput = 1;
 
@@ -37,10 +36,11 @@ class DecIPTTL final : public PacketElement<DecIPTTL> {
   }
 
   Verdict process(Packet* p) {
-    if (length(p) < kMinFrameLen) return Verdict::drop(kTruncated);
+    if (length(p) < kMinFrameLen) return Verdict::drop(kDropReasons["truncated"]);
     auto* ip = rte_pktmbuf_mtod_offset(p, rte_ipv4_hdr*, RTE_ETHER_HDR_LEN);
     if (ip->time_to_live <= kLastHopTtl)
-      return expired_to_output_ ? Verdict::out(kExpiredOutput) : Verdict::drop(kTtlExpired);
+      return expired_to_output_ ? Verdict::out(kExpiredOutput)
+                                : Verdict::drop(kDropReasons["ttl-expired"]);
     const uint16_t old_word = ttl_proto_word(ip);
     --ip->time_to_live;
     const uint16_t sum = rte_be_to_cpu_16(ip->hdr_checksum);

@@ -78,14 +78,15 @@ bool ICMPError::error_allowed(const rte_ipv4_hdr* ip, uint32_t available) {
 
 Verdict ICMPError::process(Packet* p) {
   const uint32_t len = length(p);
-  if (len < kMinFrameLen) return Verdict::drop(kTruncated);
+  if (len < kMinFrameLen) return Verdict::drop(kDropReasons["truncated"]);
   auto* ip = rte_pktmbuf_mtod_offset(p, rte_ipv4_hdr*, RTE_ETHER_HDR_LEN);
   const uint32_t hlen = (ip->version_ihl & kIhlMask) * kIhlUnit;
   // The datagram, without Ethernet padding.
   const uint32_t available =
       std::min<uint32_t>(len - RTE_ETHER_HDR_LEN, rte_be_to_cpu_16(ip->total_length));
-  if (hlen < sizeof(rte_ipv4_hdr) || hlen > available) return Verdict::drop(kTruncated);
-  if (!error_allowed(ip, available)) return Verdict::drop(kNotAllowed);
+  if (hlen < sizeof(rte_ipv4_hdr) || hlen > available)
+    return Verdict::drop(kDropReasons["truncated"]);
+  if (!error_allowed(ip, available)) return Verdict::drop(kDropReasons["no-error-allowed"]);
 
   uint8_t quote[kMaxQuote];
   const uint32_t quote_len = std::min(available, hlen + kQuotedPayload);
@@ -102,7 +103,7 @@ Verdict ICMPError::process(Packet* p) {
   }
   if (new_len > len) {
     if (rte_pktmbuf_append(p, static_cast<uint16_t>(new_len - len)) == nullptr)
-      return Verdict::drop(kTruncated);
+      return Verdict::drop(kDropReasons["truncated"]);
   } else {
     rte_pktmbuf_trim(p, static_cast<uint16_t>(len - new_len));
   }

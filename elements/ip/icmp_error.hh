@@ -33,8 +33,7 @@ namespace fulcrum {
 
 class ICMPError final : public PacketElement<ICMPError> {
  public:
-  enum DropReason : int { kTruncated, kNotAllowed };
-  static constexpr std::array<std::string_view, 2> kDropReasons{"truncated", "no-error-allowed"};
+  static constexpr DropReasons kDropReasons{"truncated", "no-error-allowed"};
   static constexpr ElementTraits kTraits{"ICMPError", 1, 1, kDropReasons};
 
   static constexpr uint32_t kIcmpHeaderLen = 8;

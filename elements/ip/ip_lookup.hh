@@ -29,9 +29,8 @@ namespace fulcrum {
 
 class IPLookup final : public RouteLookup<IPLookup, Dir24_8> {
  public:
-  static constexpr int kDropNotIpv4 = kDropWrongFamily;
-  static constexpr std::array<std::string_view, 3> kDropReasons{"no-route", "no-such-port",
-                                                                "not-ipv4"};
+  static constexpr std::string_view kWrongFamilyReason = "not-ipv4";
+  static constexpr DropReasons kDropReasons{"no-route", "no-such-port", kWrongFamilyReason};
   static constexpr ElementTraits kTraits{"IPLookup", 1, 1, kDropReasons};
   static constexpr std::string_view kStorageKey = "ipv4-routes:";
 

@@ -26,8 +26,6 @@ namespace fulcrum {
 template <class Derived, class Table>
 class RouteLookup : public ElementBase<Derived> {
  public:
-  enum DropReason : int { kDropNoRoute, kDropNoSuchPort, kDropWrongFamily };
-
   Status configure(Args& args) override {
     loc_ = args.loc();
     args.positional("FILE", file_);
@@ -107,9 +105,10 @@ class RouteLookup : public ElementBase<Derived> {
         anno(p).out_port = hop;
         results[i] = Verdict::out(0);
       } else {
-        results[i] = Verdict::drop(hop == Table::kNoRoute   ? kDropNoRoute
-                                   : hop == kHopWrongFamily ? kDropWrongFamily
-                                                            : kDropNoSuchPort);
+        results[i] = Verdict::drop(hop == Table::kNoRoute ? Derived::kDropReasons["no-route"]
+                                   : hop == kHopWrongFamily
+                                       ? Derived::kDropReasons[Derived::kWrongFamilyReason]
+                                       : Derived::kDropReasons["no-such-port"]);
       }
     });
   }

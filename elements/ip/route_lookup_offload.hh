@@ -59,7 +59,8 @@ class RouteLookupOffload : public OffloadElement<Derived> {
       anno(p).out_port = hop;
       return Verdict::out(0);
     }
-    return Verdict::drop(hop == Derived::kNoRoute ? Cpu::kDropNoRoute : Cpu::kDropNoSuchPort);
+    return Verdict::drop(hop == Derived::kNoRoute ? Cpu::kDropReasons["no-route"]
+                                                  : Cpu::kDropReasons["no-such-port"]);
   }
 
   // The kernel's arguments on `device`, its tables uploaded once per process and device.

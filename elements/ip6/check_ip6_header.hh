@@ -27,9 +27,8 @@ namespace fulcrum {
 
 class CheckIP6Header final : public PacketElement<CheckIP6Header> {
  public:
-  enum DropReason : int { kTruncated, kNotIpv6, kBadVersion, kBadLength, kBadSource };
-  static constexpr std::array<std::string_view, 5> kDropReasons{
-      "truncated", "not-ipv6", "bad-version", "bad-length", "bad-source"};
+  static constexpr DropReasons kDropReasons{"truncated", "not-ipv6", "bad-version", "bad-length",
+                                            "bad-source"};
   static constexpr ElementTraits kTraits{"CheckIP6Header", 1, 1, kDropReasons};
 
   static constexpr uint32_t kMinFrameLen = RTE_ETHER_HDR_LEN + sizeof(rte_ipv6_hdr);
@@ -38,15 +37,16 @@ class CheckIP6Header final : public PacketElement<CheckIP6Header> {
 
   Verdict process(Packet* p) {
     const uint32_t len = length(p);
-    if (len < RTE_ETHER_HDR_LEN) return Verdict::drop(kTruncated);
+    if (len < RTE_ETHER_HDR_LEN) return Verdict::drop(kDropReasons["truncated"]);
     const auto* eth = rte_pktmbuf_mtod(p, const rte_ether_hdr*);
-    if (eth->ether_type != kIpv6EtherType) return Verdict::drop(kNotIpv6);
-    if (len < kMinFrameLen) return Verdict::drop(kTruncated);
+    if (eth->ether_type != kIpv6EtherType) return Verdict::drop(kDropReasons["not-ipv6"]);
+    if (len < kMinFrameLen) return Verdict::drop(kDropReasons["truncated"]);
     const auto* ip = rte_pktmbuf_mtod_offset(p, const rte_ipv6_hdr*, RTE_ETHER_HDR_LEN);
     if ((rte_be_to_cpu_32(ip->vtc_flow) >> kVersionShift) != kIpv6Version)
-      return Verdict::drop(kBadVersion);
-    if (rte_be_to_cpu_16(ip->payload_len) > len - kMinFrameLen) return Verdict::drop(kBadLength);
-    if (bad_source(ip->src_addr)) return Verdict::drop(kBadSource);
+      return Verdict::drop(kDropReasons["bad-version"]);
+    if (rte_be_to_cpu_16(ip->payload_len) > len - kMinFrameLen)
+      return Verdict::drop(kDropReasons["bad-length"]);
+    if (bad_source(ip->src_addr)) return Verdict::drop(kDropReasons["bad-source"]);
     return Verdict::out(0);
   }
 

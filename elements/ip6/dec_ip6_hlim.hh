@@ -25,8 +25,7 @@ namespace fulcrum {
 
 class DecIP6HLim final : public PacketElement<DecIP6HLim> {
  public:
-  enum DropReason : int { kHlimExpired, kTruncated };
-  static constexpr std::array<std::string_view, 2> kDropReasons{"hlim-expired", "truncated"};
+  static constexpr DropReasons kDropReasons{"hlim-expired", "truncated"};
   static constexpr ElementTraits kTraits{"DecIP6HLim", 1, 2, kDropReasons};
   static constexpr int kExpiredOutput = 1;
   static constexpr uint32_t kMinFrameLen = RTE_ETHER_HDR_LEN + sizeof(rte_ipv6_hdr);
@@ -38,10 +37,11 @@ class DecIP6HLim final : public PacketElement<DecIP6HLim> {
   }
 
   Verdict process(Packet* p) {
-    if (length(p) < kMinFrameLen) return Verdict::drop(kTruncated);
+    if (length(p) < kMinFrameLen) return Verdict::drop(kDropReasons["truncated"]);
     auto* ip = rte_pktmbuf_mtod_offset(p, rte_ipv6_hdr*, RTE_ETHER_HDR_LEN);
     if (ip->hop_limits <= kLastHop)
-      return expired_to_output_ ? Verdict::out(kExpiredOutput) : Verdict::drop(kHlimExpired);
+      return expired_to_output_ ? Verdict::out(kExpiredOutput)
+                                : Verdict::drop(kDropReasons["hlim-expired"]);
     --ip->hop_limits;
     return Verdict::out(0);
   }

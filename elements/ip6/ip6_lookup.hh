@@ -63,9 +63,8 @@ class Ip6Routes {
 
 class IP6Lookup final : public RouteLookup<IP6Lookup, Ip6Routes> {
  public:
-  static constexpr int kDropNotIpv6 = kDropWrongFamily;
-  static constexpr std::array<std::string_view, 3> kDropReasons{"no-route", "no-such-port",
-                                                                "not-ipv6"};
+  static constexpr std::string_view kWrongFamilyReason = "not-ipv6";
+  static constexpr DropReasons kDropReasons{"no-route", "no-such-port", kWrongFamilyReason};
   static constexpr ElementTraits kTraits{"IP6Lookup", 1, 1, kDropReasons};
   static constexpr std::string_view kStorageKey = "ipv6-routes:";
   static constexpr std::string_view kTrie = "trie";

@@ -17,9 +17,7 @@ namespace fulcrum {
 template <class Derived>
 class EspCryptoElement : public ElementBase<Derived> {
  public:
-  enum DropReason : int { kDropNoSa, kDropTruncated, kDropCryptoError };
-  static constexpr std::array<std::string_view, 3> kDropReasons{"no-sa", "truncated",
-                                                                "crypto-error"};
+  static constexpr DropReasons kDropReasons{"no-sa", "truncated", "crypto-error"};
 
   Status configure(Args& args) override {
     loc_ = args.loc();

@@ -13,16 +13,16 @@ void IPsecAES::process_batch(PacketBatch& batch) {
   const size_t sas = table_->size();
   batch.for_each([&](uint32_t i, Packet* p) {
     const uint32_t sa_index = anno(p).flow_id;
-    if (sa_index >= sas) return batch.set_result(i, Verdict::drop(kDropNoSa));
+    if (sa_index >= sas) return batch.set_result(i, Verdict::drop(kDropReasons["no-sa"]));
     const uint32_t off = esp_offset(p);
-    if (off == 0) return batch.set_result(i, Verdict::drop(kDropTruncated));
+    if (off == 0) return batch.set_result(i, Verdict::drop(kDropReasons["truncated"]));
     const SecurityAssociation& sa = table_->at(sa_index);
     uint8_t* e = data(p) + off;
     const uint32_t start = off + kHdrLen + sa.cfg.iv_len();
     const uint32_t end = length(p) - kEspIcvLen;
     if (sa.cfg.cipher == EspCipher::kAesCbc) {
       if (end < start + kAesBlockLen || (end - start) % kAesBlockLen != 0)
-        return batch.set_result(i, Verdict::drop(kDropTruncated));
+        return batch.set_result(i, Verdict::drop(kDropReasons["truncated"]));
       crypto_->cbc_encrypt(sa.aes, e + kHdrLen, data(p) + start, end - start, i);
     } else {
       std::memcpy(ivs[i], sa.aes.nonce, kCtrNonceLen);
@@ -32,7 +32,7 @@ void IPsecAES::process_batch(PacketBatch& batch) {
     batch.set_result(i, Verdict::out(0));
   });
   for (uint32_t failed : crypto_->finish())
-    batch.set_result(failed, Verdict::drop(kDropCryptoError));
+    batch.set_result(failed, Verdict::drop(kDropReasons["crypto-error"]));
 }
 
 FULCRUM_REGISTER_ELEMENT(IPsecAES);

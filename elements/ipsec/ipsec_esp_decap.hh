@@ -32,19 +32,9 @@ namespace fulcrum {
 
 class IPsecESPDecap final : public ElementBase<IPsecESPDecap> {
  public:
-  enum DropReason : int {
-    kDropNotEsp,
-    kDropTruncated,
-    kDropUnknownSpi,
-    kDropReplayed,
-    kDropBadIcv,
-    kDropBadPadding,
-    kDropNotIpv4,
-    kDropCryptoError
-  };
-  static constexpr std::array<std::string_view, 8> kDropReasons{
-      "not-esp", "truncated",   "unknown-spi", "replayed",
-      "bad-icv", "bad-padding", "not-ipv4",    "crypto-error"};
+  static constexpr DropReasons kDropReasons{"not-esp",  "truncated",   "unknown-spi",
+                                            "replayed", "bad-icv",     "bad-padding",
+                                            "not-ipv4", "crypto-error"};
   static constexpr ElementTraits kTraits{"IPsecESPDecap", 1, 1, kDropReasons};
 
   Status configure(Args& args) override;

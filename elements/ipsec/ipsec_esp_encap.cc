@@ -44,15 +44,15 @@ Verdict IPsecESPEncap::encap(Packet* p) {
   const uint32_t len = length(p);
   uint8_t* d = data(p);
   if (len < kEtherHdrLen + kIpv4HdrLen || load_be16(d + kEtherTypeOffset) != kEtherTypeIpv4)
-    return Verdict::drop(kDropNotIpv4);
+    return Verdict::drop(kDropReasons["not-ipv4"]);
   const uint8_t* inner = d + kEtherHdrLen;
   const uint32_t ihl = (inner[0] & 0x0F) * kIpv4WordBytes;
   const uint32_t inner_len = load_be16(inner + kTotalLengthOffset);
   if ((inner[0] >> 4) != kIpv4Version || ihl < kIpv4HdrLen || inner_len < ihl ||
       inner_len > len - kEtherHdrLen)
-    return Verdict::drop(kDropNotIpv4);
+    return Verdict::drop(kDropReasons["not-ipv4"]);
   const uint16_t sa_index = table_->lookup_out(load_be32(inner + kDstOffset));
-  if (sa_index == SaTable::kNoSa) return Verdict::drop(kDropNoSa);
+  if (sa_index == SaTable::kNoSa) return Verdict::drop(kDropReasons["no-sa"]);
   SecurityAssociation& sa = table_->at(sa_index);
 
   const uint32_t iv_len = sa.cfg.iv_len();
@@ -63,21 +63,21 @@ Verdict IPsecESPEncap::encap(Packet* p) {
   const uint32_t ether_pad = len - kEtherHdrLen - inner_len;
   if (outer_len > kMaxIpv4Len || !rte_pktmbuf_is_contiguous(p) ||
       rte_pktmbuf_headroom(p) < prepend || rte_pktmbuf_tailroom(p) + ether_pad < tail)
-    return Verdict::drop(kDropTooBig);
+    return Verdict::drop(kDropReasons["too-big"]);
   const uint64_t seq = sa.last_seq.fetch_add(1, std::memory_order_relaxed) + 1;
-  if (seq > kMaxSeq) return Verdict::drop(kDropSeqOverflow);
+  if (seq > kMaxSeq) return Verdict::drop(kDropReasons["seq-overflow"]);
   const uint8_t tos = inner[kTosOffset];
 
   if (ether_pad > 0) rte_pktmbuf_trim(p, static_cast<uint16_t>(ether_pad));
   uint8_t* t = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(p, static_cast<uint16_t>(tail)));
-  if (t == nullptr) return Verdict::drop(kDropTooBig);
+  if (t == nullptr) return Verdict::drop(kDropReasons["too-big"]);
   for (uint32_t i = 0; i < pad; ++i) t[i] = static_cast<uint8_t>(i + 1);
   t[pad] = static_cast<uint8_t>(pad);
   t[pad + 1] = kNextHeaderIpv4;
   std::memset(t + pad + kTrailerLen, 0, kEspIcvLen);
 
   uint8_t* f = reinterpret_cast<uint8_t*>(rte_pktmbuf_prepend(p, static_cast<uint16_t>(prepend)));
-  if (f == nullptr) return Verdict::drop(kDropTooBig);
+  if (f == nullptr) return Verdict::drop(kDropReasons["too-big"]);
   std::memmove(f, f + prepend, kEtherHdrLen);
   uint8_t* ip = f + kEtherHdrLen;
   ip[0] = kIpv4VersionIhl;
@@ -98,7 +98,7 @@ Verdict IPsecESPEncap::encap(Packet* p) {
   if (sa.cfg.cipher == EspCipher::kAesCtr) {
     store_be64(e + kHdrLen, seq);
   } else if (RAND_bytes(e + kHdrLen, static_cast<int>(iv_len)) != 1) {
-    return Verdict::drop(kDropNoRandom);
+    return Verdict::drop(kDropReasons["no-random"]);
   }
   anno(p).flow_id = sa_index;
   return Verdict::out(0);

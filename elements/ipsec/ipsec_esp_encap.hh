@@ -35,9 +35,8 @@ namespace fulcrum {
 
 class IPsecESPEncap final : public ElementBase<IPsecESPEncap> {
  public:
-  enum DropReason : int { kDropNoSa, kDropNotIpv4, kDropTooBig, kDropSeqOverflow, kDropNoRandom };
-  static constexpr std::array<std::string_view, 5> kDropReasons{"no-sa", "not-ipv4", "too-big",
-                                                                "seq-overflow", "no-random"};
+  static constexpr DropReasons kDropReasons{"no-sa", "not-ipv4", "too-big", "seq-overflow",
+                                            "no-random"};
   static constexpr ElementTraits kTraits{"IPsecESPEncap", 1, 1, kDropReasons};
 
   Status configure(Args& args) override;

@@ -25,8 +25,7 @@ namespace fulcrum {
 
 class CrossConnect final : public PacketElement<CrossConnect> {
  public:
-  enum DropReason : int { kUnpaired };
-  static constexpr std::array<std::string_view, 1> kDropReasons{"unpaired-port"};
+  static constexpr DropReasons kDropReasons{"unpaired-port"};
   static constexpr ElementTraits kTraits{"CrossConnect", 1, 1, kDropReasons};
   static constexpr uint16_t kMaxPorts = 32;
 
@@ -36,7 +35,7 @@ class CrossConnect final : public PacketElement<CrossConnect> {
   Verdict process(Packet* p) {
     PacketAnno& a = anno(p);
     const uint16_t peer = a.in_port < kMaxPorts ? peer_[a.in_port] : kNoPort;
-    if (peer == kNoPort) return Verdict::drop(kUnpaired);
+    if (peer == kNoPort) return Verdict::drop(kDropReasons["unpaired-port"]);
     a.out_port = peer;
     return Verdict::out(0);
   }

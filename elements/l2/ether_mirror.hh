@@ -19,14 +19,13 @@ namespace fulcrum {
 
 class EtherMirror final : public PacketElement<EtherMirror> {
  public:
-  enum DropReason : int { kTruncated };
-  static constexpr std::array<std::string_view, 1> kDropReasons{"truncated"};
+  static constexpr DropReasons kDropReasons{"truncated"};
   static constexpr ElementTraits kTraits{"EtherMirror", 1, 1, kDropReasons};
 
   Status configure(Args& args) override { return args.finish(); }
 
   Verdict process(Packet* p) {
-    if (length(p) < RTE_ETHER_HDR_LEN) return Verdict::drop(kTruncated);
+    if (length(p) < RTE_ETHER_HDR_LEN) return Verdict::drop(kDropReasons["truncated"]);
     swap_addrs(rte_pktmbuf_mtod(p, rte_ether_hdr*));
     return Verdict::out(0);
   }

@@ -26,17 +26,16 @@ namespace fulcrum {
 
 class EtherRewrite final : public PacketElement<EtherRewrite> {
  public:
-  enum DropReason : int { kNoMacForPort, kTruncated };
-  static constexpr std::array<std::string_view, 2> kDropReasons{"no-mac-for-port", "truncated"};
+  static constexpr DropReasons kDropReasons{"no-mac-for-port", "truncated"};
   static constexpr ElementTraits kTraits{"EtherRewrite", 1, 1, kDropReasons};
 
   Status configure(Args& args) override;
 
   Verdict process(Packet* p) {
-    if (length(p) < RTE_ETHER_HDR_LEN) return Verdict::drop(kTruncated);
+    if (length(p) < RTE_ETHER_HDR_LEN) return Verdict::drop(kDropReasons["truncated"]);
     const uint16_t port = effective_out_port(p);
     const Addrs& a = port < table_.size() ? table_[port] : default_;
-    if (!a.valid) return Verdict::drop(kNoMacForPort);
+    if (!a.valid) return Verdict::drop(kDropReasons["no-mac-for-port"]);
     std::memcpy(data(p), a.dst_src.data(), a.dst_src.size());
     return Verdict::out(0);
   }

@@ -27,15 +27,14 @@ namespace fulcrum {
 
 class L2Forward final : public PacketElement<L2Forward> {
  public:
-  enum DropReason : int { kTruncated };
-  static constexpr std::array<std::string_view, 1> kDropReasons{"truncated"};
+  static constexpr DropReasons kDropReasons{"truncated"};
   static constexpr ElementTraits kTraits{"L2Forward", 1, 1, kDropReasons};
 
   Status configure(Args& args) override;
   Status initialize(const InitContext& ctx) override;
 
   Verdict process(Packet* p) {
-    if (length(p) < RTE_ETHER_HDR_LEN) return Verdict::drop(kTruncated);
+    if (length(p) < RTE_ETHER_HDR_LEN) return Verdict::drop(kDropReasons["truncated"]);
     EtherMirror::swap_addrs(rte_pktmbuf_mtod(p, rte_ether_hdr*));
     switch (method_) {
       case Method::kEcho:

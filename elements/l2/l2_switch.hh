@@ -45,9 +45,7 @@ namespace fulcrum {
 
 class L2Switch final : public ElementBase<L2Switch> {
  public:
-  enum DropReason : int { kDropTruncated, kDropSamePort, kDropUnknown };
-  static constexpr std::array<std::string_view, 3> kDropReasons{"truncated", "same-port",
-                                                                "unknown-destination"};
+  static constexpr DropReasons kDropReasons{"truncated", "same-port", "unknown-destination"};
   static constexpr ElementTraits kTraits{"L2Switch", 1, 2, kDropReasons};
 
   static constexpr uint32_t kDefaultCapacity = 1u << 20;
@@ -102,7 +100,7 @@ class L2Switch final : public ElementBase<L2Switch> {
     Verdict* results = batch.results();
     for_each_live([&](uint32_t i, Packet* p) {
       if (length(p) < kEtherHeaderLen) [[unlikely]] {
-        results[i] = Verdict::drop(kDropTruncated);
+        results[i] = Verdict::drop(kDropReasons["truncated"]);
         return;
       }
       const uint8_t* d = data(p);
@@ -118,7 +116,8 @@ class L2Switch final : public ElementBase<L2Switch> {
     const uint32_t now = now_s();
     learn_failures_ += table_->insert_bulk(learn_keys, learn_ports, nlearn, now);
     table_->lookup_bulk(dst_keys, found, nfwd, aging_s_ != 0 ? seen : nullptr);
-    const Verdict unknown = flood_ ? Verdict::out(kFloodOutput) : Verdict::drop(kDropUnknown);
+    const Verdict unknown =
+        flood_ ? Verdict::out(kFloodOutput) : Verdict::drop(kDropReasons["unknown-destination"]);
     for (uint32_t k = 0; k < nfwd; ++k) {
       const uint16_t port = found[k];
       const uint32_t i = slot[k];
@@ -126,7 +125,7 @@ class L2Switch final : public ElementBase<L2Switch> {
           (aging_s_ != 0 && now - seen[k] > aging_s_)) [[unlikely]] {
         results[i] = unknown;
       } else if (port == in_port[k]) [[unlikely]] {
-        results[i] = Verdict::drop(kDropSamePort);
+        results[i] = Verdict::drop(kDropReasons["same-port"]);
       } else {
         anno(batch.at(i)).out_port = port;
         results[i] = Verdict::out(0);

@@ -34,9 +34,7 @@ namespace fulcrum {
 
 class NDNLookup final : public ElementBase<NDNLookup> {
  public:
-  enum DropReason : int { kDropNotNdn, kDropMalformed, kDropNoRoute, kDropNoSuchPort };
-  static constexpr std::array<std::string_view, 4> kDropReasons{"not-ndn", "malformed", "no-route",
-                                                                "no-such-port"};
+  static constexpr DropReasons kDropReasons{"not-ndn", "malformed", "no-route", "no-such-port"};
   static constexpr ElementTraits kTraits{"NDNLookup", 1, 1, kDropReasons};
   static constexpr uint32_t kCacheLine = 64;
 
@@ -59,7 +57,8 @@ class NDNLookup final : public ElementBase<NDNLookup> {
       if (r == NameTable::Parse::kOk) [[likely]] {
         slot[n++] = static_cast<uint16_t>(i);
       } else {
-        results[i] = Verdict::drop(r == NameTable::Parse::kNotNdn ? kDropNotNdn : kDropMalformed);
+        results[i] = Verdict::drop(r == NameTable::Parse::kNotNdn ? kDropReasons["not-ndn"]
+                                                                  : kDropReasons["malformed"]);
       }
     });
     table_->lookup_bulk(names, ports, n);
@@ -70,7 +69,8 @@ class NDNLookup final : public ElementBase<NDNLookup> {
         anno(batch.at(i)).out_port = port;
         results[i] = Verdict::out(0);
       } else {
-        results[i] = Verdict::drop(port == NameTable::kNoRoute ? kDropNoRoute : kDropNoSuchPort);
+        results[i] = Verdict::drop(port == NameTable::kNoRoute ? kDropReasons["no-route"]
+                                                               : kDropReasons["no-such-port"]);
       }
     }
   }

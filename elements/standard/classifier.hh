@@ -24,8 +24,7 @@ namespace fulcrum {
 
 class Classifier final : public PacketElement<Classifier> {
  public:
-  enum DropReason : int { kNoMatch };
-  static constexpr std::array<std::string_view, 1> kDropReasons{"no-match"};
+  static constexpr DropReasons kDropReasons{"no-match"};
   static constexpr ElementTraits kTraits{"Classifier", 1, kConfiguredOutputs, kDropReasons};
 
   Status configure(Args& args) override;
@@ -39,7 +38,7 @@ class Classifier final : public PacketElement<Classifier> {
       if (matches(d, len, begin, end)) return Verdict::out(i);
       begin = end;
     }
-    return Verdict::drop(kNoMatch);
+    return Verdict::drop(kDropReasons["no-match"]);
   }
 
  private:

@@ -16,12 +16,11 @@ namespace fulcrum {
 
 class Discard final : public PacketElement<Discard> {
  public:
-  enum DropReason : int { kDiscarded };
-  static constexpr std::array<std::string_view, 1> kDropReasons{"discarded"};
+  static constexpr DropReasons kDropReasons{"discarded"};
   static constexpr ElementTraits kTraits{"Discard", 1, 0, kDropReasons};
 
   Status configure(Args& args) override { return args.finish(); }
-  Verdict process(Packet*) { return Verdict::drop(kDiscarded); }
+  Verdict process(Packet*) { return Verdict::drop(kDropReasons["discarded"]); }
 };
 
 }  // namespace fulcrum

@@ -20,16 +20,16 @@ namespace fulcrum {
 
 class DropBroadcasts final : public PacketElement<DropBroadcasts> {
  public:
-  enum DropReason : int { kBroadcast, kTruncated };
-  static constexpr std::array<std::string_view, 2> kDropReasons{"broadcast", "truncated"};
+  static constexpr DropReasons kDropReasons{"broadcast", "truncated"};
   static constexpr ElementTraits kTraits{"DropBroadcasts", 1, 1, kDropReasons};
 
   Status configure(Args& args) override { return args.finish(); }
 
   Verdict process(Packet* p) {
-    if (length(p) < RTE_ETHER_HDR_LEN) return Verdict::drop(kTruncated);
+    if (length(p) < RTE_ETHER_HDR_LEN) return Verdict::drop(kDropReasons["truncated"]);
     const auto* eth = rte_pktmbuf_mtod(p, const rte_ether_hdr*);
-    if (rte_is_broadcast_ether_addr(&eth->dst_addr)) return Verdict::drop(kBroadcast);
+    if (rte_is_broadcast_ether_addr(&eth->dst_addr))
+      return Verdict::drop(kDropReasons["broadcast"]);
     return Verdict::out(0);
   }
 };

@@ -16,6 +16,7 @@
 
 #include "core/args.hh"
 #include "core/batch.hh"
+#include "core/drop_reasons.hh"
 #include "core/output_loss.hh"
 #include "core/result.hh"
 

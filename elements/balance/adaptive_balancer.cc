@@ -13,17 +13,21 @@ namespace fulcrum {
 
 Status AdaptiveBalancer::configure(Args& args) {
   uint32_t device = 0, seed = 1;
-  args.key("DEVICE", device)
-      .key("STEP", climb_.step)
-      .key("WINDOW_MS", window_ms_)
-      .key("SETTLE", climb_.settle)
-      .key("WAIT_MIN", climb_.wait_min)
-      .key("WAIT_MAX", climb_.wait_max)
-      .key("PROBE", climb_.probe)
-      .key("CHANGE", climb_.change)
-      .key("INITIAL", climb_.initial)
-      .key("SEED", seed)
-      .key("TRACE", trace_file_);
+  args.key("DEVICE", device, "device index for offloaded batches")
+      .key("STEP", climb_.step, "NBA's delta: how far w moves each time")
+      .key("WINDOW_MS", window_ms_, "observation window (NBA: 0.2 s)")
+      .key("SETTLE", climb_.settle, "windows skipped after each change of w")
+      .key("WAIT_MIN", climb_.wait_min,
+           "windows averaged per observation of the current w while climbing")
+      .key("WAIT_MAX", climb_.wait_max,
+           "the wait doubles at a peak up to this many windows (NBA: 2 to 32)")
+      .key("PROBE", climb_.probe, "windows a probe at w +/- STEP is observed")
+      .key("CHANGE", climb_.change,
+           "throughput off its level by this share twice in a row (a workload change) re-probes")
+      .key("INITIAL", climb_.initial, "w at the start")
+      .key("SEED", seed, "seed of the per-batch draw")
+      .key("TRACE", trace_file_,
+           "file: every window as \"time_s fraction rate_pps\", written at the end of the run");
   if (Status s = args.finish(); !s) return s;
   constexpr uint32_t kMaxDevice = 63;
   if (device > kMaxDevice) return args.error("DEVICE must be 0..63");

@@ -3,19 +3,6 @@
 // (paper 000 §3.4; runtime/balancing/hill_climber.hh has the algorithm).
 //
 // Ports:     input 0: any batch. output 0: the same batch, unchanged.
-// Config:    DEVICE     integer  0     device index for offloaded batches.
-//            STEP       number   0.04  NBA's δ: how far w moves each time.
-//            WINDOW_MS  number   200   observation window (NBA: 0.2 s).
-//            SETTLE     integer  1     windows skipped after each change of w.
-//            WAIT_MIN   integer  2     windows averaged per observation of the current w while
-//            WAIT_MAX   integer  32    climbing, doubling at a peak up to WAIT_MAX (NBA: 2 to 32).
-//            PROBE      integer  1     windows a probe at w ± STEP is observed.
-//            CHANGE     number   0.2   throughput off its level by this share twice in a row
-//                                      (a workload change) re-probes.
-//            INITIAL    number   0     w at the start.
-//            SEED       integer  1     seed of the per-batch draw.
-//            TRACE      file     none  write every window as "time_s fraction rate_pps" at the
-//                                      end of the run.
 // Uses:      nothing.  Sets: the batch's device decision (batch annotation): DEVICE with
 //            probability w, else CPU.
 // Counters:  offloaded, kept (batches); fraction_permille (w now), windows, moves, reversals,
@@ -34,8 +21,8 @@
 #include <vector>
 
 #include "core/element.hh"
-#include "elements/balance/batch_draw.hh"
 #include "core/output_loss.hh"
+#include "elements/balance/batch_draw.hh"
 #include "runtime/balancing/shared_fraction.hh"
 
 namespace fulcrum {

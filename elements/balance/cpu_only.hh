@@ -1,7 +1,6 @@
 // CPUOnly — a static load balancer: every batch runs on the CPU.
 //
 // Ports:     input 0: any batch. output 0: the same batch, unchanged.
-// Config:    none.
 // Uses:      nothing.  Sets: the batch's device decision (batch annotation) = CPU.
 // Counters:  none.
 // Offload:   decides for the offloadable elements downstream (NBA §3.3 load-balancer elements);

@@ -1,8 +1,6 @@
 // DeviceOnly — a static load balancer: every batch is offloaded to one device.
 //
 // Ports:     input 0: any batch. output 0: the same batch, unchanged.
-// Config:    DEVICE  integer  0  index of the device (`fulcrum devices` order, within the
-//                                devices the run uses).
 // Uses:      nothing.  Sets: the batch's device decision (batch annotation) = DEVICE.
 // Counters:  none.
 // Offload:   decides for the offloadable elements downstream; a batch whose device is down or

@@ -7,7 +7,9 @@ namespace fulcrum {
 Status FixedFraction::configure(Args& args) {
   double w = 0;
   uint32_t device = 0, seed = 1;
-  args.positional("W", w).key("DEVICE", device).key("SEED", seed);
+  args.positional("W", w, "share of batches offloaded, in [0, 1]")
+      .key("DEVICE", device, "device index for them (`fulcrum devices` order)")
+      .key("SEED", seed, "seed of the per-batch draw");
   if (Status s = args.finish(); !s) return s;
   if (w < 0 || w > 1) return args.error("W must be between 0 and 1");
   constexpr uint32_t kMaxDevice = 63;

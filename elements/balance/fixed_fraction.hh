@@ -1,9 +1,6 @@
 // FixedFraction — a static load balancer: a fixed share of batches goes to a device.
 //
 // Ports:     input 0: any batch. output 0: the same batch, unchanged.
-// Config:    W       number in [0, 1]  (positional, required)  share of batches offloaded.
-//            DEVICE  integer           0                       device index for them.
-//            SEED    integer           1                       seed of the per-batch draw.
 // Uses:      nothing.  Sets: the batch's device decision (batch annotation): DEVICE with
 //            probability W, else CPU.
 // Counters:  offloaded, kept (batches).

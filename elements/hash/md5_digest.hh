@@ -7,9 +7,6 @@
 //            total length below the header length, TCP data offset < 5), truncated (frame
 //            under 34 bytes, total length past the frame, TCP/UDP header past the packet),
 //            no-room (TRAILER only: fewer than 16 bytes of tailroom in the mbuf).
-// Config:    TRAILER  bool  false  also append the 16 digest bytes to the frame, after any
-//                                  Ethernet padding (the IP header is not changed), so that a
-//                                  capture can be checked against another MD5.
 // Uses:      nothing.  Sets: user[0], user[1]: the 16-byte digest (bytes 0..7 and 8..15, in
 //            memory order).
 // Counters:  bytes (payload bytes hashed).
@@ -40,7 +37,13 @@ class MD5Digest final : public ElementBase<MD5Digest> {
   static constexpr ElementTraits kTraits{"MD5Digest", 1, 1, kDropReasons};
   static constexpr uint32_t kDigestSlot = 0;  // user[0], user[1]
 
-  Status configure(Args& args) override { return args.key("TRAILER", trailer_).finish(); }
+  Status configure(Args& args) override {
+    return args
+        .key("TRAILER", trailer_,
+             "also append the 16 digest bytes to the frame, after any Ethernet padding (the IP "
+             "header is not changed), so that a capture can be checked against another MD5")
+        .finish();
+  }
   void counters(std::vector<Counter>& out) const override { out.push_back({"bytes", bytes_}); }
 
   void process_batch(PacketBatch& batch) override {

@@ -8,7 +8,7 @@ namespace fulcrum {
 
 Status MD5DigestOffload::configure(Args& args) {
   bool trailer = false;
-  args.key("TRAILER", trailer);
+  args.key("TRAILER", trailer, "append the digest to the frame, as MD5Digest");
   if (Status s = configure_offload(args); !s) return s;
   Args cpu_args({std::string("TRAILER ") + (trailer ? "true" : "false")}, args.loc(), name(),
                 kTraits.class_name);

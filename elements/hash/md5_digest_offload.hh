@@ -3,14 +3,6 @@
 //
 // Ports:     as MD5Digest: input 0: Ethernet frames. output 0: IPv4 frames, unchanged unless
 //            TRAILER. Drops: not-ipv4, bad-header, truncated, no-room (as MD5Digest).
-// Config:    TRAILER    bool     false   append the digest to the frame, as MD5Digest.
-//            AGGREGATE  integer  32      batches gathered into one device task (1..256).
-//            FLUSH_US   integer  100     a task not full this long after it opened goes anyway.
-//            AFFINITY   bool     false   keep each flow on one processor (no reordering).
-//            TASK_TIMEOUT_MS  integer  1000  a task not back this long after it went to the
-//                                            device: device marked down, packets re-run on the CPU.
-//            TASK_BYTES, CHAIN, FUSE     as every whole-packet offload element
-//                                        (src/offload/stage/offload_stage.hh).
 // Uses:      the batch's device decision (set by CPUOnly, DeviceOnly, FixedFraction).
 //            Sets: user[0], user[1]: the 16-byte digest (as MD5Digest).
 // Counters:  bytes (payload bytes hashed, on the CPU and on devices), cpu_batches,

@@ -10,10 +10,17 @@ Status RedundancyElim::configure(Args& args) {
   uint32_t chunk = cfg_.chunks.size;
   int64_t capacity = static_cast<int64_t>(cfg_.table_capacity);
   int64_t store = static_cast<int64_t>(cfg_.store_bytes);
-  if (Status s = args.key("CHUNK", chunk)
-                     .key("MODE", mode)
-                     .key("CAPACITY", capacity)
-                     .key("STORE", store)
+  if (Status s = args.key("CHUNK", chunk,
+                          "chunk size in bytes: fixed mode 8..4096; content mode a power of two "
+                          "32..1024 (chunks of CHUNK/2 to 4*CHUNK bytes, boundaries from a "
+                          "rolling hash)")
+                     .key("MODE", mode, "fixed or content (src/lib/re/chunker.hh)")
+                     .key("CAPACITY", capacity,
+                          "fingerprint table entries (rounded up to a power of two; FIFO "
+                          "replacement within a 4-entry bucket)")
+                     .key("STORE", store,
+                          "packet store bytes (rounded up to a power of two, at least 131072): "
+                          "how far back content is remembered")
                      .finish();
       !s)
     return s;

@@ -8,14 +8,6 @@
 //            total length below the header length, TCP data offset < 5), truncated (frame
 //            under 34 bytes, total length past the frame, TCP/UDP header past the packet).
 //            Payloads shorter than one chunk pass (they are counted as short_payloads).
-// Config:    CHUNK     integer  64        chunk size in bytes: fixed mode 8..4096; content mode
-//                                         a power of two 32..1024 (chunks of CHUNK/2 to
-//                                         4*CHUNK bytes, boundaries from a rolling hash).
-//            MODE      string   fixed     fixed | content (src/lib/re/chunker.hh).
-//            CAPACITY  integer  1048576   fingerprint table entries (rounded up to a power of
-//                                         two; FIFO replacement within a 4-entry bucket).
-//            STORE     integer  16777216  packet store bytes (rounded up to a power of two,
-//                                         at least 131072): how far back content is remembered.
 // Uses:      nothing.  Sets: user[2]: the packet's redundant payload bytes (0 if none).
 // Counters:  payload_bytes, chunks, chunk_bytes, redundant_chunks, redundant_bytes (chunks and
 //            bytes found, and verified byte for byte, in the store), unverified_hits

@@ -8,10 +8,12 @@ namespace fulcrum {
 
 Status IDSMatch::configure(Args& args) {
   loc_ = args.loc();
-  Status s = args.positional("RULES", rules_file_)
-                 .key("ENGINE", engine_name_)
-                 .key("ALERTS", alerts_file_)
-                 .key("DROP", drop_)
+  Status s = args.positional("RULES", rules_file_, kRulesHelp)
+                 .key("ENGINE", engine_name_,
+                      "content prefilter: hyperscan (Hyperscan literal database) or ac (our "
+                      "Aho-Corasick DFA, src/lib/ids); pcre options always run on Hyperscan")
+                 .key("ALERTS", alerts_file_, kAlertsHelp)
+                 .key("DROP", drop_, kDropHelp)
                  .finish();
   if (!s) return s;
   if (engine_name_ == "hyperscan") {

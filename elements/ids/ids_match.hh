@@ -9,15 +9,6 @@
 //            TCP data offset < 5), bad-udp-length (UDP length field not the IP payload length:
 //            invalid for Suricata too, not inspected), alert (DROP true, output 1 not connected:
 //            IPS mode).
-// Config:    RULES   string    (positional, required) rule file (docs/ids.md); loaded and
-//                              compiled once per process, shared by the workers (shared
-//                              storage key "ids-rules:FILE").
-//            ENGINE  string    hyperscan  content prefilter: hyperscan (Hyperscan literal
-//                              database) or ac (our Aho-Corasick DFA, src/lib/ids).
-//                              pcre options always run on Hyperscan.
-//            ALERTS  string    none  alert log, JSON lines (src/lib/ids/alert_log.hh); with
-//                              more than one worker, worker W writes ALERTS.W.
-//            DROP    bool      false drop alerted packets when output 1 is not connected.
 // Uses:      nothing.  Sets: nothing.
 // Counters:  alerts (rule matches), packets_alerted, bytes_scanned (IP payload bytes),
 //            prefilter_hits (content occurrences within offset/depth), rules_evaluated,
@@ -51,6 +42,14 @@ class IDSMatch final : public ElementBase<IDSMatch> {
                                             "bad-udp-length", "alert"};
   static constexpr ElementTraits kTraits{"IDSMatch", 1, 2, kDropReasons};
   static constexpr int kAlertOutput = 1;
+  static constexpr std::string_view kRulesHelp =
+      "rule file (docs/ids.md); loaded and compiled once per process and shared by the workers "
+      "and by IDSMatchOffload on the same file";
+  static constexpr std::string_view kAlertsHelp =
+      "alert log, JSON lines (src/lib/ids/alert_log.hh); with more than one worker, worker W "
+      "writes ALERTS.W";
+  static constexpr std::string_view kDropHelp =
+      "drop alerted packets when output 1 is not connected";
 
   Status configure(Args& args) override;
   Status initialize(const InitContext& ctx) override;

@@ -10,7 +10,10 @@ namespace fulcrum {
 Status IDSMatchOffload::configure(Args& args) {
   std::string rules, engine = "ac", alerts;
   bool drop = false;
-  args.positional("RULES", rules).key("ENGINE", engine).key("ALERTS", alerts).key("DROP", drop);
+  args.positional("RULES", rules, IDSMatch::kRulesHelp)
+      .key("ENGINE", engine, "only ac: the Aho-Corasick DFA is what the device runs")
+      .key("ALERTS", alerts, IDSMatch::kAlertsHelp)
+      .key("DROP", drop, IDSMatch::kDropHelp);
   if (Status s = configure_offload(args); !s) return s;
   if (engine != "ac") return args.error("ENGINE: only ac runs on a device, got '" + engine + "'");
   std::vector<std::string> raw = {rules, "ENGINE ac",

@@ -5,13 +5,6 @@
 //            those that did, unless output 1 is connected or DROP is true). output 1 (optional):
 //            packets that raised at least one alert. Drops: not-ipv4, truncated, bad-l4-header,
 //            alert (as IDSMatch).
-// Config:    RULES   string  (positional, required) rule file, shared with IDSMatch elements
-//                            of the same file (shared storage key "ids-rules:FILE").
-//            ENGINE  string  ac     only ac: the Aho-Corasick DFA is what the device runs.
-//            ALERTS  string  none   alert log, JSON lines, as IDSMatch (ALERTS.W per worker).
-//            DROP    bool    false  drop alerted packets when output 1 is not connected.
-//            AGGREGATE, FLUSH_US, AFFINITY, TASK_TIMEOUT_MS, TASK_BYTES, CHAIN, FUSE: the
-//            offload keys (src/offload/stage/offload_stage.hh).
 // Uses:      the batch's device decision (set by CPUOnly, DeviceOnly, FixedFraction).
 //            Sets: nothing.
 // Counters:  those of IDSMatch (alerts, packets_alerted, bytes_scanned, prefilter_hits,

@@ -4,8 +4,6 @@
 // Ports:     input 0: Ethernet frames. output 0: IPv4 frames whose header checksum verifies.
 //            Drops: not-ipv4 (frame under 34 bytes, EtherType not 0x0800, version not 4, IHL
 //            under 5, header past the frame's end), bad-checksum.
-// Config:    the offload stage's keys: AGGREGATE, FLUSH_US, AFFINITY, TASK_TIMEOUT_MS,
-//            TASK_BYTES, CHAIN, FUSE (src/offload/stage/offload_stage.hh).
 // Uses:      the batch's device decision (set by CPUOnly, DeviceOnly, FixedFraction).
 //            Sets: nothing.
 // Counters:  the offload stage's (cpu_batches, device_batches, device_packets, tasks, ...).

@@ -9,7 +9,12 @@ namespace fulcrum {
 
 Status CheckIPHeader::configure(Args& args) {
   std::string badsrc;
-  if (Status s = args.key("CHECKSUM", verify_checksum_).key("BADSRC", badsrc).finish(); !s)
+  if (Status s = args.key("CHECKSUM", verify_checksum_, "verify the header checksum")
+                     .key("BADSRC", badsrc,
+                          "more source addresses to reject, space-separated (e.g. BADSRC "
+                          "10.0.0.255 192.168.1.255)")
+                     .finish();
+      !s)
     return s;
   bad_sources_.clear();
   std::istringstream words(badsrc);

@@ -2,9 +2,6 @@
 //
 // Ports:     input 0: Ethernet frames (IPv4 header at offset 14). output 0: frames that pass
 //            every check, unchanged (Ethernet padding past the IP total length stays).
-// Config:    CHECKSUM  bool    true  verify the header checksum.
-//            BADSRC    string  none  more source addresses to reject, space-separated
-//                                    (e.g. BADSRC 10.0.0.255 192.168.1.255).
 // Uses:      nothing.  Sets: nothing.
 // Counters:  none; the graph counts drops by reason, checked in this order: "truncated"
 //            (frame shorter than 34 bytes), "not-ipv4" (ethertype not 0x0800 or version not

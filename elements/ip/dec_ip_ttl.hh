@@ -5,7 +5,6 @@
 //            incrementally (RFC 1624, eqn. 3). output 1 (optional): frames whose TTL is 0 or
 //            1, unchanged (e.g. to an ICMP time-exceeded generator); dropped when output 1 is
 //            not connected.
-// Config:    none.
 // Uses:      nothing.  Sets: nothing.
 // Counters:  none; the graph counts drops by reason: "ttl-expired" (TTL <= 1 and output 1 not
 //            connected), "truncated" (frame shorter than 34 bytes).

@@ -51,7 +51,9 @@ bool is_icmp_error_type(uint8_t type) {
 Status ICMPError::configure(Args& args) {
   std::string src;
   uint32_t type = 0, code = 0;
-  args.positional("SRC", src).positional("TYPE", type).positional("CODE", code);
+  args.positional("SRC", src, "IPv4 address of the router (the message's source)")
+      .positional("TYPE", type, "ICMP type, 0..255 (11: time exceeded, 3: destination unreachable)")
+      .positional("CODE", code, "ICMP code, 0..255");
   if (Status s = args.finish(); !s) return s;
   if (!parse_ipv4(src, src_)) return args.error("SRC: expected an IPv4 address, got '" + src + "'");
   if (type > UINT8_MAX || code > UINT8_MAX) return args.error("TYPE and CODE must be 0..255");

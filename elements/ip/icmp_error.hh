@@ -6,10 +6,6 @@
 //            TOS 0xC0 per RFC 1812 §4.3.2.5), the ICMP header, then the original IP header
 //            and the first 8 bytes of its payload (Ethernet padding excluded); out_port set
 //            to in_port.
-// Config:    SRC   IPv4 address  (positional, required)  the router's address (message source).
-//            TYPE  integer       (positional, required)  ICMP type, 0..255 (11: time exceeded,
-//                                                        3: destination unreachable).
-//            CODE  integer       (positional, required)  ICMP code, 0..255.
 // Uses:      in_port.  Sets: out_port.
 // Counters:  none; the graph counts drops by reason: "truncated" (frame shorter than its IPv4
 //            header), "no-error-allowed" (RFC 1812 §4.3.2.7: the packet is itself an ICMP

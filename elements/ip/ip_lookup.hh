@@ -5,10 +5,6 @@
 //            the number of --port flags: only without ports, since a route to a port the
 //            run lacks is a load-time error, FILE:LINE), not-ipv4 (frame under 34 bytes or
 //            EtherType not 0x0800; VLAN-tagged frames included).
-// Config:    FILE (positional): route file, lines "A.B.C.D/LEN PORT" with # comments (see
-//            src/lib/route_table.hh); a relative path is relative to the current directory.
-//            Loaded once per process in initialize() and shared by every worker
-//            (shared storage key "ipv4-routes:LAST_PORT:FILE").
 // Uses:      nothing.  Sets: out_port (the matching route's port).
 // Counters:  none (the graph counts packets per port and drops per reason).
 // Offload:   none.
@@ -33,6 +29,9 @@ class IPLookup final : public RouteLookup<IPLookup, Dir24_8> {
   static constexpr DropReasons kDropReasons{"no-route", "no-such-port", kWrongFamilyReason};
   static constexpr ElementTraits kTraits{"IPLookup", 1, 1, kDropReasons};
   static constexpr std::string_view kStorageKey = "ipv4-routes:";
+  static constexpr std::string_view kFileHelp =
+      "route file, lines \"A.B.C.D/LEN PORT\" with # comments (src/lib/route_table.hh); loaded "
+      "once per process and shared by every worker and by IPLookupOffload on the same file";
 
   static constexpr uint32_t kEtherHeaderLen = 14;
   static constexpr uint32_t kEtherTypeOffset = 12;

@@ -2,12 +2,6 @@
 //
 // Ports:     as IPLookup: input 0: Ethernet frames. output 0: IPv4 packets with a route to an
 //            existing port. Drops: no-route, no-such-port, not-ipv4.
-// Config:    FILE       (positional)     route file, as IPLookup (table shared with it).
-//            AGGREGATE  integer  32      batches gathered into one device task (1..256).
-//            FLUSH_US   integer  100     a task not full this long after it opened goes anyway.
-//            AFFINITY   bool     false   keep each flow on one processor (no reordering).
-//            TASK_TIMEOUT_MS  integer  1000  a task not back this long after it went to the
-//                                            device: device marked down, packets re-run on the CPU.
 // Uses:      the batch's device decision (set by CPUOnly, DeviceOnly, FixedFraction).
 //            Sets: out_port (the matching route's port).
 // Counters:  cpu_batches, device_batches, device_packets, tasks, tasks_failed (re-run on the

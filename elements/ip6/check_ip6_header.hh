@@ -2,7 +2,6 @@
 //
 // Ports:     input 0: Ethernet frames (IPv6 header at offset 14). output 0: frames that pass
 //            every check, unchanged (Ethernet padding past the payload length stays).
-// Config:    none.
 // Uses:      nothing.  Sets: nothing.
 // Counters:  none; the graph counts drops by reason, checked in this order: "not-ipv6"
 //            (ethertype not 0x86DD, VLAN-tagged frames included), "truncated" (frame shorter

@@ -5,7 +5,6 @@
 //            checksum to patch). output 1 (optional): frames whose hop limit is 0 or 1,
 //            unchanged (e.g. to an ICMPv6 time-exceeded generator); dropped when output 1 is
 //            not connected.
-// Config:    none.
 // Uses:      nothing.  Sets: nothing.
 // Counters:  none; the graph counts drops by reason: "hlim-expired" (hop limit <= 1 and
 //            output 1 not connected), "truncated" (frame shorter than 54 bytes).

@@ -22,7 +22,8 @@ Result<std::shared_ptr<Ip6Routes>> build(const std::string& file,
 }  // namespace
 
 Status IP6Lookup::configure_keys(Args& args) {
-  args.key("ALGORITHM", algorithm_);
+  args.key("ALGORITHM", algorithm_,
+           "trie (multibit trie) or bsearch (binary search on prefix lengths, Waldvogel)");
   if (algorithm_ != kTrie && algorithm_ != kBsearch)
     return args.error("ALGORITHM: expected trie or bsearch, got '" + algorithm_ + "'");
   return {};

@@ -12,11 +12,6 @@
 //            the number of --port flags: only without ports, since a route to a port the
 //            run lacks is a load-time error, FILE:LINE), not-ipv6 (frame under 54 bytes or
 //            EtherType not 0x86DD; VLAN-tagged frames included).
-// Config:    FILE (positional): route file, lines "X:X::/LEN PORT" with # comments (see
-//            src/lib/route6_table.hh); a relative path is relative to the current directory.
-//            ALGORITHM (keyword, string, default trie): trie | bsearch.
-//            The table is loaded once per process in initialize() and shared by every worker
-//            (shared storage key "ipv6-routes:ALGORITHM:FILE").
 // Uses:      nothing.  Sets: out_port (the matching route's port).
 // Counters:  none (the graph counts packets per port and drops per reason).
 // Offload:   none.
@@ -67,6 +62,9 @@ class IP6Lookup final : public RouteLookup<IP6Lookup, Ip6Routes> {
   static constexpr DropReasons kDropReasons{"no-route", "no-such-port", kWrongFamilyReason};
   static constexpr ElementTraits kTraits{"IP6Lookup", 1, 1, kDropReasons};
   static constexpr std::string_view kStorageKey = "ipv6-routes:";
+  static constexpr std::string_view kFileHelp =
+      "route file, lines \"X:X::/LEN PORT\" with # comments (src/lib/route6_table.hh); loaded "
+      "once per process and shared by every worker (the trie also with IP6LookupOffload)";
   static constexpr std::string_view kTrie = "trie";
   static constexpr std::string_view kBsearch = "bsearch";
 

@@ -3,15 +3,6 @@
 //
 // Ports:     as IP6Lookup: input 0: Ethernet frames. output 0: IPv6 packets with a route to an
 //            existing port. Drops: no-route, no-such-port, not-ipv6.
-// Config:    FILE       (positional)     route file, as IP6Lookup (the trie shared with an
-//                                        IP6Lookup of ALGORITHM trie on the same file).
-//            AGGREGATE  integer  32      batches gathered into one device task (1..256).
-//            FLUSH_US   integer  100     a task not full this long after it opened goes anyway.
-//            AFFINITY   bool     false   keep each flow on one processor (no reordering; the
-//                                        flow hash reads the bytes where IPv4 has its addresses
-//                                        and ports, i.e. 12 bytes of the IPv6 source address).
-//            TASK_TIMEOUT_MS  integer  1000  a task not back this long after it went to the
-//                                            device: device marked down, packets re-run on the CPU.
 // Uses:      the batch's device decision (set by CPUOnly, DeviceOnly, FixedFraction).
 //            Sets: out_port (the matching route's port).
 // Counters:  cpu_batches, device_batches, device_packets, tasks, tasks_failed (re-run on the

@@ -7,8 +7,6 @@
 //            Drops: no-sa (flow_id is not an SA of the file), truncated (no room for an ESP
 //            header, IV, trailer and ICV after the outer IPv4 header, or a CBC payload that
 //            is not whole blocks), crypto-error (the intel-ipsec-mb job failed).
-// Config:    SA_FILE (positional): the SA table IPsecESPEncap uses (shared storage key
-//            "ipsec-sa:SA_FILE").
 // Uses:      flow_id (SA index, set by IPsecESPEncap).  Sets: nothing.
 // Counters:  none.
 // Offload:   CPU: one intel-ipsec-mb job per packet (IMB_CIPHER_CNTR / IMB_CIPHER_CBC), the

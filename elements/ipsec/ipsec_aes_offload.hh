@@ -3,16 +3,6 @@
 // Ports:     as IPsecAES: input 0: frames from IPsecESPEncap. output 0: the same frames, inner
 //            packet through the next-header byte encrypted in place. Drops: no-sa, truncated,
 //            crypto-error (as IPsecAES; the device path drops nothing).
-// Config:    SA_FILE    (positional)     the SA table IPsecESPEncap uses (shared with it).
-//            AGGREGATE  integer  32      batches gathered into one device task (1..256).
-//            FLUSH_US   integer  100     a task not full this long after it opened goes anyway.
-//            AFFINITY   bool     false   keep each flow on one processor (no reordering).
-//            TASK_TIMEOUT_MS  integer  1000  a task not back this long after it went to the
-//                                            device: device marked down, packets re-run on the CPU.
-//            TASK_BYTES, CHAIN, FUSE     as every whole-packet offload element
-//                                        (src/offload/stage/offload_stage.hh); CHAIN false keeps a
-//                                        following IPsecAuthHMACSHA1Offload in its own tasks,
-//                                        FUSE false runs the two kernels back to back.
 // Uses:      flow_id (SA index, set by IPsecESPEncap); the batch's device decision (set by
 //            CPUOnly, DeviceOnly, FixedFraction).  Sets: nothing.
 // Counters:  cpu_batches, device_batches, device_packets, tasks, tasks_failed (re-run on the

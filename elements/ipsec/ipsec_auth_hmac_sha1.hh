@@ -5,8 +5,6 @@
 //            header, IV and encrypted payload and trailer, keyed with the SA's AUTH_KEY.
 //            Drops: no-sa (flow_id is not an SA of the file), truncated (no room for an ESP
 //            header, IV, trailer and ICV), crypto-error (the intel-ipsec-mb job failed).
-// Config:    SA_FILE (positional): the SA table IPsecESPEncap uses (shared storage key
-//            "ipsec-sa:SA_FILE").
 // Uses:      flow_id (SA index, set by IPsecESPEncap).  Sets: nothing.
 // Counters:  none.
 // Offload:   CPU: one intel-ipsec-mb job per packet (IMB_AUTH_HMAC_SHA_1 with the ipad/opad

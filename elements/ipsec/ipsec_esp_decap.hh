@@ -11,8 +11,6 @@
 //            the window moves), bad-padding (pad length beyond the payload or padding bytes not
 //            1,2,3..), not-ipv4 (next header not 4, or the decrypted packet is not IPv4 / longer
 //            than the payload), crypto-error (the intel-ipsec-mb job failed).
-// Config:    SA_FILE (positional): SA table (src/lib/ipsec_sa.hh); only "in" SAs are used,
-//            looked up by SPI. Shared with other IPsec elements naming the same file.
 // Uses:      nothing.  Sets: flow_id (SA index).
 // Counters:  none.
 // Offload:   CPU: one chained intel-ipsec-mb job per packet (HMAC-SHA1 over the ciphertext,

@@ -27,7 +27,7 @@ constexpr uint64_t kMaxSeq = 0xFFFFFFFFull;
 
 Status IPsecESPEncap::configure(Args& args) {
   loc_ = args.loc();
-  return args.positional("SA_FILE", file_).finish();
+  return args.positional("SA_FILE", file_, kSaFileHelp).finish();
 }
 
 Status IPsecESPEncap::initialize(const InitContext& ctx) {

@@ -12,9 +12,6 @@
 //            buffer's head/tail room, or the frame is in several segments), seq-overflow (the
 //            SA used all 2^32-1 sequence numbers; RFC 4303 3.3.3 forbids cycling), no-random
 //            (OpenSSL's RAND_bytes failed to give an AES-CBC IV).
-// Config:    SA_FILE (positional): SA table (src/lib/ipsec_sa.hh), loaded once per process and
-//            shared by every worker and by IPsecAES / IPsecAuthHMACSHA1 / IPsecESPDecap naming
-//            the same file (shared storage key "ipsec-sa:SA_FILE"). Only "out" SAs are used.
 // Uses:      nothing.  Sets: flow_id (index of the SA in the file's SA list, counting every SA
 //            line). The sequence number starts at 1 per SA and is shared by the workers. The
 //            CTR IV is the 64-bit sequence number (unique per key, as RFC 3686 requires); the

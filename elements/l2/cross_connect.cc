@@ -9,7 +9,10 @@ namespace fulcrum {
 
 Status CrossConnect::configure(Args& args) {
   peer_.fill(kNoPort);
-  const std::vector<std::string> pairs = args.rest();
+  const std::vector<std::string> pairs =
+      args.rest("\"A B\"",
+                "at least one port pair: frames from A leave by B and frames from B by A; a port "
+                "may be in one pair only; \"A A\" sends a port's frames back through it");
   if (Status s = args.finish(); !s) return s;
   if (pairs.empty()) return args.error("expected at least one port pair \"A B\"");
   loc_ = args.loc();

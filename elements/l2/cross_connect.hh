@@ -2,9 +2,6 @@
 //
 // Ports:     input 0: any packet. output 0: the packet with out_port set to the port paired
 //            with its in_port.
-// Config:    "A B"... (positional, at least one): ports A and B are paired, both ways (frames
-//            from A leave by B, frames from B leave by A). A port may be in one pair only;
-//            "A A" sends a port's frames back through it.
 // Uses:      in_port.  Sets: out_port.
 // Counters:  none; the graph counts drops by reason: "unpaired-port" (the frame came in on a
 //            port that is in no pair).

@@ -1,7 +1,6 @@
 // EtherMirror — swaps the source and destination Ethernet addresses (echo).
 //
 // Ports:     input 0: Ethernet frames. output 0: the frame with its MAC addresses swapped.
-// Config:    none.
 // Uses:      nothing.  Sets: nothing.
 // Counters:  none; the graph counts drops by reason: "truncated" (frame shorter than 14
 //            bytes).

@@ -27,8 +27,11 @@ std::string bad_mac(const std::string& text) {
 
 Status EtherRewrite::configure(Args& args) {
   std::string fallback;
-  args.key("DEFAULT", fallback);
-  std::vector<std::string> entries = args.rest();
+  args.key("DEFAULT", fallback, "\"SRC DST\": the addresses for ports not listed");
+  std::vector<std::string> entries =
+      args.rest("\"PORT SRC DST\"",
+                "the source and destination Ethernet addresses for port PORT (below 32); "
+                "at least one unless DEFAULT");
   if (Status s = args.finish(); !s) return s;
 
   // SRC and DST into the frame's order: destination first.

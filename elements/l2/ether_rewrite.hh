@@ -2,11 +2,8 @@
 //
 // Ports:     input 0: Ethernet frames. output 0: the frame with the addresses of its output
 //            port (out_port if set, else in_port).
-// Config:    "PORT SRC DST"... (positional, at least one unless DEFAULT): the source and
-//            destination Ethernet addresses for port PORT (below 32, RTE_MAX_ETHPORTS).
-//            DEFAULT  "SRC DST"  none  the addresses for ports not listed.
-//            Example: EtherRewrite(0 02:00:00:00:00:01 02:00:00:00:01:01,
-//                                  1 02:00:00:00:00:02 02:00:00:00:01:02).
+// Example:   EtherRewrite(0 02:00:00:00:00:01 02:00:00:00:01:01,
+//                         1 02:00:00:00:00:02 02:00:00:00:01:02).
 // Uses:      out_port, in_port.  Sets: nothing.
 // Counters:  none; the graph counts drops by reason: "no-mac-for-port" (the port is not
 //            listed and there is no DEFAULT), "truncated" (frame shorter than 14 bytes).

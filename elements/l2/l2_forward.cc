@@ -8,7 +8,16 @@ namespace fulcrum {
 
 Status L2Forward::configure(Args& args) {
   std::string method, port;
-  if (Status s = args.key("METHOD", method).key("PORT", port).finish(); !s) return s;
+  if (Status s = args.key("METHOD", method,
+                          "echo (the default: out_port left as it is, so the frame leaves "
+                          "through the port it came in on) or roundrobin (out_port cycles over "
+                          "the runtime's ports, per element instance)")
+                     .key("PORT", port,
+                          "every frame leaves through this port (fewer than the number of "
+                          "ports); not with METHOD")
+                     .finish();
+      !s)
+    return s;
   loc_ = args.loc();
   if (!port.empty()) {
     if (!method.empty()) return args.error("METHOD and PORT exclude each other");

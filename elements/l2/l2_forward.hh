@@ -2,11 +2,6 @@
 //
 // Ports:     input 0: Ethernet frames. output 0: the frame with its MAC addresses swapped and
 //            the out_port annotation chosen by METHOD or PORT.
-// Config:    METHOD  string  echo  echo: out_port left as it is (unset: the frame leaves
-//                                  through the port it came in on); roundrobin: out_port
-//                                  cycles over the runtime's ports, per element instance.
-//            PORT    integer none  every frame leaves through this port (fewer than the
-//                                  number of ports); not with METHOD.
 // Uses:      nothing.  Sets: out_port (roundrobin, PORT).
 // Counters:  none; the graph counts drops by reason: "truncated" (frame shorter than 14
 //            bytes).

@@ -8,7 +8,15 @@ namespace fulcrum {
 
 Status L2Switch::configure(Args& args) {
   loc_ = args.loc();
-  if (Status s = args.key("CAPACITY", capacity_).key("AGING_S", aging_s_).finish(); !s) return s;
+  if (Status s = args.key("CAPACITY", capacity_,
+                          "MAC table entries (1..268435456); a full table learns nothing new "
+                          "(counted as learn_failures)")
+                     .key("AGING_S", aging_s_,
+                          "seconds after which an address not seen as a source is treated as "
+                          "unknown; 0: no aging (and no last-seen array: 8 bytes per slot)")
+                     .finish();
+      !s)
+    return s;
   if (capacity_ == 0 || capacity_ > MacTable::kMaxCapacity)
     return args.error("CAPACITY: expected 1.." + std::to_string(MacTable::kMaxCapacity) + ", got " +
                       std::to_string(capacity_));

@@ -6,11 +6,6 @@
 //            not connected they are dropped as "unknown-destination".
 //            Drops: truncated (frame under 14 bytes), same-port (destination learned on the
 //            port the frame came in on: filtered, as real switches do), unknown-destination.
-// Config:    CAPACITY  integer  1048576  MAC table entries (1..268435456); a full table learns
-//                                        nothing new (counted as learn_failures).
-//            AGING_S   integer  0        seconds after which an address not seen as a source
-//                                        is treated as unknown; 0: no aging (and no last-seen
-//                                        array: the table is then 8 bytes per slot).
 // Uses:      in_port.  Sets: out_port (output 0).
 // Counters:  entries (addresses in the table), learn_failures (source addresses not learned
 //            because the table was full).

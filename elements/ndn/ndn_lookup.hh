@@ -6,10 +6,6 @@
 //            frame), no-route (no prefix of the name is in the table and there is no "/" route),
 //            no-such-port (the name's port is not below the number of --port flags: only
 //            without ports, since a name routed to a port the run lacks is a load-time error).
-// Config:    FILE (positional): name file, lines "/a/b/c PORT" (NDN URIs, %XX escapes, at most
-//            16 components; "/" is the default route) with # comments; a relative path is
-//            relative to the current directory. Loaded once per process in initialize() and
-//            shared by every worker (shared storage key "ndn-names:FILE").
 // Uses:      nothing.  Sets: out_port (the matching name's port).
 // Counters:  none (the graph counts packets per port and drops per reason).
 // Offload:   none.

@@ -55,7 +55,13 @@ bool parse_hex(std::string_view hex, std::vector<uint8_t>& out, std::string& err
 }  // namespace
 
 Status Classifier::configure(Args& args) {
-  std::vector<std::string> patterns = args.rest();
+  std::vector<std::string> patterns =
+      args.rest("PATTERN",
+                "1 to 64 patterns, one per output. A pattern is a list of space-separated "
+                "clauses OFFSET/HEX or OFFSET/HEX%MASK that must all match: the bytes at decimal "
+                "OFFSET, ANDed with MASK (as many hex digits as HEX), equal HEX. \"-\" matches "
+                "every packet; a packet too "
+                "short for a clause does not match it");
   if (Status s = args.finish(); !s) return s;
   if (patterns.empty()) return args.error("expected at least one pattern");
   if (patterns.size() > kMaxOutputs)

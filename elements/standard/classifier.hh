@@ -2,11 +2,7 @@
 //
 // Ports:     input 0: any packet. output i: packets whose first matching pattern is pattern i;
 //            one output per pattern.
-// Config:    PATTERN... (positional, string, at least one, at most 64). A pattern is a list of
-//            space-separated clauses OFFSET/HEX or OFFSET/HEX%MASK that must all match: the
-//            bytes at decimal OFFSET, ANDed with MASK (as many hex digits as HEX), equal HEX.
-//            "-" matches every packet. A packet too short for a clause does not match it.
-//            Example: Classifier(12/0800, 12/0806 20/0001, -).
+// Example:   Classifier(12/0800, 12/0806 20/0001, -): IPv4, ARP requests, everything else.
 // Uses:      nothing.  Sets: nothing.
 // Counters:  none; the graph counts drops by reason: "no-match" (no pattern matched).
 // Offload:   none.

@@ -1,7 +1,6 @@
 // Counter — counts the packets and bytes that pass through.
 //
 // Ports:     input 0: any packet. output 0: the same packet, unchanged.
-// Config:    none.
 // Uses:      nothing.  Sets: nothing.
 // Counters:  count (packets), bytes (frame lengths, Ethernet header included, no FCS).
 // Offload:   none.

@@ -1,7 +1,6 @@
 // Discard — drops every packet.
 //
 // Ports:     input 0: any packet. No outputs.
-// Config:    none.
 // Uses:      nothing.  Sets: nothing.
 // Counters:  none; the graph counts the drops under reason "discarded".
 // Offload:   none.

@@ -2,7 +2,6 @@
 //
 // Ports:     input 0: Ethernet frames. output 0: frames whose destination is not
 //            ff:ff:ff:ff:ff:ff.
-// Config:    none.
 // Uses:      nothing.  Sets: nothing.
 // Counters:  none; the graph counts drops by reason: "broadcast" (destination
 //            ff:ff:ff:ff:ff:ff), "truncated" (frame shorter than the 14-byte Ethernet header).

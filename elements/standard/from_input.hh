@@ -1,9 +1,8 @@
 // FromInput — where received packets enter the pipeline.
 //
 // Ports:     no input. output 0: every packet received on any port/queue this worker polls,
-//            one RX burst per batch.
-// Config:    none. Which ports and queues a worker polls is decided by the runtime
-//            (--port, --workers), not by the pipeline.
+//            one RX burst per batch. Which ports and queues a worker polls is decided by the
+//            runtime (--port, --workers), not by the pipeline.
 // Uses:      nothing.  Sets: in_port, out_port (= unset), flow_hash (RSS hash) per packet;
 //            in_port, in_queue, batch_id, rx_tsc per batch.
 // Counters:  none (the runtime counts rx per port).

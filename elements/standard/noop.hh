@@ -1,7 +1,6 @@
 // NoOp — passes every packet to its output unchanged.
 //
 // Ports:     input 0: any packet. output 0: the same packet.
-// Config:    none.
 // Uses:      nothing.  Sets: nothing.
 // Counters:  none (the graph counts packets per port).
 // Offload:   none.

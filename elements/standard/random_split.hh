@@ -2,8 +2,6 @@
 //
 // Ports:     input 0: any packet. output 0: the majority path. output 1: a pseudo-random
 //            FRACTION of the packets.
-// Config:    FRACTION  number in [0, 1]  (positional, required)  share sent to output 1.
-//            SEED      integer           1                       generator seed.
 // Uses:      nothing.  Sets: nothing.
 // Counters:  none (the graph counts packets per output).
 // Offload:   none.

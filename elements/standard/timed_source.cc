@@ -13,7 +13,6 @@ namespace {
 
 constexpr uint32_t kDefaultIntervalUs = 1000;
 constexpr uint32_t kMinSize = 60, kMaxSize = 1514;
-constexpr uint32_t kDefaultDst = RTE_IPV4(10, 0, 0, 1);
 constexpr uint32_t kSourceAddr = RTE_IPV4(10, 255, 0, 1);
 constexpr uint16_t kUdpPort = 9;  // discard
 constexpr uint8_t kTtl = 64;
@@ -23,23 +22,23 @@ constexpr uint64_t kNsPerUs = 1000;
 
 Status TimedSource::configure(Args& args) {
   uint32_t interval_us = kDefaultIntervalUs;
-  std::string dst;
+  std::string dst = "10.0.0.1";
   int port = -1;
   int64_t limit = 0;
-  args.key("INTERVAL_US", interval_us)
-      .key("BURST", burst_)
-      .key("LIMIT", limit)
-      .key("SIZE", size_)
-      .key("DST", dst)
-      .key("PORT", port);
+  args.key("INTERVAL_US", interval_us, "microseconds between bursts")
+      .key("BURST", burst_, "frames per burst (1..256)")
+      .key("LIMIT", limit, "stop after this many frames in all; 0: never")
+      .key("SIZE", size_, "frame length in bytes (60..1514)")
+      .key("DST", dst, "IPv4 destination address")
+      .key("PORT", port,
+           "output port annotation; -1: none (the packets need a routing element before "
+           "ToOutput)");
   if (Status s = args.finish(); !s) return s;
   if (burst_ < 1 || burst_ > kMaxBatch)
     return args.error("BURST must be 1.." + std::to_string(kMaxBatch));
   if (size_ < kMinSize || size_ > kMaxSize) return args.error("SIZE must be 60..1514");
   if (limit < 0) return args.error("LIMIT must not be negative");
-  dst_ = kDefaultDst;
-  if (!dst.empty() && !parse_ipv4(dst, dst_))
-    return args.error("DST: expected an IPv4 address, got '" + dst + "'");
+  if (!parse_ipv4(dst, dst_)) return args.error("DST: expected an IPv4 address, got '" + dst + "'");
   if (port >= 0) port_ = static_cast<uint16_t>(port);
   interval_ns_ = uint64_t{interval_us} * kNsPerUs;
   limit_ = static_cast<uint64_t>(limit);

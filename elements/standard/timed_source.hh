@@ -1,13 +1,6 @@
 // TimedSource — a schedulable source: emits a burst of UDP/IPv4 frames every interval.
 //
 // Ports:     no input. output 0: the frames it creates.
-// Config:    INTERVAL_US  integer  1000   microseconds between bursts.
-//            BURST        integer  1      frames per burst (1..256).
-//            LIMIT        integer  0      stop after this many frames in all; 0 = never.
-//            SIZE         integer  64     frame length in bytes (60..1514).
-//            DST          IPv4     10.0.0.1  destination address.
-//            PORT         integer  none   output port annotation; unset = no port (the
-//                                          packets need a routing element before ToOutput).
 // Uses:      nothing.  Sets: in_port = none, out_port (PORT), timestamp_ns (creation time).
 // Counters:  "created" frames made.
 // Offload:   none.

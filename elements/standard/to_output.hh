@@ -1,9 +1,8 @@
 // ToOutput — hands packets to the framework for transmission.
 //
-// Ports:     input 0: packets to transmit. No outputs.
-// Config:    none. Each packet leaves through its out_port annotation, set by a routing
-//            element (IPLookup, L2Forward); a packet whose out_port no element set leaves
-//            through the port it came in on (echo).
+// Ports:     input 0: packets to transmit. No outputs. Each packet leaves through its out_port
+//            annotation, set by a routing element (IPLookup, L2Forward); a packet whose out_port
+//            no element set leaves through the port it came in on (echo).
 // Uses:      out_port, in_port.  Sets: nothing.
 // Counters:  none here; the runtime counts tx per port and drops "no-such-port" (out_port
 //            beyond the configured ports) and "tx-full" (the port refused the packet).

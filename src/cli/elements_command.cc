@@ -1,10 +1,65 @@
+#include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <string>
 
 #include "cli/commands.hh"
+#include "core/args.hh"
 #include "core/registry.hh"
 
 namespace fulcrum::cli {
+namespace {
+
+constexpr size_t kLineWidth = 100;
+
+// Words of `text` in lines of at most `width` characters (a longer word has a line of its own).
+std::vector<std::string> wrap(std::string_view text, size_t width) {
+  std::vector<std::string> lines(1);
+  size_t at = 0;
+  while (at < text.size()) {
+    const size_t end = std::min(text.find(' ', at), text.size());
+    const std::string_view word = text.substr(at, end - at);
+    if (!lines.back().empty() && lines.back().size() + 1 + word.size() > width)
+      lines.emplace_back();
+    if (!lines.back().empty()) lines.back() += ' ';
+    lines.back() += word;
+    at = end + 1;
+  }
+  return lines;
+}
+
+// The arguments as the class's configure() reads them (Args::describe()), man-page style.
+void print_arguments(const ElementClassInfo& info) {
+  const std::unique_ptr<Element> element = info.create();
+  Args args = Args::describe(info.traits->class_name);
+  static_cast<void>(element->configure(args));
+  if (args.docs().empty()) {
+    std::printf("\nArguments: none.\n");
+    return;
+  }
+  std::printf("\nArguments (what configure reads; a keyword argument is written \"KEY value\"):\n");
+  constexpr size_t kIndent = 6;
+  for (const ArgDoc& d : args.docs()) {
+    const std::string_view type = std::string_view(d.type).substr(0, d.type.find(" ("));
+    std::string head = d.name + "  ";
+    if (d.kind == ArgDoc::Kind::kKeyword) {
+      head += std::string(type);
+    } else {
+      head += d.kind == ArgDoc::Kind::kRest ? "positional, repeated" : "positional";
+      if (d.kind == ArgDoc::Kind::kPositional) head += ", " + std::string(type);
+    }
+    if (d.required) {
+      head += ", required";
+    } else if (d.kind != ArgDoc::Kind::kRest) {
+      head += ", default " + d.default_value;
+    }
+    std::printf("  %s\n", head.c_str());
+    for (const std::string& line : wrap(d.help, kLineWidth - kIndent))
+      std::printf("%*s%s\n", static_cast<int>(kIndent), "", line.c_str());
+  }
+}
+
+}  // namespace
 
 int cmd_elements(const std::vector<std::string>& args) {
   const Registry& reg = Registry::instance();
@@ -40,6 +95,7 @@ int cmd_elements(const std::vector<std::string>& args) {
     std::printf(".");
   }
   std::printf("\n");
+  print_arguments(*info);
   return 0;
 }
 

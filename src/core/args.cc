@@ -5,6 +5,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 namespace fulcrum {
@@ -41,6 +42,24 @@ bool parse_int(std::string_view s, T& out) {
 }
 
 }  // namespace
+
+std::string format_value(const std::string& v) {
+  return v.empty() ? "none" : v;
+}
+std::string format_value(bool v) {
+  return v ? "true" : "false";
+}
+std::string format_value(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+std::string format_value(const MacAddr& v) {
+  char buf[18];
+  std::snprintf(buf, sizeof buf, "%02x:%02x:%02x:%02x:%02x:%02x", v.b[0], v.b[1], v.b[2], v.b[3],
+                v.b[4], v.b[5]);
+  return buf;
+}
 
 bool parse_value(std::string_view s, std::string& out) {
   out = std::string(trim(s));
@@ -112,6 +131,12 @@ Args::Args(const std::vector<std::string>& raw, SourceLoc loc, std::string eleme
   keyword_used_.assign(keywords_.size(), false);
 }
 
+Args Args::describe(std::string_view class_name) {
+  Args a({}, SourceLoc{}, std::string(class_name), class_name);
+  a.describing_ = true;
+  return a;
+}
+
 std::optional<std::string> Args::take_keyword(std::string_view key) {
   for (size_t i = 0; i < keywords_.size(); ++i) {
     if (keywords_[i].first == key && !keyword_used_[i]) {
@@ -122,7 +147,11 @@ std::optional<std::string> Args::take_keyword(std::string_view key) {
   return std::nullopt;
 }
 
-std::vector<std::string> Args::rest() {
+std::vector<std::string> Args::rest(std::string_view key, std::string_view help) {
+  if (describing_) {
+    docs_.push_back({ArgDoc::Kind::kRest, std::string(key), "list", "", false, std::string(help)});
+    return {};
+  }
   std::vector<std::string> out(positional_.begin() + static_cast<long>(next_positional_),
                                positional_.end());
   next_positional_ = positional_.size();
@@ -142,6 +171,7 @@ void Args::bad_value(std::string_view key, std::string_view text, std::string_vi
 }
 
 Status Args::finish() {
+  if (describing_) return error("described, not configured");
   if (!error_.empty()) return error(error_);
   if (next_positional_ < positional_.size())
     return error("unexpected argument '" + positional_[next_positional_] + "'");

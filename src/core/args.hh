@@ -1,12 +1,17 @@
 // Args: declarative parsing of an element's configuration arguments (Click's Args idiom).
 //
 //   Args& a = ...;
-//   a.positional("FILE", file_).key("OFFSET", offset_).key("ANNO", anno_, /*required=*/false);
+//   a.positional("FILE", file_, "route file").key("OFFSET", offset_, "where to look");
 //   return a.finish();
 //
 // An argument is either positional ("routes.txt") or a keyword ("OFFSET 12": an upper-case word,
 // a space, the value). Values are parsed by parse_value(text, T&) overloads. Errors name the
 // file:line:column of the element, the element and the key.
+//
+// Every argument carries its help text, so the manual is what configure() reads: an Args made by
+// Args::describe() parses nothing, records each argument (name, type, default: the variable's
+// value before parsing, help) and fails at finish(), so configure stops before acting on values.
+// `fulcrum elements NAME` prints the record.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +40,15 @@ bool parse_value(std::string_view s, MacAddr& out);
 // IPv4 address in host byte order.
 bool parse_ipv4(std::string_view s, uint32_t& out);
 
+std::string format_value(const std::string& v);
+std::string format_value(bool v);
+std::string format_value(double v);
+std::string format_value(const MacAddr& v);
+template <class T>
+requires std::is_integral_v<T> std::string format_value(T v) {
+  return std::to_string(v);
+}
+
 template <class T>
 constexpr std::string_view type_name() {
   if constexpr (std::is_same_v<T, std::string>) return "string";
@@ -45,14 +59,32 @@ constexpr std::string_view type_name() {
   return "value";
 }
 
+// One argument as configure() reads it (Args::describe()).
+struct ArgDoc {
+  enum class Kind : uint8_t { kPositional, kKeyword, kRest };
+  Kind kind;
+  std::string name;
+  std::string type;
+  std::string default_value;  // empty when required
+  bool required;
+  std::string help;
+};
+
 class Args {
  public:
   Args(const std::vector<std::string>& raw, SourceLoc loc, std::string element_name,
        std::string_view class_name);
 
+  // An Args that records the arguments instead of parsing them (see the top of this file).
+  static Args describe(std::string_view class_name);
+  bool describing() const { return describing_; }
+  const std::vector<ArgDoc>& docs() const { return docs_; }
+
   // Next positional argument into `out`.
   template <class T>
-  Args& positional(std::string_view key, T& out, bool required = true) {
+  Args& positional(std::string_view key, T& out, std::string_view help, bool required = true) {
+    if (describing_)
+      return record(ArgDoc::Kind::kPositional, key, type_name<T>(), out, help, required);
     if (!error_.empty()) return *this;
     if (next_positional_ >= positional_.size()) {
       if (required) fail(key, "missing required argument");
@@ -65,7 +97,9 @@ class Args {
 
   // Keyword argument "KEY value" into `out` (left unchanged when absent and not required).
   template <class T>
-  Args& key(std::string_view key, T& out, bool required = false) {
+  Args& key(std::string_view key, T& out, std::string_view help, bool required = false) {
+    if (describing_)
+      return record(ArgDoc::Kind::kKeyword, key, type_name<T>(), out, help, required);
     if (!error_.empty()) return *this;
     std::optional<std::string> text = take_keyword(key);
     if (!text) {
@@ -76,10 +110,12 @@ class Args {
     return *this;
   }
 
-  // Every remaining positional argument (for elements with a variable argument list).
-  std::vector<std::string> rest();
+  // Every remaining positional argument (for elements with a variable argument list), each
+  // described as `key`.
+  std::vector<std::string> rest(std::string_view key, std::string_view help);
 
-  // Error if any argument was not consumed, or an earlier step failed.
+  // Error if any argument was not consumed, or an earlier step failed; always an error when
+  // describing.
   Status finish();
 
   // An error of the element's own, formatted like the others.
@@ -87,6 +123,13 @@ class Args {
   const SourceLoc& loc() const { return loc_; }
 
  private:
+  template <class T>
+  Args& record(ArgDoc::Kind kind, std::string_view key, std::string_view type, const T& out,
+               std::string_view help, bool required) {
+    docs_.push_back({kind, std::string(key), std::string(type),
+                     required ? std::string() : format_value(out), required, std::string(help)});
+    return *this;
+  }
   std::optional<std::string> take_keyword(std::string_view key);
   void fail(std::string_view key, std::string_view what);
   void bad_value(std::string_view key, std::string_view text, std::string_view expected);
@@ -99,6 +142,8 @@ class Args {
   std::string element_;
   std::string class_;
   std::string error_;
+  bool describing_ = false;
+  std::vector<ArgDoc> docs_;
 };
 
 }  // namespace fulcrum

@@ -42,6 +42,11 @@ enum class SaDir : uint8_t { kOut, kIn };
 enum class EspCipher : uint8_t { kAesCtr, kAesCbc };
 
 inline constexpr uint32_t kMinSpi = 256;
+// What an IPsec element's SA_FILE argument is (its manual).
+inline constexpr std::string_view kSaFileHelp =
+    "SA table (src/lib/ipsec_sa.hh: \"out\" SAs by destination for encapsulation, \"in\" SAs "
+    "by SPI for decapsulation), loaded once per process and shared by every worker and every "
+    "IPsec element naming the same file";
 inline constexpr size_t kEncKeyMaterialLen = kAesKeyLen + kCtrNonceLen;
 inline constexpr uint32_t kEspAlign = 4;
 

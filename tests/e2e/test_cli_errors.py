@@ -234,7 +234,8 @@ def elements_cases(r):
     if res is None or res.returncode != 0:
         r.failures.append(f"`fulcrum elements CheckIPHeader` failed: {res and res.stderr!r}")
     else:
-        for want in ("CheckIPHeader", "Ports:", "bad-checksum", "truncated"):
+        for want in ("CheckIPHeader", "Ports:", "bad-checksum", "truncated", "Arguments",
+                     "CHECKSUM  boolean, default true", "BADSRC"):
             if want not in res.stdout:
                 r.failures.append(f"`fulcrum elements CheckIPHeader` manual lacks {want!r}")
     res = r.fulcrum(["elements", "Nope"])

@@ -61,9 +61,22 @@ OffloadStage::~OffloadStage() {
 }
 
 Status OffloadStage::configure(Args& args) {
-  args.key("AGGREGATE", aggregate_).key("FLUSH_US", flush_us_).key("AFFINITY", affinity_);
-  args.key("TASK_TIMEOUT_MS", timeout_ms_).key("CHAIN", chain_enabled_).key("FUSE", fuse_enabled_);
-  if (spec_.whole_packet) args.key("TASK_BYTES", task_bytes_);
+  args.key("AGGREGATE", aggregate_, "batches gathered into one device task (1..256)")
+      .key("FLUSH_US", flush_us_, "a task not full this long after it opened goes anyway")
+      .key("AFFINITY", affinity_,
+           "keep each flow on one processor (no reordering); flows are told apart by the 12 "
+           "bytes at offset 26 (IPv4 addresses and ports) or by the NIC's RSS hash")
+      .key("TASK_TIMEOUT_MS", timeout_ms_,
+           "a task not back this long after it went to the device: the device is marked down "
+           "and its packets re-run on the CPU (FULCRUM_TASK_TIMEOUT_MS sets the default)")
+      .key("CHAIN", chain_enabled_,
+           "share device tasks with the offloaded elements after this one that read the same "
+           "datablock (their kernels run on the same buffers)")
+      .key("FUSE", fuse_enabled_,
+           "with CHAIN, one kernel launch for two stages where a fused "
+           "kernel exists");
+  if (spec_.whole_packet)
+    args.key("TASK_BYTES", task_bytes_, "bytes of packed packet regions one device task holds");
   if (Status s = args.finish(); !s) return s;
   if (aggregate_ == 0 || aggregate_ > kMaxAggregate)
     return args.error("AGGREGATE must be 1.." + std::to_string(kMaxAggregate));

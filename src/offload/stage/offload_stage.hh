@@ -22,9 +22,8 @@
 // Its items are input 2 + s and its results output s for the s-th stage. The head's `fuse` hook
 // may replace the two launches by one. CHAIN false and FUSE false turn either off.
 //
-// Keys it reads (configure): AGGREGATE (1..256, default 32), FLUSH_US (100), AFFINITY (false),
-// TASK_TIMEOUT_MS (1000, FULCRUM_TASK_TIMEOUT_MS overrides the default), CHAIN (true),
-// FUSE (true) and, with a whole-packet datablock, TASK_BYTES (2 MiB of packed regions a task).
+// Keys it reads (configure, documented there and by `fulcrum elements NAME`): AGGREGATE,
+// FLUSH_US, AFFINITY, TASK_TIMEOUT_MS, CHAIN, FUSE and, with a whole-packet datablock, TASK_BYTES.
 #pragma once
 
 #include <array>

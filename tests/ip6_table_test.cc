@@ -25,20 +25,12 @@ namespace {
 
 using namespace ip6_testing;
 
-std::unique_ptr<Ip6Table> build(const std::vector<Route6>& routes) {
-  auto t = std::make_unique<Ip6Table>();
-  for (const Route6& r : routes) EXPECT_TRUE(t->add(r.prefix.data(), r.len, r.port).ok());
-  Status s = t->build();
-  EXPECT_TRUE(s.ok()) << s.error();
-  return t;
-}
-
 TEST(Ip6Table, LevelsAreTheDistinctPrefixLengths) {
   Ip6Table empty;
   ASSERT_TRUE(empty.build().ok());
   EXPECT_EQ(empty.levels(), 0u);
   EXPECT_EQ(empty.memory_bytes(), 0u);
-  std::unique_ptr<Ip6Table> t = build({r6("::", 0, 7), r6("2001:db8::", 32, 1)});
+  std::unique_ptr<Ip6Table> t = build<Ip6Table>({r6("::", 0, 7), r6("2001:db8::", 32, 1)});
   EXPECT_EQ(t->levels(), 1u);  // the default route is not a level
   EXPECT_GT(t->memory_bytes(), 0u);
 }
@@ -120,7 +112,7 @@ TEST(Ip6Table, DifferentialAgainstRteLpm6) {
 
   std::vector<Route6> shuffled = routes;
   std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937(5));
-  std::unique_ptr<Ip6Table> ours = build(shuffled);
+  std::unique_ptr<Ip6Table> ours = build<Ip6Table>(shuffled);
   ASSERT_EQ(ours->size(), kDiffRoutes);
   EXPECT_GT(ours->markers(), 0u);
   Ip6Trie trie;

@@ -24,15 +24,6 @@ namespace {
 using namespace ip6_testing;
 
 template <class Table>
-std::unique_ptr<Table> build(const std::vector<Route6>& routes) {
-  auto t = std::make_unique<Table>();
-  for (const Route6& r : routes) EXPECT_TRUE(t->add(r.prefix.data(), r.len, r.port).ok());
-  Status s = t->build();
-  EXPECT_TRUE(s.ok()) << s.error();
-  return t;
-}
-
-template <class Table>
 void expect_groups_accounted(const Table& t, const std::vector<Route6>& routes) {
   if constexpr (std::is_same_v<Table, Ip6Trie>) {
     EXPECT_EQ(t.groups() + t.merged_groups(), uncompressed_groups(routes));

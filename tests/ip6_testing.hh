@@ -8,6 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
@@ -45,6 +46,16 @@ inline Bytes inside(const Route6& r, Addr6 random) {
   Addr6{p.hi | (random.hi & ~Addr6::hi_mask(r.len)), p.lo | (random.lo & ~Addr6::lo_mask(r.len))}
       .to_bytes(b.data());
   return b;
+}
+
+// A table (Ip6Table, Ip6Trie) of `routes`, built.
+template <class Table>
+std::unique_ptr<Table> build(const std::vector<Route6>& routes) {
+  auto t = std::make_unique<Table>();
+  for (const Route6& r : routes) EXPECT_TRUE(t->add(r.prefix.data(), r.len, r.port).ok());
+  Status s = t->build();
+  EXPECT_TRUE(s.ok()) << s.error();
+  return t;
 }
 
 // Longest-prefix match by scanning every route: the oracle for small tables.

@@ -258,77 +258,9 @@ class IP6LookupTest : public ::testing::Test {
            "2001:db8:7::/48        7   # the last of 8 ports; no such port with 4\n";
   }
   void TearDown() override { std::remove(path_.c_str()); }
-  static void expect_routes(Element& e);
-  static void expect_drops(Element& e);
 
   std::string path_;
 };
-
-// Both algorithms (the default trie and ALGORITHM bsearch) must route alike.
-const std::vector<std::string> kAlgorithms = {"", "ALGORITHM trie", "ALGORITHM bsearch"};
-
-std::vector<std::string> lookup_args(const std::string& path, const std::string& algorithm) {
-  if (algorithm.empty()) return {path};
-  return {path, algorithm};
-}
-
-TEST_F(IP6LookupTest, SetsOutPortPerRoute) {
-  for (const std::string& algorithm : kAlgorithms) {
-    SCOPED_TRACE(algorithm);
-    std::string err;
-    auto e = testing::make_element("IP6Lookup", lookup_args(path_, algorithm), &err, kPorts);
-    ASSERT_NE(e, nullptr) << err;
-    expect_routes(*e);
-  }
-}
-
-void IP6LookupTest::expect_routes(Element& e) {
-  struct Case {
-    const char* dst;
-    uint16_t port;
-  };
-  const std::vector<Case> cases = {
-      {"2001:db8::1", 1},    {"2001:db8:ffff::", 1}, {"2001:db8:1::", 2},    {"2001:db8:1:1::1", 2},
-      {"2001:db8:1:2::", 3}, {"2001:db8:1:2::2", 3}, {"2001:db8:1:2::1", 0}, {"2001:db8:1:3::", 2},
-  };
-  std::vector<Frame> frames;
-  for (const Case& c : cases) frames.push_back(to(c.dst));
-  PacketBatch batch;
-  std::vector<Verdict> v = testing::run_batch(e, batch, frames, 2);
-  ASSERT_EQ(v.size(), cases.size());
-  for (size_t i = 0; i < cases.size(); ++i) {
-    EXPECT_EQ(v[i].v, Verdict::out(0).v) << i;
-    EXPECT_EQ(anno(batch.at(static_cast<uint32_t>(i))).out_port, cases[i].port) << i;
-    EXPECT_EQ(anno(batch.at(static_cast<uint32_t>(i))).in_port, 2) << i;
-    EXPECT_EQ(testing::packet_bytes(batch.at(static_cast<uint32_t>(i))), frames[i]) << i;
-  }
-  testing::free_batch(batch);
-}
-
-TEST_F(IP6LookupTest, DropsWithReasons) {
-  for (const std::string& algorithm : kAlgorithms) {
-    SCOPED_TRACE(algorithm);
-    auto e = testing::make_element("IP6Lookup", lookup_args(path_, algorithm), nullptr, kPorts);
-    ASSERT_NE(e, nullptr);
-    expect_drops(*e);
-  }
-}
-
-void IP6LookupTest::expect_drops(Element& e) {
-  Frame v4 = to("2001:db8::1");
-  v4[12] = 0x08, v4[13] = 0x00;
-  Frame runt = to("2001:db8::1");
-  runt.resize(IP6Lookup::kMinFrameLen - 1);
-  Frame vlan = to("2001:db8::1");
-  vlan[12] = 0x81, vlan[13] = 0x00;
-  const std::vector<Frame> frames = {
-      to("2001:db9::1"),   to("::"), to("2001:db8:7::1"), to("2001:db8:7:ffff::"), v4, runt, vlan,
-      to("2001:db8:9::9"),
-  };
-  EXPECT_EQ(results(e, frames),
-            (std::vector<std::string>{"no-route", "no-route", "out 0", "out 0", "not-ipv6",
-                                      "not-ipv6", "not-ipv6", "out 0"}));
-}
 
 TEST_F(IP6LookupTest, TruncatedFrames) {
   auto e = testing::make_element("IP6Lookup", {path_}, nullptr, kPorts);
@@ -338,66 +270,19 @@ TEST_F(IP6LookupTest, TruncatedFrames) {
     EXPECT_EQ(r[n], n < kMinFrame ? "not-ipv6" : "out 0") << n;
 }
 
-TEST_F(IP6LookupTest, RouteToAPortTheRunLacksIsALoadError) {
-  for (const std::string& algorithm : kAlgorithms) {
-    SCOPED_TRACE(algorithm);
-    std::string err;
-    EXPECT_EQ(testing::make_element("IP6Lookup", lookup_args(path_, algorithm), &err, 4), nullptr);
-    EXPECT_EQ(err, "test.click:1:1: test :: IP6Lookup: " + path_ + ":6: port 7 out of range 0..3");
-    auto e = testing::make_element("IP6Lookup", lookup_args(path_, algorithm), &err, 8);
-    ASSERT_NE(e, nullptr) << err;
-    PacketBatch batch;
-    std::vector<Verdict> v = testing::run_batch(*e, batch, {to("2001:db8:7::5")});
-    EXPECT_EQ(v[0].v, Verdict::out(0).v);
-    EXPECT_EQ(anno(batch.at(0)).out_port, 7);
-    testing::free_batch(batch);
-  }
-}
-
-TEST_F(IP6LookupTest, SkipsExcludedSlots) {
-  auto e = testing::make_element("IP6Lookup", {path_}, nullptr, kPorts);
-  ASSERT_NE(e, nullptr);
-  PacketBatch batch;
-  std::vector<Packet*> pkts;
-  for (int i = 0; i < 100; ++i) {
-    pkts.push_back(testing::make_packet(to(i % 2 ? "2001:db8:1:2::9" : "3000::")));
-    batch.push(pkts.back());
-  }
-  batch.exclude(1);
-  batch.exclude(64);
-  batch.exclude(99);
-  batch.set_result(1, Verdict::out(5));
-  e->process_batch(batch);
-  EXPECT_EQ(batch.result(1).v, Verdict::out(5).v);
-  EXPECT_EQ(anno(pkts[1]).out_port, kNoPort);
-  for (uint32_t i = 0; i < 100; ++i) {
-    if (batch.excluded(i)) continue;
-    if (i % 2) {
-      EXPECT_EQ(batch.result(i).v, Verdict::out(0).v) << i;
-      EXPECT_EQ(anno(pkts[i]).out_port, 3) << i;
-    } else {
-      EXPECT_EQ(batch.result(i).v, Verdict::drop(IP6Lookup::kDropReasons["no-route"]).v) << i;
-    }
-  }
-  for (Packet* p : pkts) rte_pktmbuf_free(p);
-}
-
-TEST_F(IP6LookupTest, WorkersShareOneTable) {
+// Each algorithm on the same file builds (and shares among workers) a table of its own; the
+// default is the trie. What both algorithms must do alike is route_lookup_element_test.cc.
+TEST_F(IP6LookupTest, EachAlgorithmHasATableOfItsOwn) {
   auto a = testing::make_element("IP6Lookup", {path_}, nullptr, kPorts);
-  auto b = testing::make_element("IP6Lookup", {path_}, nullptr, kPorts);
-  ASSERT_NE(a, nullptr);
-  ASSERT_NE(b, nullptr);
-  const auto& la = dynamic_cast<const IP6Lookup&>(*a);
-  const auto& lb = dynamic_cast<const IP6Lookup&>(*b);
-  EXPECT_EQ(&la.table(), &lb.table());
-  EXPECT_EQ(la.table().size(), 5u);
-  EXPECT_NE(la.table().trie(), nullptr);  // the default algorithm
-  // Another algorithm on the same file builds (and shares) a table of its own.
   auto c = testing::make_element("IP6Lookup", {path_, "ALGORITHM bsearch"}, nullptr, kPorts);
   auto d = testing::make_element("IP6Lookup", {path_, "ALGORITHM bsearch"}, nullptr, kPorts);
+  ASSERT_NE(a, nullptr);
   ASSERT_NE(c, nullptr);
   ASSERT_NE(d, nullptr);
+  const auto& la = dynamic_cast<const IP6Lookup&>(*a);
   const auto& lc = dynamic_cast<const IP6Lookup&>(*c);
+  EXPECT_NE(la.table().trie(), nullptr);
+  EXPECT_EQ(la.table().bsearch(), nullptr);
   EXPECT_NE(&lc.table(), &la.table());
   EXPECT_EQ(&lc.table(), &dynamic_cast<const IP6Lookup&>(*d).table());
   EXPECT_NE(lc.table().bsearch(), nullptr);
@@ -405,28 +290,13 @@ TEST_F(IP6LookupTest, WorkersShareOneTable) {
   EXPECT_EQ(lc.table().size(), 5u);
 }
 
-TEST_F(IP6LookupTest, ConfigErrors) {
+TEST_F(IP6LookupTest, AlgorithmErrors) {
   std::string err;
-  EXPECT_EQ(testing::make_element("IP6Lookup", {}, &err), nullptr);
-  EXPECT_EQ(err, "test.click:1:1: test :: IP6Lookup: FILE: missing required argument");
   EXPECT_EQ(testing::make_element("IP6Lookup", {path_, "ALGORITHM dir24"}, &err), nullptr);
   EXPECT_EQ(err,
             "test.click:1:1: test :: IP6Lookup: ALGORITHM: expected trie or bsearch, got 'dir24'");
   EXPECT_EQ(testing::make_element("IP6Lookup", {path_, "STRIDE 8"}, &err), nullptr);
   EXPECT_EQ(err, "test.click:1:1: test :: IP6Lookup: unknown keyword 'STRIDE'");
-  EXPECT_EQ(testing::make_element("IP6Lookup", {"/nonexistent/r6.txt"}, &err), nullptr);
-  EXPECT_EQ(err,
-            "test.click:1:1: test :: IP6Lookup: cannot open route file /nonexistent/r6.txt: No "
-            "such file or directory");
-  const std::string other = path_ + ".bad";
-  {
-    std::ofstream out(other);
-    out << "2001:db8::/32 1\n2001:db8::1/64 2\n";
-  }
-  EXPECT_EQ(testing::make_element("IP6Lookup", {other}, &err), nullptr);
-  EXPECT_EQ(err,
-            "test.click:1:1: test :: IP6Lookup: " + other + ":2: host bits set in 2001:db8::1/64");
-  std::remove(other.c_str());
 }
 
 // Random bytes after a valid Ethernet + IPv6 start: no element may crash or read past the frame

@@ -58,14 +58,6 @@ double mlookups(size_t n, double ms) {
   return ms > 0 ? static_cast<double>(n) / (ms * 1e3) : 0;
 }
 
-// splitmix64, for the destination addresses.
-uint64_t next_random(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 // The tbl8 groups rte_lpm6 needs for `routes`: one per distinct prefix of 24, 32, 40, ... bits
 // that a longer route extends.
 uint32_t tbl8_groups_needed(const std::vector<Route6>& routes) {
@@ -168,11 +160,11 @@ LookupPoint lookup_point(size_t routes_n) {
 
   // Destinations inside random routes (traffic to routed destinations), in one array all use.
   std::vector<std::array<uint8_t, Ip6Table::kAddrBytes>> addrs(kLookups);
-  uint64_t state = kAddressSeed;
+  RouteRng rng(kAddressSeed);
   for (auto& a : addrs) {
-    const Route6& r = routes[next_random(state) % routes.size()];
+    const Route6& r = routes[rng.next() % routes.size()];
     const Addr6 p = Addr6::from_bytes(r.prefix.data());
-    const Addr6 host{next_random(state), next_random(state)};
+    const Addr6 host{rng.next(), rng.next()};
     Addr6{p.hi | (host.hi & ~Addr6::hi_mask(r.len)), p.lo | (host.lo & ~Addr6::lo_mask(r.len))}
         .to_bytes(a.data());
   }

@@ -30,14 +30,6 @@ double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-// splitmix64, for the destination addresses.
-uint64_t next_random(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 uint32_t inside(const Route4& r, uint32_t random) {
   uint32_t host_mask = r.len == 0 ? ~uint32_t{0} : r.len == 32 ? 0 : ~uint32_t{0} >> r.len;
   return r.prefix | (random & host_mask);
@@ -158,9 +150,9 @@ LpmBenchResult bench_lpm(size_t routes, size_t lookups, uint64_t seed) {
   res.build_ms_rte = ms_since(start);
 
   std::vector<uint32_t> addrs(res.lookups);
-  uint64_t state = seed ^ kAddressSeedSalt;
+  RouteRng rng(seed ^ kAddressSeedSalt);
   for (uint32_t& a : addrs) {
-    uint64_t x = next_random(state);
+    uint64_t x = rng.next();
     a = table_routes.empty()
             ? static_cast<uint32_t>(x)
             : inside(table_routes[(x >> 32) % table_routes.size()], static_cast<uint32_t>(x));

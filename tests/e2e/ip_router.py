@@ -68,42 +68,41 @@ class Family:
         return None if best is None else best[1]
 
 
+def patched(f, dst, at, data):
+    """A valid frame to `dst` with `data` written over its bytes from offset `at`."""
+    raw = bytearray(bytes(f.base(dst)))
+    raw[at:at + len(data)] = data
+    return Ether(bytes(raw))
+
+
 def ipv4_bad(f):
-    bad = {"no-route": [f.base(d) for d in f.unroutable],
-           "ttl-expired": [f.base("10.0.0.9", ttl=1), f.base("10.0.0.9", ttl=0)]}
-    chk = bytearray(bytes(f.base("10.0.0.1")))
-    chk[24] ^= 0xFF  # corrupt the header checksum
-    bad["bad-checksum"] = [Ether(bytes(chk))]
-    ihl = bytearray(bytes(f.base("10.0.0.1")))
-    ihl[14] = 0x44  # IHL 4
-    bad["bad-ihl"] = [Ether(bytes(ihl))]
-    tl = bytearray(bytes(f.base("10.0.0.1")))
-    tl[16:18] = (1500).to_bytes(2, "big")  # total length beyond the frame
-    bad["bad-length"] = [Ether(bytes(tl))]
     full = bytes(f.base("10.0.0.1"))
-    bad["truncated"] = [Ether(full[:n]) for n in (14, 20, 33)]
-    bad["not-ipv4"] = [Ether(src="02:aa:00:00:00:01", dst="ff:ff:ff:ff:ff:ff") / ARP(pdst="10.0.0.1"),
-                       Ether(src="02:aa:00:00:00:01", dst="02:bb:00:00:00:01") / IPv6(dst="::1") / UDP()]
-    bad["bad-source"] = [f.base("10.0.0.1", src="224.0.0.1")]
-    return bad
+    return {
+        "no-route": [f.base(d) for d in f.unroutable],
+        "ttl-expired": [f.base("10.0.0.9", ttl=1), f.base("10.0.0.9", ttl=0)],
+        "bad-checksum": [patched(f, "10.0.0.1", 24, bytes([full[24] ^ 0xFF]))],
+        "bad-ihl": [patched(f, "10.0.0.1", 14, b"\x44")],                         # IHL 4
+        "bad-length": [patched(f, "10.0.0.1", 16, (1500).to_bytes(2, "big"))],  # past the frame
+        "truncated": [Ether(full[:n]) for n in (14, 20, 33)],
+        "not-ipv4": [Ether(src="02:aa:00:00:00:01", dst="ff:ff:ff:ff:ff:ff") / ARP(pdst="10.0.0.1"),
+                     Ether(src="02:aa:00:00:00:01", dst="02:bb:00:00:00:01") / IPv6(dst="::1") / UDP()],
+        "bad-source": [f.base("10.0.0.1", src="224.0.0.1")],
+    }
 
 
 def ipv6_bad(f):
-    bad = {"no-route": [f.base(d) for d in f.unroutable],
-           "hlim-expired": [f.base("2001:db8::9", ttl=1), f.base("2001:db8::9", ttl=0)]}
-    version = bytearray(bytes(f.base("2001:db8::1")))
-    version[14] = 0x40  # version 4 in an IPv6 frame
-    bad["bad-version"] = [Ether(bytes(version))]
-    plen = bytearray(bytes(f.base("2001:db8::1")))
-    plen[18:20] = (1500).to_bytes(2, "big")  # payload length beyond the frame
-    bad["bad-length"] = [Ether(bytes(plen))]
     full = bytes(f.base("2001:db8::1"))
-    bad["truncated"] = [Ether(full[:n]) for n in (14, 20, 53)]
-    bad["not-ipv6"] = [Ether(src="02:aa:00:00:00:01", dst="ff:ff:ff:ff:ff:ff") / ARP(pdst="10.0.0.1"),
-                       Ether(src="02:aa:00:00:00:01", dst="02:bb:00:00:00:01") / IP(dst="10.0.0.1") / UDP() /
-                       Raw(b"x" * 40)]
-    bad["bad-source"] = [f.base("2001:db8::1", src="ff02::1"), f.base("2001:db8::1", src="::")]
-    return bad
+    return {
+        "no-route": [f.base(d) for d in f.unroutable],
+        "hlim-expired": [f.base("2001:db8::9", ttl=1), f.base("2001:db8::9", ttl=0)],
+        "bad-version": [patched(f, "2001:db8::1", 14, b"\x40")],                  # version 4
+        "bad-length": [patched(f, "2001:db8::1", 18, (1500).to_bytes(2, "big"))],  # past the frame
+        "truncated": [Ether(full[:n]) for n in (14, 20, 53)],
+        "not-ipv6": [Ether(src="02:aa:00:00:00:01", dst="ff:ff:ff:ff:ff:ff") / ARP(pdst="10.0.0.1"),
+                     Ether(src="02:aa:00:00:00:01", dst="02:bb:00:00:00:01") / IP(dst="10.0.0.1") / UDP() /
+                     Raw(b"x" * 40)],
+        "bad-source": [f.base("2001:db8::1", src="ff02::1"), f.base("2001:db8::1", src="::")],
+    }
 
 
 IPV4 = Family(

@@ -1,9 +1,10 @@
 // One kernel source, three compilers: the macros and helpers kernels/*.cl are written in, so the
 // same text compiles as OpenCL C (PoCL and other OpenCL devices, embedded by
-// kernels/embed_opencl.cmake), as CUDA C++ (nvcc, through the thin kernels/cuda/*.cu wrappers)
-// and as host C++: the headers the host shares (record layouts, SHA-1) and, through the thin
-// kernels/host/*.cc wrappers, whole kernels for the emulated device (offload/emu/). The approach is
-// hashcat's (an OpenCL source built for CUDA through a vendor header); the names here are ours.
+// kernels/embed_opencl.cmake), as CUDA C++ (nvcc) and as host C++: the headers the host shares
+// (record layouts, SHA-1) and whole kernels for the emulated device (offload/emu/). The CUDA and
+// host builds of a kernel are thin files the build writes (kernels/register_kernels.cmake). The
+// approach is hashcat's (an OpenCL source built for CUDA through a vendor header); the names here
+// are ours.
 //
 //   GLOBAL, CONSTANT, LOCAL   address space of a pointer's target (device, constant, work-group)
 //   CONSTANT_MEM, LOCAL_MEM   storage of a program-scope constant table / a work-group array

@@ -1,7 +1,8 @@
 // The CUDA backend: every GPU the CUDA runtime sees. The runtime is linked statically, so the
 // binary runs where libcudart is not installed; without a driver or a GPU, cudaGetDeviceCount
 // fails and the backend contributes no device (silently). Kernels are the ones compiled in from
-// kernels/cuda/*.cu (offload/cuda/cuda_kernels.hh), launched by name with cudaLaunchKernel.
+// kernels/*.cl through the .cu files the build writes (offload/cuda/cuda_kernels.hh), launched by
+// name with cudaLaunchKernel.
 #include <cuda_runtime_api.h>
 
 #include <map>

@@ -1,6 +1,6 @@
 // The kernels the emulated device runs (offload/emu/emu_device.hh): the same kernels/*.cl sources
-// compiled as host C++ (kernels/host/*.cc, each including one source), registered by name with
-// their parameter signatures as the CUDA backend's are (offload/cuda/cuda_kernels.hh).
+// compiled as host C++ (one file per source, written by kernels/register_kernels.cmake), registered
+// by name with their parameter signatures as the CUDA backend's are (offload/cuda/cuda_kernels.hh).
 #pragma once
 
 #include <cstdint>

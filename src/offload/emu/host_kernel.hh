@@ -6,18 +6,19 @@
 //   #include "kernels/ipv4_lookup.cl"
 //   const EmuKernelRegistration r{host_kernel_entry<&ipv4_dir24_8_lookup>("ipv4_dir24_8_lookup")};
 //
-// The parameter signature comes from the function's type: 'b' per pointer, 'u' per uint32_t.
+// The build writes these files, one per kernels/*.cl (kernels/register_kernels.cmake). The
+// parameter signature comes from the function's type (offload/kernel_signature.hh).
 #pragma once
 
 #define FULCRUM_HOST_KERNELS 1
 
-#include <array>
 #include <cstddef>
 #include <type_traits>
 #include <utility>
 
 #include "kernels/common/portable.h"
 #include "offload/emu/emu_kernels.hh"
+#include "offload/kernel_signature.hh"
 
 namespace fulcrum::offload {
 
@@ -48,19 +49,9 @@ void host_kernel(const EmuArg* args, uint32_t items) {
   host_kernel_items(K, args, items);
 }
 
-template <class... P>
-constexpr std::array<char, sizeof...(P) + 1> host_kernel_signature(void (*)(P...)) {
-  static_assert(((std::is_pointer_v<P> || std::is_same_v<P, uint32_t>)&&...),
-                "kernel parameters are pointers ('b') and uint32_t ('u')");
-  return {(std::is_pointer_v<P> ? 'b' : 'u')..., '\0'};
-}
-
-template <auto K>
-inline constexpr auto kHostKernelSignature = host_kernel_signature(K);
-
 template <auto K>
 EmuKernelEntry host_kernel_entry(const char* name) {
-  return {name, kHostKernelSignature<K>.data(), &host_kernel<K>};
+  return {name, kernel_signature(K), &host_kernel<K>};
 }
 
 }  // namespace fulcrum::offload

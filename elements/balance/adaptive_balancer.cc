@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <cstring>
 
-#include "core/registry.hh"
 #include "core/shared_storage.hh"
 
 namespace fulcrum {
@@ -99,7 +98,5 @@ void AdaptiveBalancer::finish() {
 void AdaptiveBalancer::output_losses(std::vector<OutputLoss>& out) const {
   if (trace_loss_) out.push_back(*trace_loss_);
 }
-
-FULCRUM_REGISTER_ELEMENT(AdaptiveBalancer);
 
 }  // namespace fulcrum

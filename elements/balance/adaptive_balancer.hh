@@ -22,6 +22,7 @@
 
 #include "core/element.hh"
 #include "core/output_loss.hh"
+#include "core/registry.hh"
 #include "elements/balance/batch_draw.hh"
 #include "runtime/balancing/shared_fraction.hh"
 
@@ -61,5 +62,7 @@ class AdaptiveBalancer final : public ElementBase<AdaptiveBalancer> {
   uint64_t offloaded_ = 0;
   uint64_t kept_ = 0;
 };
+
+FULCRUM_REGISTER_ELEMENT(AdaptiveBalancer);
 
 }  // namespace fulcrum

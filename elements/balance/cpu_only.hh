@@ -8,6 +8,7 @@
 #pragma once
 
 #include "core/element.hh"
+#include "core/registry.hh"
 
 namespace fulcrum {
 
@@ -18,5 +19,7 @@ class CPUOnly final : public ElementBase<CPUOnly> {
   Status configure(Args& args) override { return args.finish(); }
   void process_batch(PacketBatch& batch) override { batch.anno().device = kRunOnCpu; }
 };
+
+FULCRUM_REGISTER_ELEMENT(CPUOnly);
 
 }  // namespace fulcrum

@@ -1,7 +1,5 @@
 #include "elements/balance/device_only.hh"
 
-#include "core/registry.hh"
-
 namespace fulcrum {
 
 Status DeviceOnly::configure(Args& args) {
@@ -15,7 +13,5 @@ Status DeviceOnly::configure(Args& args) {
   device_ = static_cast<int32_t>(device);
   return {};
 }
-
-FULCRUM_REGISTER_ELEMENT(DeviceOnly);
 
 }  // namespace fulcrum

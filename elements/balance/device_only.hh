@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "core/element.hh"
+#include "core/registry.hh"
 
 namespace fulcrum {
 
@@ -23,5 +24,7 @@ class DeviceOnly final : public ElementBase<DeviceOnly> {
  private:
   int32_t device_ = 0;
 };
+
+FULCRUM_REGISTER_ELEMENT(DeviceOnly);
 
 }  // namespace fulcrum

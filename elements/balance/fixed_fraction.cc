@@ -1,7 +1,5 @@
 #include "elements/balance/fixed_fraction.hh"
 
-#include "core/registry.hh"
-
 namespace fulcrum {
 
 Status FixedFraction::configure(Args& args) {
@@ -20,7 +18,5 @@ Status FixedFraction::configure(Args& args) {
   state_ = seed == 0 ? 1 : seed;
   return {};
 }
-
-FULCRUM_REGISTER_ELEMENT(FixedFraction);
 
 }  // namespace fulcrum

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/element.hh"
+#include "core/registry.hh"
 #include "elements/balance/batch_draw.hh"
 
 namespace fulcrum {
@@ -40,5 +41,7 @@ class FixedFraction final : public ElementBase<FixedFraction> {
   uint64_t offloaded_ = 0;
   uint64_t kept_ = 0;
 };
+
+FULCRUM_REGISTER_ELEMENT(FixedFraction);
 
 }  // namespace fulcrum

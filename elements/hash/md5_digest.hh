@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "core/element.hh"
+#include "core/registry.hh"
 #include "lib/re/md5.hh"
 #include "lib/re/payload.hh"
 
@@ -95,5 +96,7 @@ class MD5Digest final : public ElementBase<MD5Digest> {
   bool trailer_ = false;
   uint64_t bytes_ = 0;
 };
+
+FULCRUM_REGISTER_ELEMENT(MD5Digest);
 
 }  // namespace fulcrum

@@ -2,8 +2,6 @@
 
 #include <string>
 
-#include "core/registry.hh"
-
 namespace fulcrum {
 
 Status MD5DigestOffload::configure(Args& args) {
@@ -29,7 +27,5 @@ void MD5DigestOffload::counters(std::vector<Counter>& out) const {
   out.insert(out.end(), cpu.begin(), cpu.end());
   OffloadElement<MD5DigestOffload>::counters(out);
 }
-
-FULCRUM_REGISTER_ELEMENT(MD5DigestOffload);
 
 }  // namespace fulcrum

@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/registry.hh"
 #include "elements/hash/md5_digest.hh"
 #include "offload/offload_element.hh"
 
@@ -74,5 +75,7 @@ class MD5DigestOffload final : public OffloadElement<MD5DigestOffload> {
   MD5Digest cpu_;
   uint64_t device_bytes_ = 0;
 };
+
+FULCRUM_REGISTER_ELEMENT(MD5DigestOffload);
 
 }  // namespace fulcrum

@@ -1,7 +1,5 @@
 #include "elements/hash/redundancy_elim.hh"
 
-#include "core/registry.hh"
-
 namespace fulcrum {
 
 Status RedundancyElim::configure(Args& args) {
@@ -73,7 +71,5 @@ void RedundancyElim::counters(std::vector<Counter>& out) const {
   out.push_back({"short_payloads", short_payloads_});
   out.push_back({"entries", re_ ? re_->table().size() : 0});
 }
-
-FULCRUM_REGISTER_ELEMENT(RedundancyElim);
 
 }  // namespace fulcrum

@@ -31,6 +31,7 @@
 
 #include "core/element.hh"
 #include "core/location.hh"
+#include "core/registry.hh"
 #include "elements/hash/md5_digest.hh"
 #include "lib/re/payload.hh"
 #include "lib/re/redundancy.hh"
@@ -82,5 +83,7 @@ class RedundancyElim final : public ElementBase<RedundancyElim> {
 static_assert(RedundancyElim::kDropReasons["not-ipv4"] == MD5Digest::kDropReasons["not-ipv4"] &&
               RedundancyElim::kDropReasons["bad-header"] == MD5Digest::kDropReasons["bad-header"] &&
               RedundancyElim::kDropReasons["truncated"] == MD5Digest::kDropReasons["truncated"]);
+
+FULCRUM_REGISTER_ELEMENT(RedundancyElim);
 
 }  // namespace fulcrum

@@ -1,6 +1,5 @@
 #include "elements/ids/ids_match.hh"
 
-#include "core/registry.hh"
 #include "core/shared_storage.hh"
 #include "lib/ids/rule_parser.hh"
 
@@ -72,7 +71,5 @@ void IDSMatch::counters(std::vector<Counter>& out) const {
   out.push_back({"log_errors", log_ ? log_->errors() : 0});
   out.push_back({"alerts_lost", log_ ? log_->lost() : 0});
 }
-
-FULCRUM_REGISTER_ELEMENT(IDSMatch);
 
 }  // namespace fulcrum

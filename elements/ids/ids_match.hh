@@ -31,6 +31,7 @@
 
 #include "core/element.hh"
 #include "core/location.hh"
+#include "core/registry.hh"
 #include "lib/ids/alert_log.hh"
 #include "lib/ids/rule_engine.hh"
 
@@ -153,5 +154,7 @@ class IDSMatch final : public ElementBase<IDSMatch> {
   uint64_t alerts_ = 0;
   uint64_t packets_alerted_ = 0;
 };
+
+FULCRUM_REGISTER_ELEMENT(IDSMatch);
 
 }  // namespace fulcrum

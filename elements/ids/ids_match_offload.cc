@@ -2,7 +2,6 @@
 
 #include <memory>
 
-#include "core/registry.hh"
 #include "core/shared_storage.hh"
 
 namespace fulcrum {
@@ -50,7 +49,5 @@ void IDSMatchOffload::counters(std::vector<Counter>& out) const {
   out.push_back({"device_rescans", rescans_});
   OffloadElement<IDSMatchOffload>::counters(out);
 }
-
-FULCRUM_REGISTER_ELEMENT(IDSMatchOffload);
 
 }  // namespace fulcrum

@@ -25,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/registry.hh"
 #include "elements/ids/ids_match.hh"
 #include "offload/ids_tables.hh"
 #include "offload/offload_element.hh"
@@ -78,5 +79,7 @@ class IDSMatchOffload final : public OffloadElement<IDSMatchOffload> {
   IDSMatch cpu_;
   uint64_t rescans_ = 0;
 };
+
+FULCRUM_REGISTER_ELEMENT(IDSMatchOffload);
 
 }  // namespace fulcrum

@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/registry.hh"
 #include "offload/offload_element.hh"
 
 namespace fulcrum {
@@ -77,5 +78,7 @@ class CheckIPChecksumOffload final : public OffloadElement<CheckIPChecksumOffloa
     return len >= sizeof(rte_ipv4_hdr) && kIpOffset + len <= n ? len : 0;
   }
 };
+
+FULCRUM_REGISTER_ELEMENT(CheckIPChecksumOffload);
 
 }  // namespace fulcrum

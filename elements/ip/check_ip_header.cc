@@ -3,8 +3,6 @@
 #include <sstream>
 #include <string>
 
-#include "core/registry.hh"
-
 namespace fulcrum {
 
 Status CheckIPHeader::configure(Args& args) {
@@ -26,7 +24,5 @@ Status CheckIPHeader::configure(Args& args) {
   }
   return {};
 }
-
-FULCRUM_REGISTER_ELEMENT(CheckIPHeader);
 
 }  // namespace fulcrum

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/element.hh"
+#include "core/registry.hh"
 
 namespace fulcrum {
 
@@ -69,5 +70,7 @@ class CheckIPHeader final : public PacketElement<CheckIPHeader> {
   bool verify_checksum_ = true;
   std::vector<uint32_t> bad_sources_;  // host byte order
 };
+
+FULCRUM_REGISTER_ELEMENT(CheckIPHeader);
 
 }  // namespace fulcrum

@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "core/element.hh"
+#include "core/registry.hh"
 
 namespace fulcrum {
 
@@ -71,5 +72,7 @@ class DecIPTTL final : public PacketElement<DecIPTTL> {
 
   bool expired_to_output_ = false;
 };
+
+FULCRUM_REGISTER_ELEMENT(DecIPTTL);
 
 }  // namespace fulcrum

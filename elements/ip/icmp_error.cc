@@ -6,7 +6,6 @@
 #include <cstring>
 #include <string>
 
-#include "core/registry.hh"
 #include "elements/l2/ether_mirror.hh"
 
 namespace fulcrum {
@@ -133,7 +132,5 @@ Verdict ICMPError::process(Packet* p) {
   anno(p).out_port = anno(p).in_port;
   return Verdict::out(0);
 }
-
-FULCRUM_REGISTER_ELEMENT(ICMPError);
 
 }  // namespace fulcrum

@@ -24,6 +24,7 @@
 #include <string_view>
 
 #include "core/element.hh"
+#include "core/registry.hh"
 
 namespace fulcrum {
 
@@ -49,5 +50,7 @@ class ICMPError final : public PacketElement<ICMPError> {
   uint8_t code_ = 0;
   uint16_t next_id_ = 0;
 };
+
+FULCRUM_REGISTER_ELEMENT(ICMPError);
 
 }  // namespace fulcrum

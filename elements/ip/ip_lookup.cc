@@ -1,6 +1,5 @@
 #include "elements/ip/ip_lookup.hh"
 
-#include "core/registry.hh"
 #include "lib/route_table.hh"
 
 namespace fulcrum {
@@ -17,7 +16,5 @@ Result<std::shared_ptr<Dir24_8>> IPLookup::build_table(const std::string& file, 
   if (!s) return make_error(file + ": " + s.error());
   return table;
 }
-
-FULCRUM_REGISTER_ELEMENT(IPLookup);
 
 }  // namespace fulcrum

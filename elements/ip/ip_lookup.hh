@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/registry.hh"
 #include "elements/ip/route_lookup.hh"
 #include "lib/dir24_8.hh"
 
@@ -57,5 +58,7 @@ class IPLookup final : public RouteLookup<IPLookup, Dir24_8> {
 
   static Result<std::shared_ptr<Dir24_8>> build_table(const std::string& file, uint32_t max_port);
 };
+
+FULCRUM_REGISTER_ELEMENT(IPLookup);
 
 }  // namespace fulcrum

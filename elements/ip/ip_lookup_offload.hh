@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "core/registry.hh"
 #include "elements/ip/ip_lookup.hh"
 #include "elements/ip/route_lookup_offload.hh"
 #include "offload/ipv4_lookup.hh"
@@ -34,5 +35,7 @@ class IPLookupOffload final
 
   Result<const Dir24_8*> host_table() const { return &cpu_.table(); }
 };
+
+FULCRUM_REGISTER_ELEMENT(IPLookupOffload);
 
 }  // namespace fulcrum

@@ -21,6 +21,7 @@
 #include <string_view>
 
 #include "core/element.hh"
+#include "core/registry.hh"
 
 namespace fulcrum {
 
@@ -62,5 +63,7 @@ class CheckIP6Header final : public PacketElement<CheckIP6Header> {
     return (words[0] | words[1]) == 0;
   }
 };
+
+FULCRUM_REGISTER_ELEMENT(CheckIP6Header);
 
 }  // namespace fulcrum

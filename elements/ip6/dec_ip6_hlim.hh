@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "core/element.hh"
+#include "core/registry.hh"
 
 namespace fulcrum {
 
@@ -50,5 +51,7 @@ class DecIP6HLim final : public PacketElement<DecIP6HLim> {
 
   bool expired_to_output_ = false;
 };
+
+FULCRUM_REGISTER_ELEMENT(DecIP6HLim);
 
 }  // namespace fulcrum

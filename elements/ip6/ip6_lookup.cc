@@ -1,6 +1,5 @@
 #include "elements/ip6/ip6_lookup.hh"
 
-#include "core/registry.hh"
 #include "lib/route6_table.hh"
 
 namespace fulcrum {
@@ -36,7 +35,5 @@ Result<std::shared_ptr<Ip6Routes>> IP6Lookup::build_table(const std::string& fil
   if (algorithm_ == kTrie) return build<Ip6Trie>(file, *routes);
   return build<Ip6Table>(file, *routes);
 }
-
-FULCRUM_REGISTER_ELEMENT(IP6Lookup);
 
 }  // namespace fulcrum

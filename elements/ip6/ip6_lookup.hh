@@ -25,6 +25,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/registry.hh"
 #include "elements/ip/route_lookup.hh"
 #include "lib/ip6_table.hh"
 #include "lib/ip6_trie.hh"
@@ -97,5 +98,7 @@ class IP6Lookup final : public RouteLookup<IP6Lookup, Ip6Routes> {
  private:
   std::string algorithm_{kTrie};
 };
+
+FULCRUM_REGISTER_ELEMENT(IP6Lookup);
 
 }  // namespace fulcrum

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "core/registry.hh"
 #include "elements/ip/route_lookup_offload.hh"
 #include "elements/ip6/ip6_lookup.hh"
 #include "offload/ipv6_lookup.hh"
@@ -39,5 +40,7 @@ class IP6LookupOffload final
     return trie;
   }
 };
+
+FULCRUM_REGISTER_ELEMENT(IP6LookupOffload);
 
 }  // namespace fulcrum

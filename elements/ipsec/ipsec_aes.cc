@@ -2,7 +2,6 @@
 
 #include <cstring>
 
-#include "core/registry.hh"
 #include "lib/esp.hh"
 
 namespace fulcrum {
@@ -34,7 +33,5 @@ void IPsecAES::process_batch(PacketBatch& batch) {
   for (uint32_t failed : crypto_->finish())
     batch.set_result(failed, Verdict::drop(kDropReasons["crypto-error"]));
 }
-
-FULCRUM_REGISTER_ELEMENT(IPsecAES);
 
 }  // namespace fulcrum

@@ -14,6 +14,7 @@
 //            offload layer.
 #pragma once
 
+#include "core/registry.hh"
 #include "elements/ipsec/esp_crypto_element.hh"
 
 namespace fulcrum {
@@ -24,5 +25,7 @@ class IPsecAES final : public EspCryptoElement<IPsecAES> {
 
   void process_batch(PacketBatch& batch) override;
 };
+
+FULCRUM_REGISTER_ELEMENT(IPsecAES);
 
 }  // namespace fulcrum

@@ -1,6 +1,5 @@
 #include "elements/ipsec/ipsec_aes_offload.hh"
 
-#include "core/registry.hh"
 #include "elements/ipsec/ipsec_auth_hmac_sha1_offload.hh"
 
 namespace fulcrum {
@@ -11,7 +10,5 @@ std::optional<offload::TaskLaunch> IPsecAESOffload::fuse(
   if (hmac == nullptr || hmac->file() != file()) return std::nullopt;
   return offload::TaskLaunch{offload::kIpsecFusedKernel, next_args};
 }
-
-FULCRUM_REGISTER_ELEMENT(IPsecAESOffload);
 
 }  // namespace fulcrum

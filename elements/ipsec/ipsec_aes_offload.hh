@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/registry.hh"
 #include "elements/ipsec/esp_offload_element.hh"
 #include "elements/ipsec/ipsec_aes.hh"
 
@@ -43,5 +44,7 @@ class IPsecAESOffload final : public EspOffloadElement<IPsecAESOffload, IPsecAES
     return t.aes_args();
   }
 };
+
+FULCRUM_REGISTER_ELEMENT(IPsecAESOffload);
 
 }  // namespace fulcrum

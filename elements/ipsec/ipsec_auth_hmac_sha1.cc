@@ -1,6 +1,5 @@
 #include "elements/ipsec/ipsec_auth_hmac_sha1.hh"
 
-#include "core/registry.hh"
 #include "lib/esp.hh"
 
 namespace fulcrum {
@@ -21,7 +20,5 @@ void IPsecAuthHMACSHA1::process_batch(PacketBatch& batch) {
   for (uint32_t failed : crypto_->finish())
     batch.set_result(failed, Verdict::drop(kDropReasons["crypto-error"]));
 }
-
-FULCRUM_REGISTER_ELEMENT(IPsecAuthHMACSHA1);
 
 }  // namespace fulcrum

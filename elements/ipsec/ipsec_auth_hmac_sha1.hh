@@ -12,6 +12,7 @@
 //            the library hashes several packets together (SIMD lanes or SHA-NI).
 #pragma once
 
+#include "core/registry.hh"
 #include "elements/ipsec/esp_crypto_element.hh"
 
 namespace fulcrum {
@@ -22,5 +23,7 @@ class IPsecAuthHMACSHA1 final : public EspCryptoElement<IPsecAuthHMACSHA1> {
 
   void process_batch(PacketBatch& batch) override;
 };
+
+FULCRUM_REGISTER_ELEMENT(IPsecAuthHMACSHA1);
 
 }  // namespace fulcrum

@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/registry.hh"
 #include "elements/ipsec/esp_offload_element.hh"
 #include "elements/ipsec/ipsec_auth_hmac_sha1.hh"
 
@@ -44,5 +45,7 @@ class IPsecAuthHMACSHA1Offload final
     return t.hmac_args();
   }
 };
+
+FULCRUM_REGISTER_ELEMENT(IPsecAuthHMACSHA1Offload);
 
 }  // namespace fulcrum

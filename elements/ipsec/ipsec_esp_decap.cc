@@ -4,7 +4,6 @@
 
 #include <cstring>
 
-#include "core/registry.hh"
 #include "lib/esp.hh"
 
 namespace fulcrum {
@@ -121,7 +120,5 @@ void IPsecESPDecap::process_batch(PacketBatch& batch) {
     if (!batch.result(i).is_drop()) batch.set_result(i, complete(p, slots[i], icvs[i]));
   });
 }
-
-FULCRUM_REGISTER_ELEMENT(IPsecESPDecap);
 
 }  // namespace fulcrum

@@ -23,6 +23,7 @@
 #include <string_view>
 
 #include "core/element.hh"
+#include "core/registry.hh"
 #include "lib/ipsec_crypto.hh"
 #include "lib/ipsec_sa.hh"
 
@@ -56,5 +57,7 @@ class IPsecESPDecap final : public ElementBase<IPsecESPDecap> {
   std::shared_ptr<const SaTable> table_;
   std::unique_ptr<MbCrypto> crypto_;
 };
+
+FULCRUM_REGISTER_ELEMENT(IPsecESPDecap);
 
 }  // namespace fulcrum

@@ -5,7 +5,6 @@
 
 #include <cstring>
 
-#include "core/registry.hh"
 #include "lib/esp.hh"
 
 namespace fulcrum {
@@ -107,7 +106,5 @@ Verdict IPsecESPEncap::encap(Packet* p) {
 void IPsecESPEncap::process_batch(PacketBatch& batch) {
   batch.for_each([&](uint32_t i, Packet* p) { batch.set_result(i, encap(p)); });
 }
-
-FULCRUM_REGISTER_ELEMENT(IPsecESPEncap);
 
 }  // namespace fulcrum

@@ -26,6 +26,7 @@
 #include <string_view>
 
 #include "core/element.hh"
+#include "core/registry.hh"
 #include "lib/ipsec_sa.hh"
 
 namespace fulcrum {
@@ -49,5 +50,7 @@ class IPsecESPEncap final : public ElementBase<IPsecESPEncap> {
   SourceLoc loc_;
   std::shared_ptr<const SaTable> table_;
 };
+
+FULCRUM_REGISTER_ELEMENT(IPsecESPEncap);
 
 }  // namespace fulcrum

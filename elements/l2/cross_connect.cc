@@ -3,8 +3,6 @@
 #include <sstream>
 #include <string>
 
-#include "core/registry.hh"
-
 namespace fulcrum {
 
 Status CrossConnect::configure(Args& args) {
@@ -42,7 +40,5 @@ Status CrossConnect::initialize(const InitContext& ctx) {
                         std::to_string(ctx.ports) + " ports)");
   return {};
 }
-
-FULCRUM_REGISTER_ELEMENT(CrossConnect);
 
 }  // namespace fulcrum

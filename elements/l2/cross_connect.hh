@@ -17,6 +17,7 @@
 
 #include "core/element.hh"
 #include "core/location.hh"
+#include "core/registry.hh"
 
 namespace fulcrum {
 
@@ -41,5 +42,7 @@ class CrossConnect final : public PacketElement<CrossConnect> {
   std::array<uint16_t, kMaxPorts> peer_{};
   SourceLoc loc_;
 };
+
+FULCRUM_REGISTER_ELEMENT(CrossConnect);
 
 }  // namespace fulcrum

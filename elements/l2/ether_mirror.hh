@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "core/element.hh"
+#include "core/registry.hh"
 
 namespace fulcrum {
 
@@ -35,5 +36,7 @@ class EtherMirror final : public PacketElement<EtherMirror> {
     eth->src_addr = dst;
   }
 };
+
+FULCRUM_REGISTER_ELEMENT(EtherMirror);
 
 }  // namespace fulcrum

@@ -4,8 +4,6 @@
 #include <string>
 #include <vector>
 
-#include "core/registry.hh"
-
 namespace fulcrum {
 namespace {
 
@@ -76,7 +74,5 @@ Status EtherRewrite::configure(Args& args) {
   }
   return {};
 }
-
-FULCRUM_REGISTER_ELEMENT(EtherRewrite);
 
 }  // namespace fulcrum

@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "core/element.hh"
+#include "core/registry.hh"
 
 namespace fulcrum {
 
@@ -47,5 +48,7 @@ class EtherRewrite final : public PacketElement<EtherRewrite> {
   std::array<Addrs, RTE_MAX_ETHPORTS> table_{};  // unlisted ports hold the DEFAULT
   Addrs default_{};
 };
+
+FULCRUM_REGISTER_ELEMENT(EtherRewrite);
 
 }  // namespace fulcrum

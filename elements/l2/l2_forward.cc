@@ -2,8 +2,6 @@
 
 #include <string>
 
-#include "core/registry.hh"
-
 namespace fulcrum {
 
 Status L2Forward::configure(Args& args) {
@@ -47,7 +45,5 @@ Status L2Forward::initialize(const InitContext& ctx) {
   }
   return {};
 }
-
-FULCRUM_REGISTER_ELEMENT(L2Forward);
 
 }  // namespace fulcrum

@@ -16,6 +16,7 @@
 
 #include "core/element.hh"
 #include "core/location.hh"
+#include "core/registry.hh"
 #include "elements/l2/ether_mirror.hh"
 
 namespace fulcrum {
@@ -53,5 +54,7 @@ class L2Forward final : public PacketElement<L2Forward> {
   uint16_t nports_ = 0;
   SourceLoc loc_;
 };
+
+FULCRUM_REGISTER_ELEMENT(L2Forward);
 
 }  // namespace fulcrum

@@ -2,8 +2,6 @@
 
 #include <string>
 
-#include "core/registry.hh"
-
 namespace fulcrum {
 
 Status L2Switch::configure(Args& args) {
@@ -42,7 +40,5 @@ void L2Switch::counters(std::vector<Counter>& out) const {
   out.push_back({"entries", table_ ? table_->size() : 0});
   out.push_back({"learn_failures", learn_failures_});
 }
-
-FULCRUM_REGISTER_ELEMENT(L2Switch);
 
 }  // namespace fulcrum

@@ -34,6 +34,7 @@
 
 #include "core/element.hh"
 #include "core/location.hh"
+#include "core/registry.hh"
 #include "lib/mac_table.hh"
 
 namespace fulcrum {
@@ -136,5 +137,7 @@ class L2Switch final : public ElementBase<L2Switch> {
   std::unique_ptr<MacTable> table_;
   SourceLoc loc_;
 };
+
+FULCRUM_REGISTER_ELEMENT(L2Switch);
 
 }  // namespace fulcrum

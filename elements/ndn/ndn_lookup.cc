@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <sstream>
 
-#include "core/registry.hh"
 #include "core/shared_storage.hh"
 #include "core/text_file.hh"
 
@@ -60,7 +59,5 @@ Status NDNLookup::initialize(const InitContext& ctx) {
   table_ = table.value();
   return {};
 }
-
-FULCRUM_REGISTER_ELEMENT(NDNLookup);
 
 }  // namespace fulcrum

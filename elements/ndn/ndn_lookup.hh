@@ -24,6 +24,7 @@
 
 #include "core/element.hh"
 #include "core/location.hh"
+#include "core/registry.hh"
 #include "lib/name_table.hh"
 
 namespace fulcrum {
@@ -79,5 +80,7 @@ class NDNLookup final : public ElementBase<NDNLookup> {
   std::shared_ptr<const NameTable> table_;
   uint16_t ports_ = 0;
 };
+
+FULCRUM_REGISTER_ELEMENT(NDNLookup);
 
 }  // namespace fulcrum

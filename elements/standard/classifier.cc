@@ -5,8 +5,6 @@
 #include <limits>
 #include <string>
 
-#include "core/registry.hh"
-
 namespace fulcrum {
 namespace {
 
@@ -130,7 +128,5 @@ Status Classifier::add_pattern(const Args& args, int number, std::string_view pa
   }
   return {};
 }
-
-FULCRUM_REGISTER_ELEMENT(Classifier);
 
 }  // namespace fulcrum

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/element.hh"
+#include "core/registry.hh"
 
 namespace fulcrum {
 
@@ -69,5 +70,7 @@ class Classifier final : public PacketElement<Classifier> {
   std::array<uint32_t, kMaxOutputs> pattern_end_{};  // pattern i: chunks [end[i-1], end[i])
   int npatterns_ = 0;
 };
+
+FULCRUM_REGISTER_ELEMENT(Classifier);
 
 }  // namespace fulcrum

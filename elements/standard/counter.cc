@@ -1,14 +1,10 @@
 #include "elements/standard/counter.hh"
 
-#include "core/registry.hh"
-
 namespace fulcrum {
 
 void CounterElement::counters(std::vector<Counter>& out) const {
   out.push_back({"count", count_.load(std::memory_order_relaxed)});
   out.push_back({"bytes", bytes_.load(std::memory_order_relaxed)});
 }
-
-FULCRUM_REGISTER_ELEMENT(CounterElement);
 
 }  // namespace fulcrum

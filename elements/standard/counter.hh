@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/element.hh"
+#include "core/registry.hh"
 
 namespace fulcrum {
 
@@ -38,5 +39,7 @@ class CounterElement final : public PacketElement<CounterElement> {
   std::atomic<uint64_t> count_{0};
   std::atomic<uint64_t> bytes_{0};
 };
+
+FULCRUM_REGISTER_ELEMENT(CounterElement);
 
 }  // namespace fulcrum

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "core/element.hh"
+#include "core/registry.hh"
 
 namespace fulcrum {
 
@@ -21,5 +22,7 @@ class Discard final : public PacketElement<Discard> {
   Status configure(Args& args) override { return args.finish(); }
   Verdict process(Packet*) { return Verdict::drop(kDropReasons["discarded"]); }
 };
+
+FULCRUM_REGISTER_ELEMENT(Discard);
 
 }  // namespace fulcrum

@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "core/element.hh"
+#include "core/registry.hh"
 
 namespace fulcrum {
 
@@ -32,5 +33,7 @@ class DropBroadcasts final : public PacketElement<DropBroadcasts> {
     return Verdict::out(0);
   }
 };
+
+FULCRUM_REGISTER_ELEMENT(DropBroadcasts);
 
 }  // namespace fulcrum

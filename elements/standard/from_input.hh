@@ -10,6 +10,7 @@
 #pragma once
 
 #include "core/element.hh"
+#include "core/registry.hh"
 
 namespace fulcrum {
 
@@ -21,5 +22,7 @@ class FromInput final : public ElementBase<FromInput> {
   // Batches are injected by the runtime already classified to output 0.
   void process_batch(PacketBatch&) override {}
 };
+
+FULCRUM_REGISTER_ELEMENT(FromInput);
 
 }  // namespace fulcrum

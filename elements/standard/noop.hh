@@ -7,6 +7,7 @@
 #pragma once
 
 #include "core/element.hh"
+#include "core/registry.hh"
 
 namespace fulcrum {
 
@@ -17,5 +18,7 @@ class NoOp final : public PacketElement<NoOp> {
   Status configure(Args& args) override { return args.finish(); }
   Verdict process(Packet*) { return Verdict::out(0); }
 };
+
+FULCRUM_REGISTER_ELEMENT(NoOp);
 
 }  // namespace fulcrum

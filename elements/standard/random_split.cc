@@ -1,7 +1,5 @@
 #include "elements/standard/random_split.hh"
 
-#include "core/registry.hh"
-
 namespace fulcrum {
 
 Status RandomSplit::configure(Args& args) {
@@ -16,7 +14,5 @@ Status RandomSplit::configure(Args& args) {
   state_ = seed == 0 ? 1 : seed;
   return {};
 }
-
-FULCRUM_REGISTER_ELEMENT(RandomSplit);
 
 }  // namespace fulcrum

@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "core/element.hh"
+#include "core/registry.hh"
 
 namespace fulcrum {
 
@@ -30,5 +31,7 @@ class RandomSplit final : public PacketElement<RandomSplit> {
   uint64_t state_ = 1;
   uint64_t threshold_ = 0;  // out of 2^32
 };
+
+FULCRUM_REGISTER_ELEMENT(RandomSplit);
 
 }  // namespace fulcrum

@@ -6,8 +6,6 @@
 
 #include <cstring>
 
-#include "core/registry.hh"
-
 namespace fulcrum {
 namespace {
 
@@ -86,7 +84,5 @@ void TimedSource::run_task(uint64_t now_ns, PacketBatch& out) {
   }
   created_.store(made + out.count(), std::memory_order_relaxed);
 }
-
-FULCRUM_REGISTER_ELEMENT(TimedSource);
 
 }  // namespace fulcrum

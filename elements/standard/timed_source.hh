@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/element.hh"
+#include "core/registry.hh"
 
 namespace fulcrum {
 
@@ -41,5 +42,7 @@ class TimedSource final : public ElementBase<TimedSource> {
   rte_mempool* pool_ = nullptr;
   std::vector<uint8_t> frame_;
 };
+
+FULCRUM_REGISTER_ELEMENT(TimedSource);
 
 }  // namespace fulcrum

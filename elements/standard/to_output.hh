@@ -10,6 +10,7 @@
 #pragma once
 
 #include "core/element.hh"
+#include "core/registry.hh"
 
 namespace fulcrum {
 
@@ -29,5 +30,7 @@ class ToOutput final : public ElementBase<ToOutput> {
  private:
   PacketSink* sink_ = nullptr;
 };
+
+FULCRUM_REGISTER_ELEMENT(ToOutput);
 
 }  // namespace fulcrum

@@ -1,5 +1,7 @@
-// The element registry: class name -> factory, traits and manual. Elements register themselves
-// with FULCRUM_REGISTER_ELEMENT(T) in their .cc file.
+// The element registry: class name -> factory, traits and manual. An element registers itself
+// with FULCRUM_REGISTER_ELEMENT(T) at the end of its header: an inline variable, so however many
+// files include the header, T is registered once. The build compiles every element header
+// (generated/element_headers.cc), so an element needs no .cc file of its own.
 #pragma once
 
 #include <functional>
@@ -40,6 +42,6 @@ struct ElementRegistration {
 };
 
 #define FULCRUM_REGISTER_ELEMENT(T) \
-  static const ::fulcrum::ElementRegistration<T> fulcrum_registration_##T {}
+  inline const ::fulcrum::ElementRegistration<T> fulcrum_registration_##T {}
 
 }  // namespace fulcrum

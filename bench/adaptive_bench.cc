@@ -21,6 +21,7 @@
 #include "offload/discovery.hh"
 #include "offload/emu/emu_spec.hh"
 #include "runtime/runtime.hh"
+#include "runtime/steady_rate.hh"
 
 namespace fulcrum::bench {
 namespace {
@@ -56,24 +57,14 @@ Rate steady_rate(const std::string& pipe, const std::vector<std::string>& ports,
   o.pipeline_text = pipe;
   o.ports = ports;
   o.seconds = seconds;
-  struct Tick {
-    double t;
-    uint64_t tx;
-  };
-  std::vector<Tick> ticks;
-  o.on_tick = [&](double t, uint64_t, uint64_t tx) { ticks.push_back({t, tx}); };
+  SteadyRate steady(kSteadyFrom);
+  steady.attach(o);
   Result<RunReport> r = run(o);
   if (!r) {
     std::fprintf(stderr, "bench: %s\n", r.error().c_str());
     return {};
   }
-  if (ticks.size() < 2) return {r.value().mpps_out(), r.value().balanced()};
-  const Tick& end = ticks.back();
-  const Tick* from = &ticks.front();
-  for (const Tick& t : ticks)
-    if (t.t <= end.t * kSteadyFrom) from = &t;
-  const double dt = end.t - from->t;
-  return {dt > 0 ? static_cast<double>(end.tx - from->tx) / dt / kMega : 0, r.value().balanced()};
+  return {steady.pps(r.value().mpps_out() * kMega) / kMega, r.value().balanced()};
 }
 
 struct TraceSummary {

@@ -8,6 +8,7 @@ DEB_PACKAGES=(
   ocl-icd-opencl-dev pocl-opencl-icd
   libgtest-dev libbenchmark-dev tshark
   python3-matplotlib  # tools/plot_adaptive.py (the plots in docs/)
+  nlohmann-json3-dev  # reading profile files (runtime/balancing/profile.cc)
   clang-16 libfuzzer-16-dev libclang-rt-16-dev  # make fuzz / fuzz-smoke (libFuzzer, ASan, UBSan)
 )
 PY_PACKAGES=(scapy)

@@ -46,13 +46,15 @@ Status AdaptiveBalancer::configure(Args& args) {
 
 Status AdaptiveBalancer::initialize(const InitContext& ctx) {
   const uint64_t window_ns = static_cast<uint64_t>(window_ms_ * 1e6);
-  Result<std::shared_ptr<const SharedFraction>> shared = shared_or_own<SharedFraction>(
-      ctx.shared, "adaptive-balancer:" + name(), [&]() -> Result<std::shared_ptr<SharedFraction>> {
-        return std::make_shared<SharedFraction>(climb_, window_ns);
+  using Shared = SharedBalancer<HillClimber>;
+  Result<std::shared_ptr<const Shared>> shared = shared_or_own<Shared>(
+      ctx.shared, "adaptive-balancer:" + name(), [&]() -> Result<std::shared_ptr<Shared>> {
+        return std::make_shared<Shared>(window_ns, climb_);
       });
   if (!shared) return make_error(shared.error());
   shared_ = shared.value();
   slot_ = shared_->attach();
+  full_batch_ = ctx.batch;
   writes_trace_ = !trace_file_.empty() && ctx.worker == 0;
   if (!trace_file_.empty()) shared_->enable_trace();
   // Each worker draws its own sequence.
@@ -71,23 +73,26 @@ void AdaptiveBalancer::counters(std::vector<Counter>& out) const {
   out.push_back({"offloaded", offloaded_});
   out.push_back({"kept", kept_});
   if (!shared_) return;
-  const SharedFraction::Snapshot s = shared_->snapshot();
-  constexpr double kPerMille = 1000;
-  out.push_back({"fraction_permille", static_cast<uint64_t>(std::lround(s.fraction * kPerMille))});
-  out.push_back({"rate_pps", static_cast<uint64_t>(s.last_rate)});
-  out.push_back({"windows", s.windows});
-  out.push_back({"moves", s.moves});
-  out.push_back({"reversals", s.reversals});
-  out.push_back({"reprobes", s.reprobes});
+  shared_->inspect([&](const HillClimber& c, const BalanceWindow& last, uint64_t windows) {
+    constexpr double kPerMille = 1000;
+    out.push_back(
+        {"fraction_permille", static_cast<uint64_t>(std::lround(c.fraction() * kPerMille))});
+    out.push_back({"rate_pps", static_cast<uint64_t>(last.rate_pps)});
+    out.push_back({"windows", windows});
+    out.push_back({"moves", c.moves()});
+    out.push_back({"reversals", c.reversals()});
+    out.push_back({"reprobes", c.reprobes()});
+  });
 }
 
 void AdaptiveBalancer::finish() {
   if (!writes_trace_) return;
-  const std::vector<SharedFraction::TracePoint> trace = shared_->trace();
+  const auto trace = shared_->trace();
   std::FILE* f = std::fopen(trace_file_.c_str(), "w");
   bool ok = f != nullptr && std::fprintf(f, "time_s fraction rate_pps\n") > 0;
   for (size_t i = 0; ok && i < trace.size(); ++i)
-    ok = std::fprintf(f, "%.4f %.4f %.0f\n", trace[i].t_s, trace[i].fraction, trace[i].rate) > 0;
+    ok = std::fprintf(f, "%.4f %.4f %.0f\n", trace[i].t_s, trace[i].choice.fraction,
+                      trace[i].window.rate_pps) > 0;
   const int err = errno;
   if (f != nullptr && std::fclose(f) != 0) ok = false;
   if (!ok)

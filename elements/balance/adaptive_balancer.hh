@@ -24,7 +24,8 @@
 #include "core/output_loss.hh"
 #include "core/registry.hh"
 #include "elements/balance/batch_draw.hh"
-#include "runtime/balancing/shared_fraction.hh"
+#include "runtime/balancing/hill_climber.hh"
+#include "runtime/balancing/shared_balancer.hh"
 
 namespace fulcrum {
 
@@ -41,7 +42,7 @@ class AdaptiveBalancer final : public ElementBase<AdaptiveBalancer> {
     const bool offload = draw_below(state_, shared_->threshold());
     batch.anno().device = offload ? device_ : kRunOnCpu;
     ++(offload ? offloaded_ : kept_);
-    shared_->count(slot_, batch.live());
+    shared_->count(slot_, batch.live(), batch.count() >= full_batch_);
     if ((++batches_ & kClockEvery) == 0) shared_->tick(now_ns());
   }
 
@@ -53,8 +54,9 @@ class AdaptiveBalancer final : public ElementBase<AdaptiveBalancer> {
   double window_ms_ = 200;
   int32_t device_ = 0;
   uint64_t state_ = 1;
-  std::shared_ptr<const SharedFraction> shared_;
+  std::shared_ptr<const SharedBalancer<HillClimber>> shared_;
   uint32_t slot_ = 0;
+  uint32_t full_batch_ = kDefaultBatch;
   std::string trace_file_;
   bool writes_trace_ = false;  // worker 0's replica writes it
   std::optional<OutputLoss> trace_loss_;

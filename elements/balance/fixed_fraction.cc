@@ -4,12 +4,18 @@ namespace fulcrum {
 
 Status FixedFraction::configure(Args& args) {
   double w = 0;
-  uint32_t device = 0, seed = 1;
+  uint32_t device = 0, seed = 1, aggregate = 0;
   args.positional("W", w, "share of batches offloaded, in [0, 1]")
       .key("DEVICE", device, "device index for them (`fulcrum devices` order)")
+      .key("AGGREGATE", aggregate,
+           "batches per device task for the offloadable elements downstream, at most their own "
+           "AGGREGATE (0: theirs; `fulcrum profile` sweeps it)")
       .key("SEED", seed, "seed of the per-batch draw");
   if (Status s = args.finish(); !s) return s;
   if (w < 0 || w > 1) return args.error("W must be between 0 and 1");
+  constexpr uint32_t kMaxAggregate = 256;
+  if (aggregate > kMaxAggregate) return args.error("AGGREGATE must be 0..256");
+  aggregate_ = static_cast<uint16_t>(aggregate);
   constexpr uint32_t kMaxDevice = 63;
   if (device > kMaxDevice) return args.error("DEVICE must be 0..63");
   constexpr double kScale = 4294967296.0;

@@ -2,7 +2,8 @@
 //
 // Ports:     input 0: any batch. output 0: the same batch, unchanged.
 // Uses:      nothing.  Sets: the batch's device decision (batch annotation): DEVICE with
-//            probability W, else CPU.
+//            probability W, else CPU; with AGGREGATE, the device batch size (batch annotation
+//            `aggregate`).
 // Counters:  offloaded, kept (batches).
 // Offload:   decides for the offloadable elements downstream. Each batch is drawn on its own
 //            (NBA's weighted balancer), so the packets of one flow may run on the CPU and the
@@ -31,6 +32,7 @@ class FixedFraction final : public ElementBase<FixedFraction> {
   void process_batch(PacketBatch& batch) override {
     const bool offload = draw_below(state_, threshold_);
     batch.anno().device = offload ? device_ : kRunOnCpu;
+    batch.anno().aggregate = aggregate_;
     ++(offload ? offloaded_ : kept_);
   }
 
@@ -38,6 +40,7 @@ class FixedFraction final : public ElementBase<FixedFraction> {
   uint64_t state_ = 1;
   uint64_t threshold_ = 0;  // out of 2^32
   int32_t device_ = 0;
+  uint16_t aggregate_ = 0;
   uint64_t offloaded_ = 0;
   uint64_t kept_ = 0;
 };

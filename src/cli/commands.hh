@@ -10,5 +10,6 @@ int cmd_run(const std::vector<std::string>& args);
 int cmd_elements(const std::vector<std::string>& args);
 int cmd_bench(const std::vector<std::string>& args);
 int cmd_devices(const std::vector<std::string>& args);
+int cmd_profile(const std::vector<std::string>& args);
 
 }  // namespace fulcrum::cli

@@ -13,6 +13,8 @@ usage:
   fulcrum elements [NAME]          list element classes, or print one element's manual
   fulcrum bench [--out FILE]       run the benchmark harness (JSON)
   fulcrum devices [--json]         list the offload backends and devices (GPUs, OpenCL)
+  fulcrum profile PIPELINE.click --port SPEC ... --out PROFILE.json
+                                   measure every device mix for PolicyBalancer
   fulcrum help | --help
 
 `fulcrum run --help` lists the run options.
@@ -32,6 +34,7 @@ int main(int argc, char** argv) {
   if (cmd == "elements") return fulcrum::cli::cmd_elements(args);
   if (cmd == "bench") return fulcrum::cli::cmd_bench(args);
   if (cmd == "devices") return fulcrum::cli::cmd_devices(args);
+  if (cmd == "profile") return fulcrum::cli::cmd_profile(args);
   std::fprintf(stderr, "fulcrum: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
   return 2;
 }

@@ -42,6 +42,9 @@ inline constexpr int32_t kRunOnCpu = -1;
 
 struct BatchAnno {
   int32_t device = kRunOnCpu;  // load-balancer decision: kRunOnCpu or a device index
+  // Load-balancer request: batches per device task, at most the offloadable element's
+  // AGGREGATE; 0: that AGGREGATE.
+  uint16_t aggregate = 0;
   uint16_t in_port = kNoPort;  // RX port of the batch (all packets of an RX batch share it)
   uint16_t in_queue = 0;
   uint64_t batch_id = 0;

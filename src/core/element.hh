@@ -51,7 +51,8 @@ class PacketSink {
 struct InitContext {
   int worker = 0;
   int workers = 1;
-  int ports = 0;  // number of --port entries
+  int ports = 0;                   // number of --port entries
+  uint32_t batch = kDefaultBatch;  // RX burst size: a batch this full arrived from a backlog
   SharedStorage* shared = nullptr;
   PacketSink* sink = nullptr;   // the worker's transmit path
   rte_mempool* pool = nullptr;  // the worker's packet pool (for sources)

@@ -285,9 +285,13 @@ class Watchdog {
 }  // namespace
 
 Result<PipelineConfig> load_pipeline(const RunOptions& options) {
-  if (!options.pipeline_text.empty())
-    return parse_pipeline(options.pipeline_text, options.pipeline_file, is_class);
-  return parse_pipeline_file(options.pipeline_file, is_class);
+  Result<PipelineConfig> config =
+      options.pipeline_text.empty()
+          ? parse_pipeline_file(options.pipeline_file, is_class)
+          : parse_pipeline(options.pipeline_text, options.pipeline_file, is_class);
+  if (config && options.rewrite)
+    if (Status s = options.rewrite(config.value()); !s) return make_error(s.error());
+  return config;
 }
 
 Result<RunReport> run(const RunOptions& options) {
@@ -314,6 +318,7 @@ Result<RunReport> run(const RunOptions& options) {
     NullSink sink;
     InitContext ctx;
     ctx.workers = options.workers;
+    ctx.batch = options.batch;
     ctx.ports = static_cast<int>(options.ports.size());
     ctx.shared = &shared;
     ctx.sink = &sink;
@@ -355,6 +360,7 @@ Result<RunReport> run(const RunOptions& options) {
     InitContext ctx;
     ctx.worker = w;
     ctx.workers = options.workers;
+    ctx.batch = options.batch;
     ctx.ports = static_cast<int>(ports.size());
     ctx.shared = &shared;
     ctx.sink = worker.get();

@@ -39,6 +39,9 @@ struct RunOptions {
   // Called by the control thread every control period (20 ms) with the time since the start and
   // the packets received and transmitted so far (benchmarks: throughput over time).
   std::function<void(double elapsed_s, uint64_t rx_packets, uint64_t tx_packets)> on_tick;
+  // Applied to the parsed pipeline before it is checked and built (`fulcrum profile` puts its
+  // own balancer in place of the configuration's).
+  std::function<Status(PipelineConfig&)> rewrite;
 };
 
 // Parses and checks the pipeline against the registry without starting anything.

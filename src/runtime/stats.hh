@@ -70,9 +70,8 @@ struct RunReport {
   uint64_t queued = 0;  // neither transmitted nor dropped at exit
   std::vector<PortReport> ports;
   std::vector<ElementReport> elements;
-  std::vector<DeviceReport> devices;
-  EnergyReport energy;  // CPU packages' energy over the run, when RAPL can be read  // offload
-                        // devices, when an offloadable element ran
+  std::vector<DeviceReport> devices;  // offload devices, when an offloadable element ran
+  EnergyReport energy;                // CPU packages' energy over the run, when RAPL can be read
   std::vector<std::pair<std::string, uint64_t>> drops;  // "element/reason" -> count
   // Output that could not be written (alert logs, capture files); the run failed when not empty.
   std::vector<OutputLoss> output_losses;

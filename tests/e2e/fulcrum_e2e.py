@@ -51,6 +51,11 @@ def pcap_port(index, rx, tx):
     return f"net_pcap{index},rx_pcap={rx},tx_pcap={tx}"
 
 
+def run_cmd(args, timeout=300):
+    """Runs `fulcrum ARGS...`; returns the completed process (stdout and stderr as text)."""
+    return subprocess.run([FULCRUM, *args], capture_output=True, text=True, timeout=timeout)
+
+
 def run_fulcrum(work, config, ports, extra=(), timeout=120):
     """Runs `fulcrum run CONFIG` over the given --port specs; returns (process, stats or None)."""
     stats = work.file("stats.json")

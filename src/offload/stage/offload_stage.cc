@@ -167,7 +167,11 @@ void OffloadStage::process_batch(PacketBatch& batch) {
   batch.for_each([&](uint32_t i, Packet* p) { take(batch, i, p, d, left--); });
   DeviceStats& st = service_->stats(d);
   st.add(st.batches, 1);
-  if (devices_[d].open != nullptr && devices_[d].open->task->task.batches >= aggregate_) submit(d);
+  // A balancer may ask for smaller tasks (PolicyBalancer's device batch size), never larger:
+  // the task buffers hold AGGREGATE batches.
+  const uint32_t want = batch.anno().aggregate;
+  const uint32_t limit = want != 0 ? std::min<uint32_t>(want, aggregate_) : aggregate_;
+  if (devices_[d].open != nullptr && devices_[d].open->task->task.batches >= limit) submit(d);
   if (!batch.empty()) hooks_.process_cpu(batch);  // packets gather() left to the CPU
 }
 

@@ -16,6 +16,8 @@
 
 #include <cstdint>
 
+#include "runtime/balancing/shared_balancer.hh"
+
 namespace fulcrum {
 
 struct HillClimbConfig {
@@ -34,6 +36,10 @@ class HillClimber {
 
   // The throughput of one more window (any unit, the same every time); returns w from now on.
   double observe(double throughput);
+
+  // As a SharedBalancer controller: steered by the window's rate.
+  BalanceChoice observe(const BalanceWindow& w) { return {observe(w.rate_pps)}; }
+  BalanceChoice choice() const { return {fraction()}; }
 
   // The w in use now (the probe's while probing).
   double fraction() const { return probing_ ? probe_w_ : w_; }

@@ -1,0 +1,125 @@
+#include "elements/balance/policy_balancer.hh"
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "core/shared_storage.hh"
+
+namespace fulcrum {
+
+Status PolicyBalancer::configure(Args& args) {
+  std::string policy = "throughput";
+  uint32_t seed = 1;
+  args.positional("PROFILE", profile_file_, "profile file written by `fulcrum profile`")
+      .key("POLICY", policy, "throughput, latency or energy (paper 001 §5.2)")
+      .key("LATENCY_US", policy_.latency_bound_us,
+           "p99 bound: only configurations under it (0: none); with POLICY throughput, "
+           "latency-bounded throughput")
+      .key("WINDOW_MS", window_ms_, "observation window (the thesis' 40 ms time quantum)")
+      .key("DELTA", policy_.delta, "the thesis' delta: band around the expected performance")
+      .key("LAMBDA", policy_.lambda,
+           "a better configuration replaces the current one when better by this factor")
+      .key("ALPHA", policy_.alpha, "device batch growth when performing worse (thesis: 2)")
+      .key("BETA", policy_.beta, "device batch shrink when performing better (thesis: 2)")
+      .key("MAX_AGGREGATE", policy_.max_aggregate,
+           "largest device batch the scheduler grows to (0: the largest in the profile; the "
+           "offloadable elements' own AGGREGATE caps it too)")
+      .key("HEADROOM", policy_.headroom,
+           "share of a configuration's throughput it is loaded to at most")
+      .key("SEED", seed, "seed of the per-batch draw")
+      .key("TRACE", trace_file_,
+           "file: every window as \"time_s rate_pps full_share fraction device aggregate "
+           "config\", "
+           "written at the end of the run");
+  if (Status s = args.finish(); !s) return s;
+  Result<Policy> p = parse_policy(policy);
+  if (!p) return args.error(p.error());
+  policy_.policy = p.value();
+  const auto positive = [](double v) { return v > 0 && std::isfinite(v); };
+  if (!(policy_.latency_bound_us >= 0 && std::isfinite(policy_.latency_bound_us)))
+    return args.error("LATENCY_US must be a number >= 0");
+  if (!positive(window_ms_)) return args.error("WINDOW_MS must be a positive number");
+  if (!(policy_.delta > 0 && policy_.delta < 1)) return args.error("DELTA must be in (0, 1)");
+  if (!(policy_.lambda >= 1 && std::isfinite(policy_.lambda)))
+    return args.error("LAMBDA must be a number >= 1");
+  if (!(policy_.alpha > 1 && std::isfinite(policy_.alpha)) ||
+      !(policy_.beta > 1 && std::isfinite(policy_.beta)))
+    return args.error("ALPHA and BETA must be numbers > 1");
+  constexpr uint32_t kMaxAggregate = 256;
+  if (policy_.max_aggregate > kMaxAggregate) return args.error("MAX_AGGREGATE must be 0..256");
+  if (!(policy_.headroom > 0 && policy_.headroom <= 1))
+    return args.error("HEADROOM must be in (0, 1]");
+  state_ = seed == 0 ? 1 : seed;
+  return {};
+}
+
+Status PolicyBalancer::initialize(const InitContext& ctx) {
+  const auto window_ns = static_cast<uint64_t>(window_ms_ * 1e6);
+  using Shared = SharedBalancer<PolicyScheduler>;
+  Result<std::shared_ptr<const Shared>> shared = shared_or_own<Shared>(
+      ctx.shared, "policy-balancer:" + name(), [&]() -> Result<std::shared_ptr<Shared>> {
+        Result<Profile> profile = read_profile(profile_file_);
+        if (!profile) return make_error(profile.error());
+        return std::make_shared<Shared>(window_ns, std::move(profile.value()), policy_);
+      });
+  if (!shared) return make_error(shared.error());
+  shared_ = shared.value();
+  slot_ = shared_->attach();
+  full_batch_ = ctx.batch;
+  writes_trace_ = !trace_file_.empty() && ctx.worker == 0;
+  if (!trace_file_.empty()) shared_->enable_trace();
+  state_ += static_cast<uint64_t>(ctx.worker) * 0x9E3779B97F4A7C15ull;
+  if (state_ == 0) state_ = 1;
+  return {};
+}
+
+uint64_t PolicyBalancer::now_ns() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+void PolicyBalancer::counters(std::vector<Counter>& out) const {
+  out.push_back({"offloaded", offloaded_});
+  out.push_back({"kept", kept_});
+  if (!shared_) return;
+  shared_->inspect([&](const PolicyScheduler& s, const BalanceWindow& last, uint64_t windows) {
+    constexpr double kPerMille = 1000;
+    out.push_back({"config", s.current_index()});
+    out.push_back({"fraction_permille",
+                   static_cast<uint64_t>(std::lround(s.current().fraction * kPerMille))});
+    out.push_back({"aggregate", s.aggregate()});
+    out.push_back({"rate_pps", static_cast<uint64_t>(last.rate_pps)});
+    out.push_back({"windows", windows});
+    out.push_back({"switches", s.switches()});
+    out.push_back({"grows", s.grows()});
+    out.push_back({"shrinks", s.shrinks()});
+    out.push_back({"learned", s.learned()});
+  });
+}
+
+void PolicyBalancer::finish() {
+  if (!writes_trace_) return;
+  const auto trace = shared_->trace();
+  std::FILE* f = std::fopen(trace_file_.c_str(), "w");
+  bool ok = f != nullptr &&
+            std::fprintf(f, "time_s rate_pps full_share fraction device aggregate config\n") > 0;
+  for (size_t i = 0; ok && i < trace.size(); ++i)
+    ok = std::fprintf(f, "%.4f %.0f %.3f %.4f %d %u %d\n", trace[i].t_s, trace[i].window.rate_pps,
+                      trace[i].window.full_share, trace[i].choice.fraction, trace[i].choice.device,
+                      trace[i].choice.aggregate, trace[i].choice.config) > 0;
+  const int err = errno;
+  if (f != nullptr && std::fclose(f) != 0) ok = false;
+  if (!ok)
+    trace_loss_ = OutputLoss{"balancer trace " + trace_file_, "windows", trace.size() + 1,
+                             std::strerror(err != 0 ? err : errno)};
+}
+
+void PolicyBalancer::output_losses(std::vector<OutputLoss>& out) const {
+  if (trace_loss_) out.push_back(*trace_loss_);
+}
+
+}  // namespace fulcrum

@@ -1,0 +1,185 @@
+// `fulcrum profile PIPELINE --port ... --out PROFILE.json`: the thesis' offline profiling (paper
+// 001 §5.1, runtime/balancing/profiler.hh), written as the file PolicyBalancer reads
+// (docs/adaptive.md, "PolicyBalancer and fulcrum profile").
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cli/commands.hh"
+#include "cli/device_option.hh"
+#include "core/args.hh"
+#include "io/eal.hh"
+#include "io/port.hh"
+#include "offload/discovery.hh"
+#include "runtime/balancing/profiler.hh"
+#include "runtime/runtime.hh"
+
+namespace fulcrum::cli {
+namespace {
+
+constexpr const char* kProfileUsage =
+    R"(usage: fulcrum profile PIPELINE.click --port SPEC [--port SPEC ...] --out PROFILE.json
+                       [options]
+
+  The pipeline holds one balancer (FixedFraction, AdaptiveBalancer, PolicyBalancer, CPUOnly or
+  DeviceOnly); each configuration runs in its place as FixedFraction(w, DEVICE d, AGGREGATE a).
+  Use a traffic source that keeps the pipeline busy (the generator, or a pcap with --seconds).
+  --out FILE          the profile to write (PolicyBalancer's PROFILE)
+  --fractions LIST    offloaded shares w > 0 to measure on every device (0.25,0.5,0.75,1)
+  --aggregates LIST   device batch sizes, batches per task (1,4,16,32)
+  --seconds S         per configuration (0.5)
+  --workers N         worker threads (1)
+  --batch N           packets per batch (64)
+  --power K=V,...     the power model where RAPL cannot be read, watts: cpu_idle, cpu_busy (per
+                      worker core), device_idle, device_busy (50% busy: halfway) (defaults
+                      5,15,30,250: a server core and a discrete GPU)
+Power: RAPL package energy over each run and over 0.5 s of no traffic when the machine exposes
+it ("power_measured": true); otherwise modelled: the workers poll, so their cores count busy;
+the device counts idle plus its busy share (tasks x device time / run time) of the difference.
+)";
+
+int usage_error(const std::string& msg) {
+  std::fprintf(stderr, "fulcrum profile: %s\n\n%s%s", msg.c_str(), kProfileUsage,
+               kDeviceOptionHelp);
+  return 2;
+}
+
+bool parse_list(const std::string& text, std::vector<double>& out) {
+  out.clear();
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    double v = 0;
+    if (!parse_value(text.substr(start, comma - start), v)) return false;
+    out.push_back(v);
+    start = comma + 1;
+  }
+  return !out.empty();
+}
+
+bool parse_power(const std::string& text, PowerModel& m) {
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string kv = text.substr(start, comma - start);
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos) return false;
+    const std::string key = kv.substr(0, eq);
+    double* field = key == "cpu_idle"      ? &m.cpu_idle
+                    : key == "cpu_busy"    ? &m.cpu_busy
+                    : key == "device_idle" ? &m.device_idle
+                    : key == "device_busy" ? &m.device_busy
+                                           : nullptr;
+    if (field == nullptr || !parse_value(kv.substr(eq + 1), *field) || *field < 0) return false;
+    start = comma + 1;
+  }
+  return m.cpu_idle <= m.cpu_busy && m.device_idle <= m.device_busy;
+}
+
+}  // namespace
+
+int cmd_profile(const std::vector<std::string>& args) {
+  RunOptions opt;
+  DeviceOption devices;
+  std::string out;
+  ProfileSweep sweep;
+  std::vector<double> aggregates;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&](std::string& v) {
+      if (i + 1 >= args.size()) return false;
+      v = args[++i];
+      return true;
+    };
+    std::string v;
+    if (a == "--help" || a == "-h") {
+      std::printf("%s%s", kProfileUsage, kDeviceOptionHelp);
+      return 0;
+    } else if (a == "--port") {
+      if (!value(v)) return usage_error("--port needs a value");
+      opt.ports.push_back(v);
+    } else if (a == "--out") {
+      if (!value(out)) return usage_error("--out needs a file name");
+    } else if (a == "--fractions") {
+      if (!value(v) || !parse_list(v, sweep.fractions) ||
+          std::any_of(sweep.fractions.begin(), sweep.fractions.end(),
+                      [](double f) { return f <= 0 || f > 1; }))
+        return usage_error("--fractions needs a list of shares in (0, 1]");
+    } else if (a == "--aggregates") {
+      if (!value(v) || !parse_list(v, aggregates) ||
+          std::any_of(aggregates.begin(), aggregates.end(),
+                      [](double x) { return x < 1 || x > 256 || x != static_cast<int>(x); }))
+        return usage_error("--aggregates needs a list of integers 1..256");
+      sweep.aggregates.assign(aggregates.begin(), aggregates.end());
+    } else if (a == "--seconds") {
+      if (!value(v) || !parse_value(v, sweep.seconds) || sweep.seconds <= 0)
+        return usage_error("--seconds needs a positive number");
+    } else if (a == "--workers") {
+      if (!value(v) || !parse_value(v, opt.workers) || opt.workers < 1)
+        return usage_error("--workers needs a positive integer");
+    } else if (a == "--batch") {
+      if (!value(v) || !parse_value(v, opt.batch) || opt.batch < 1 || opt.batch > kMaxBatch)
+        return usage_error("--batch needs an integer 1.." + std::to_string(kMaxBatch));
+    } else if (a == "--power") {
+      if (!value(v) || !parse_power(v, sweep.power))
+        return usage_error(
+            "--power needs cpu_idle=W,cpu_busy=W,device_idle=W,device_busy=W "
+            "(idle at most busy)");
+    } else if (a == "--device") {
+      if (!value(v)) return usage_error("--device needs a value");
+      if (Status st = devices.add(v); !st) return usage_error(st.error());
+    } else if (!a.empty() && a[0] == '-') {
+      return usage_error("unknown option '" + a + "'");
+    } else if (opt.pipeline_file.empty()) {
+      opt.pipeline_file = a;
+    } else {
+      return usage_error("unexpected argument '" + a + "'");
+    }
+  }
+  if (opt.pipeline_file.empty()) return usage_error("no pipeline file given");
+  if (opt.ports.empty()) return usage_error("no --port given");
+  if (out.empty()) return usage_error("no --out given");
+  devices.apply();
+
+  // Configuration errors are reported before any device is touched.
+  Result<PipelineConfig> config = load_pipeline(opt);
+  if (!config) {
+    std::fprintf(stderr, "%s\n", config.error().c_str());
+    return 1;
+  }
+  if (Status s = check_one_balancer(config.value()); !s) {
+    std::fprintf(stderr, "fulcrum profile: %s\n", s.error().c_str());
+    return 1;
+  }
+  EalOptions eal;
+  eal.workers = opt.workers;
+  for (const std::string& p : opt.ports)
+    if (eal_device_for(p).is_pci) eal.pci.push_back(p);
+  if (Status s = init_eal(eal); !s) {
+    std::fprintf(stderr, "fulcrum profile: %s\n", s.error().c_str());
+    return 1;
+  }
+  if (offload::discover_devices().empty())
+    std::fprintf(stderr,
+                 "fulcrum profile: no offload device found; the profile has the CPU only\n");
+  Result<Profile> profile = profile_pipeline(opt, sweep, [](const ProfilePoint& pt) {
+    std::printf(
+        "device %d  w %-5g aggregate %-3u  %8.3f Mpps  p50 %8.1f us  p99 %8.1f us  %6.1f W%s\n",
+        pt.device, pt.fraction, pt.aggregate, pt.throughput_pps / 1e6, pt.p50_us, pt.p99_us,
+        pt.power_w, pt.power_measured ? "" : " (modelled)");
+    std::fflush(stdout);
+  });
+  if (!profile) {
+    std::fprintf(stderr, "fulcrum profile: %s\n", profile.error().c_str());
+    return 1;
+  }
+  if (Status s = write_profile(profile.value(), out); !s) {
+    std::fprintf(stderr, "fulcrum profile: %s\n", s.error().c_str());
+    return 1;
+  }
+  std::printf("wrote %s: %zu configurations\n", out.c_str(), profile.value().points.size());
+  return 0;
+}
+
+}  // namespace fulcrum::cli

@@ -1,0 +1,113 @@
+#include "runtime/balancing/policy_scheduler.hh"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+namespace fulcrum {
+
+PolicyScheduler::PolicyScheduler(Profile profile, const PolicyConfig& config)
+    : profile_(std::move(profile)), config_(config), alpha_(config.alpha), beta_(config.beta) {
+  max_aggregate_ = config_.max_aggregate;
+  if (max_aggregate_ == 0)
+    for (const ProfilePoint& p : profile_.points)
+      max_aggregate_ = std::max(max_aggregate_, p.aggregate);
+  max_aggregate_ = std::max(max_aggregate_, 1u);
+  // Before any traffic is seen: the policy's choice for an unknown, light load.
+  const int first = choose(profile_.points, config_.policy, Demand{0, config_.latency_bound_us},
+                           config_.headroom);
+  current_ = first < 0 ? 0 : static_cast<size_t>(first);
+  aggregate_ = profile_.points.empty() ? 1 : std::min(current().aggregate, max_aggregate_);
+}
+
+void PolicyScheduler::switch_to(size_t index) {
+  current_ = index;
+  aggregate_ = std::min(current().aggregate, max_aggregate_);
+  alpha_ = config_.alpha;
+  beta_ = config_.beta;
+  too_small_ = 0;
+  shrunk_ = false;
+  ++switches_;
+}
+
+BalanceChoice PolicyScheduler::observe(const BalanceWindow& w) {
+  if (profile_.points.empty()) return choice();
+  const bool at_capacity = w.full_share >= config_.backlog;
+  if (tuning_ || !step1(w, at_capacity)) step3(w, at_capacity);
+  return choice();
+}
+
+bool PolicyScheduler::step1(const BalanceWindow& w, bool at_capacity) {
+  const double capacity = current().throughput_pps;
+  Demand demand{w.rate_pps, config_.latency_bound_us};
+  if (at_capacity) demand.offered_pps = std::max(w.rate_pps, capacity) * (1 + config_.delta);
+  const int best = choose(profile_.points, config_.policy, demand, config_.headroom);
+  if (best < 0 || static_cast<size_t>(best) == current_) return false;
+  const ProfilePoint& b = profile_.points[static_cast<size_t>(best)];
+  const bool carries = demand.offered_pps <= capacity * config_.headroom * (1 + config_.delta);
+  const bool needed = (config_.policy != Policy::kThroughput && !carries) ||
+                      (demand.latency_bound_us > 0 && current().p99_us > demand.latency_bound_us);
+  if (!needed &&
+      merit(b, config_.policy, demand) < config_.lambda * merit(current(), config_.policy, demand))
+    return false;
+  switch_to(static_cast<size_t>(best));
+  return true;
+}
+
+void PolicyScheduler::step3(const BalanceWindow& w, bool at_capacity) {
+  const double expected = current().throughput_pps;
+  if (at_capacity && w.rate_pps < expected * (1 - config_.delta)) {
+    if (shrunk_) {
+      // Backlogged right after a shrink: it went too far for the rate carried before it.
+      too_small_ = aggregate_;
+      too_small_rate_ = carried_;
+    }
+    shrunk_ = false;
+    if (aggregate_ < max_aggregate_) {
+      aggregate_ = std::min(max_aggregate_, static_cast<uint32_t>(std::ceil(aggregate_ * alpha_)));
+      beta_ = 1 + (alpha_ - 1) / 2;
+      tuning_ = true;
+      ++grows_;
+      return;
+    }
+  }
+  shrunk_ = false;
+  if (!at_capacity) carried_ = w.rate_pps;
+  if (tuning_) return end_tuning(w, at_capacity);
+  if (too_small_ != 0 && w.rate_pps < too_small_rate_ * (1 - config_.delta))
+    too_small_ = 0;  // the rate fell: what was too small may do now
+  const uint32_t smaller = static_cast<uint32_t>(std::floor(aggregate_ / beta_));
+  if (!at_capacity && w.rate_pps < expected * config_.headroom * (1 - config_.delta) &&
+      smaller >= 1 && smaller > too_small_) {
+    aggregate_ = smaller;
+    alpha_ = 1 + (beta_ - 1) / 2;
+    shrunk_ = true;
+    ++shrinks_;
+    return;
+  }
+  if (at_capacity) return end_tuning(w, at_capacity);
+  alpha_ = config_.alpha;
+  beta_ = config_.beta;
+}
+
+void PolicyScheduler::end_tuning(const BalanceWindow& w, bool at_capacity) {
+  // The profile point learns what it sustains: measured backlogged, at its own batch size or
+  // larger (below it, our shrinking rather than the configuration limited it).
+  ProfilePoint& p = profile_.points[current_];
+  if (at_capacity && aggregate_ >= std::min(p.aggregate, max_aggregate_) &&
+      std::fabs(w.rate_pps - p.throughput_pps) > config_.delta * p.throughput_pps &&
+      w.rate_pps > 0) {
+    p.throughput_pps = w.rate_pps;
+    ++learned_;
+  }
+  tuning_ = false;
+  alpha_ = config_.alpha;
+  beta_ = config_.beta;
+}
+
+BalanceChoice PolicyScheduler::choice() const {
+  if (profile_.points.empty()) return {};
+  return {current().fraction, current().device, aggregate_, static_cast<int32_t>(current_)};
+}
+
+}  // namespace fulcrum

@@ -1,0 +1,85 @@
+// PolicyScheduler: the thesis' online adaptation algorithm (paper 001 §5.2) over a profile,
+// driven by one observation window at a time (no clock: tests feed it windows).
+//
+// Each window:
+//  1. The demand: the measured rate or, when most batches arrived full (the input is backlogged:
+//     the pipeline runs at its capacity), more than the current configuration carries. The
+//     policy's best configuration for it (profile.hh, choose) replaces the current one only when
+//     the current one does not carry the demand (with a band of DELTA around its headroom) or
+//     the new one's figure of merit beats the current one's by the factor LAMBDA (hysteresis:
+//     noise never makes it alternate between competing configurations). A switch takes the
+//     point's device batch size and resets ALPHA and BETA.
+//  2. The check against the profile (the thesis' step 3, a loop that skips step 1 while it
+//     runs): backlogged at a rate more than DELTA under the point's throughput is "worse": the
+//     device batch grows by ALPHA, window after window, until the rate is within DELTA of the
+//     profile's or the batch is at its maximum. The loop then ends and the profile point learns
+//     the rate it sustains (the thesis updates its tree), so step 1 can move to a configuration
+//     that now looks better. Not backlogged, with a rate more than DELTA under the point's
+//     loaded throughput (HEADROOM), is "better": the device has slack and the batch shrinks by
+//     BETA (smaller device batches, lower latency), but never to a size that was found too
+//     small for this rate. In between, nothing moves and ALPHA and BETA return to their
+//     initial values.
+// The thesis writes "β = α/2" after a growth and "α = β/2" after a shrink, with α = β = 2; read
+// literally the factor drops to 1 and then below (a growth that shrinks). We halve the step's
+// excess instead (2 → 1.5 → 1.25 ...), the bisection the thesis' log_α M convergence bound
+// describes.
+#pragma once
+
+#include <cstdint>
+
+#include "runtime/balancing/profile.hh"
+#include "runtime/balancing/shared_balancer.hh"
+
+namespace fulcrum {
+
+struct PolicyConfig {
+  Policy policy = Policy::kThroughput;
+  double latency_bound_us = 0;  // 0: none
+  double delta = 0.10;          // the thesis' δ: 10 %
+  double lambda = 1.10;         // the thesis' λ (it gives no value: ours)
+  double alpha = 2, beta = 2;   // the thesis' batch growth and shrink: 2x
+  double headroom = 0.9;        // a configuration carries up to this share of its throughput
+  double backlog = 0.5;         // share of full batches that means "at capacity"
+  uint32_t max_aggregate = 0;   // largest device batch; 0: the largest in the profile
+};
+
+class PolicyScheduler {
+ public:
+  PolicyScheduler(Profile profile, const PolicyConfig& config);
+
+  BalanceChoice observe(const BalanceWindow& w);
+  BalanceChoice choice() const;
+
+  const ProfilePoint& current() const { return profile_.points[current_]; }
+  size_t current_index() const { return current_; }
+  uint32_t aggregate() const { return aggregate_; }
+  bool tuning() const { return tuning_; }
+  uint64_t switches() const { return switches_; }
+  uint64_t grows() const { return grows_; }
+  uint64_t shrinks() const { return shrinks_; }
+  uint64_t learned() const { return learned_; }
+  const Profile& profile() const { return profile_; }
+
+ private:
+  bool step1(const BalanceWindow& w, bool at_capacity);
+  void step3(const BalanceWindow& w, bool at_capacity);
+  void end_tuning(const BalanceWindow& w, bool at_capacity);
+  void switch_to(size_t index);
+
+  Profile profile_;
+  PolicyConfig config_;
+  uint32_t max_aggregate_ = 1;
+  size_t current_ = 0;
+  uint32_t aggregate_ = 1;
+  double alpha_ = 2, beta_ = 2;
+  bool tuning_ = false;  // in step 3's growth loop
+  // The largest batch that left the device backlogged right after a shrink, and the rate
+  // carried before that shrink: shrinking stops above it until the rate falls by DELTA.
+  uint32_t too_small_ = 0;
+  double too_small_rate_ = 0;
+  bool shrunk_ = false;  // the last window shrank the batch
+  double carried_ = 0;   // the rate of the last window that was not backlogged
+  uint64_t switches_ = 0, grows_ = 0, shrinks_ = 0, learned_ = 0;
+};
+
+}  // namespace fulcrum

@@ -1,0 +1,182 @@
+#include "runtime/balancing/profile.hh"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+namespace fulcrum {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kFormat = 1;
+
+Result<double> number(const json& j, const char* key, const std::string& where) {
+  const auto it = j.find(key);
+  if (it == j.end() || !it->is_number())
+    return make_error(where + ": \"" + key + "\" must be a number");
+  const double v = it->get<double>();
+  if (!std::isfinite(v) || v < 0)
+    return make_error(where + ": \"" + key + "\" must be finite and >= 0");
+  return v;
+}
+
+Result<ProfilePoint> read_point(const json& j, const std::string& where) {
+  if (!j.is_object()) return make_error(where + ": a point is an object");
+  ProfilePoint p;
+  double* const fields[] = {&p.fraction, &p.throughput_pps, &p.p50_us,
+                            &p.p99_us,   &p.power_w,        &p.idle_w};
+  const char* const names[] = {"fraction", "throughput_pps", "p50_us",
+                               "p99_us",   "power_w",        "idle_w"};
+  for (size_t i = 0; i < std::size(fields); ++i) {
+    Result<double> v = number(j, names[i], where);
+    if (!v) return make_error(v.error());
+    *fields[i] = v.value();
+  }
+  Result<double> device = number(j, "device", where);
+  Result<double> aggregate = number(j, "aggregate", where);
+  if (!device) return make_error(device.error());
+  if (!aggregate) return make_error(aggregate.error());
+  constexpr double kMaxDevice = 63, kMaxAggregate = 256;
+  if (device.value() > kMaxDevice || device.value() != std::floor(device.value()))
+    return make_error(where + ": \"device\" must be an index 0..63");
+  if (aggregate.value() < 1 || aggregate.value() > kMaxAggregate ||
+      aggregate.value() != std::floor(aggregate.value()))
+    return make_error(where + ": \"aggregate\" must be 1..256");
+  if (p.fraction > 1) return make_error(where + ": \"fraction\" must be in [0, 1]");
+  if (p.throughput_pps <= 0) return make_error(where + ": \"throughput_pps\" must be > 0");
+  if (p.idle_w > p.power_w) return make_error(where + ": \"idle_w\" is above \"power_w\"");
+  p.device = static_cast<int32_t>(device.value());
+  p.aggregate = static_cast<uint32_t>(aggregate.value());
+  const auto measured = j.find("power_measured");
+  if (measured == j.end() || !measured->is_boolean())
+    return make_error(where + ": \"power_measured\" must be true or false");
+  p.power_measured = measured->get<bool>();
+  return p;
+}
+
+}  // namespace
+
+double ProfilePoint::power_at(double rate_pps) const {
+  const double load = std::clamp(rate_pps / throughput_pps, 0.0, 1.0);
+  return idle_w + (power_w - idle_w) * load;
+}
+
+Result<Profile> read_profile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return make_error(path + ": cannot open the profile");
+  json j;
+  try {
+    in >> j;
+  } catch (const json::exception& e) {
+    return make_error(path + ": not JSON: " + e.what());
+  }
+  if (!j.is_object() || j.value("format", 0) != kFormat)
+    return make_error(path + ": not a Fulcrum profile (\"format\": " + std::to_string(kFormat) +
+                      " expected; write one with `fulcrum profile`)");
+  Profile p;
+  p.pipeline = j.value("pipeline", "");
+  p.traffic = j.value("traffic", "");
+  if (const auto d = j.find("devices"); d != j.end() && d->is_array())
+    for (const json& label : *d)
+      if (label.is_string()) p.devices.push_back(label.get<std::string>());
+  const auto points = j.find("points");
+  if (points == j.end() || !points->is_array() || points->empty())
+    return make_error(path + ": \"points\" must be a non-empty array");
+  for (size_t i = 0; i < points->size(); ++i) {
+    Result<ProfilePoint> pt = read_point((*points)[i], path + ": point " + std::to_string(i));
+    if (!pt) return make_error(pt.error());
+    p.points.push_back(pt.value());
+  }
+  return p;
+}
+
+Status write_profile(const Profile& profile, const std::string& path) {
+  json points = json::array();
+  for (const ProfilePoint& p : profile.points)
+    points.push_back({{"device", p.device},
+                      {"fraction", p.fraction},
+                      {"aggregate", p.aggregate},
+                      {"throughput_pps", p.throughput_pps},
+                      {"p50_us", p.p50_us},
+                      {"p99_us", p.p99_us},
+                      {"power_w", p.power_w},
+                      {"idle_w", p.idle_w},
+                      {"power_measured", p.power_measured}});
+  const json j = {{"format", kFormat},
+                  {"pipeline", profile.pipeline},
+                  {"traffic", profile.traffic},
+                  {"devices", profile.devices},
+                  {"points", points}};
+  std::ofstream out(path);
+  out << j.dump(2) << '\n';
+  out.close();
+  if (!out) return make_error(path + ": cannot write the profile");
+  return {};
+}
+
+Result<Policy> parse_policy(const std::string& name) {
+  if (name == "throughput") return Policy::kThroughput;
+  if (name == "latency") return Policy::kLatency;
+  if (name == "energy") return Policy::kEnergy;
+  return make_error("POLICY must be throughput, latency or energy, not '" + name + "'");
+}
+
+const char* policy_name(Policy p) {
+  switch (p) {
+    case Policy::kThroughput:
+      return "throughput";
+    case Policy::kLatency:
+      return "latency";
+    case Policy::kEnergy:
+      return "energy";
+  }
+  return "?";
+}
+
+double merit(const ProfilePoint& p, Policy policy, const Demand& demand) {
+  switch (policy) {
+    case Policy::kThroughput:
+      return p.throughput_pps;
+    case Policy::kLatency:
+      return p.p99_us > 0 ? 1 / p.p99_us : std::numeric_limits<double>::infinity();
+    case Policy::kEnergy: {
+      const double w = p.power_at(demand.offered_pps);
+      return w > 0 ? 1 / w : std::numeric_limits<double>::infinity();
+    }
+  }
+  return 0;
+}
+
+int choose(const std::vector<ProfilePoint>& points, Policy policy, const Demand& demand,
+           double headroom) {
+  const auto within_bound = [&](const ProfilePoint& p) {
+    return demand.latency_bound_us <= 0 || p.p99_us <= demand.latency_bound_us;
+  };
+  const auto carries = [&](const ProfilePoint& p) {
+    return p.throughput_pps * headroom >= demand.offered_pps;
+  };
+  int best = -1;
+  for (size_t i = 0; i < points.size(); ++i) {
+    const ProfilePoint& p = points[i];
+    if (!within_bound(p) || (policy != Policy::kThroughput && !carries(p))) continue;
+    if (best < 0 || merit(p, policy, demand) > merit(points[best], policy, demand))
+      best = static_cast<int>(i);
+  }
+  if (best >= 0) return best;
+  // Nothing qualifies: the point closest to qualifying. Under a bound, the fastest point within
+  // it, or the lowest p99 when none is; otherwise the fastest.
+  const bool any_within = std::any_of(points.begin(), points.end(), within_bound);
+  for (size_t i = 0; i < points.size(); ++i) {
+    const ProfilePoint& p = points[i];
+    if (any_within && !within_bound(p)) continue;
+    const bool better = best < 0 || (any_within ? p.throughput_pps > points[best].throughput_pps
+                                                : p.p99_us < points[best].p99_us);
+    if (better) best = static_cast<int>(i);
+  }
+  return best;
+}
+
+}  // namespace fulcrum

@@ -1,0 +1,140 @@
+#include "runtime/balancing/profiler.hh"
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "offload/discovery.hh"
+#include "runtime/energy.hh"
+#include "runtime/steady_rate.hh"
+
+namespace fulcrum {
+namespace {
+
+constexpr const char* kBalancers[] = {"FixedFraction", "AdaptiveBalancer", "PolicyBalancer",
+                                      "CPUOnly", "DeviceOnly"};
+constexpr double kIdleSeconds = 0.5;
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+struct Config {
+  int32_t device = 0;
+  double fraction = 0;
+  uint32_t aggregate = 1;
+};
+
+// Watts with no traffic, from RAPL; 0 when it cannot be read.
+double idle_watts(const RaplMeter& rapl) {
+  if (!rapl.available()) return 0;
+  const std::vector<uint64_t> a = rapl.read();
+  std::this_thread::sleep_for(std::chrono::duration<double>(kIdleSeconds));
+  const std::vector<uint64_t> b = rapl.read();
+  return a.empty() || b.empty() ? 0 : rapl.joules(a, b) / kIdleSeconds;
+}
+
+Result<ProfilePoint> measure(const RunOptions& base, const ProfileSweep& sweep, const Config& c,
+                             double idle_w) {
+  RunOptions o = base;
+  o.seconds = sweep.seconds;
+  o.latency = true;
+  o.rewrite = [c](PipelineConfig& p) -> Status {
+    for (ConfigElement& e : p.elements) {
+      if (!is_balancer_class(e.class_name)) continue;
+      e.class_name = "FixedFraction";
+      e.args = {number(c.fraction), "DEVICE " + std::to_string(c.device),
+                "AGGREGATE " + std::to_string(c.aggregate)};
+    }
+    return {};
+  };
+  SteadyRate steady;
+  steady.attach(o);
+  Result<RunReport> r = run(o);
+  if (!r) return make_error(r.error());
+  const RunReport& rep = r.value();
+  if (!rep.balanced()) return make_error("the packet balance does not hold (packets were lost)");
+  ProfilePoint p;
+  p.device = c.device;
+  p.fraction = c.fraction;
+  p.aggregate = c.aggregate;
+  p.throughput_pps = steady.pps(rep.mpps_out() * 1e6);
+  p.p50_us = rep.latency.p50_us;
+  p.p99_us = rep.latency.p99_us;
+  if (p.throughput_pps <= 0) return make_error("nothing was transmitted");
+  if (rep.energy.measured && idle_w > 0) {
+    p.power_measured = true;
+    p.power_w = rep.energy.watts;
+    p.idle_w = std::min(idle_w, p.power_w);
+    return p;
+  }
+  const PowerModel& m = sweep.power;
+  double busy = 0;
+  for (const DeviceReport& d : rep.devices)
+    busy += static_cast<double>(d.tasks_ok) * d.device_us * 1e-6;
+  busy = rep.duration_s > 0 ? std::min(1.0, busy / rep.duration_s) : 0;
+  const double workers = base.workers;
+  const bool device_on = c.fraction > 0;
+  p.idle_w = workers * m.cpu_idle + (device_on ? m.device_idle : 0);
+  p.power_w = workers * m.cpu_busy +
+              (device_on ? m.device_idle + busy * (m.device_busy - m.device_idle) : 0);
+  return p;
+}
+
+}  // namespace
+
+bool is_balancer_class(const std::string& class_name) {
+  return std::find(std::begin(kBalancers), std::end(kBalancers), class_name) !=
+         std::end(kBalancers);
+}
+
+Status check_one_balancer(const PipelineConfig& config) {
+  const auto n =
+      std::count_if(config.elements.begin(), config.elements.end(),
+                    [](const ConfigElement& e) { return is_balancer_class(e.class_name); });
+  if (n == 1) return {};
+  return make_error(config.file +
+                    ": the pipeline must hold exactly one balancer (FixedFraction, "
+                    "AdaptiveBalancer, PolicyBalancer, CPUOnly or DeviceOnly); it holds " +
+                    std::to_string(n));
+}
+
+Result<Profile> profile_pipeline(const RunOptions& base, const ProfileSweep& sweep,
+                                 const std::function<void(const ProfilePoint&)>& on_point) {
+  Result<PipelineConfig> config = load_pipeline(base);
+  if (!config) return make_error(config.error());
+  if (Status s = check_one_balancer(config.value()); !s) return make_error(s.error());
+  Profile profile;
+  profile.pipeline = base.pipeline_file;
+  for (const std::string& p : base.ports)
+    profile.traffic += (profile.traffic.empty() ? "" : " ") + p;
+  for (const auto& d : offload::discover_devices()) {
+    const offload::DeviceInfo& info = d->info();
+    profile.devices.push_back(std::string(offload::backend_name(info.backend)) + ":" + info.name +
+                              (info.backend == offload::Backend::kEmu ? " (emulated)" : ""));
+  }
+  std::vector<Config> configs = {{0, 0, 1}};
+  for (size_t d = 0; d < profile.devices.size(); ++d) {
+    const auto index = static_cast<int32_t>(d);
+    if (!sweep.devices.empty() &&
+        std::find(sweep.devices.begin(), sweep.devices.end(), index) == sweep.devices.end())
+      continue;
+    for (double f : sweep.fractions)
+      for (uint32_t a : sweep.aggregates) configs.push_back({index, f, a});
+  }
+  const double idle_w = idle_watts(RaplMeter::open());
+  for (const Config& c : configs) {
+    Result<ProfilePoint> p = measure(base, sweep, c, idle_w);
+    if (!p)
+      return make_error("device " + std::to_string(c.device) + ", w " + number(c.fraction) +
+                        ", aggregate " + std::to_string(c.aggregate) + ": " + p.error());
+    if (on_point) on_point(p.value());
+    profile.points.push_back(p.value());
+  }
+  return profile;
+}
+
+}  // namespace fulcrum

@@ -1,0 +1,44 @@
+// Offline profiling (the thesis, paper 001 §5.1): the pipeline run once per configuration with
+// its one balancer (FixedFraction, AdaptiveBalancer, PolicyBalancer, CPUOnly or DeviceOnly)
+// replaced by FixedFraction(w, DEVICE d, AGGREGATE a): the CPU alone, then every device × share
+// × device batch size. Each run gives the sustained throughput (transmitted packets per second
+// over its second half), RX-to-TX latency p50/p99, and power: RAPL where the machine exposes it,
+// else the model below, marked `power_measured = false`. Used by `fulcrum profile` and the
+// policy benchmark; docs/adaptive.md documents the result (the profile file).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/config/ast.hh"
+#include "runtime/balancing/profile.hh"
+#include "runtime/runtime.hh"
+
+namespace fulcrum {
+
+// Watts, where RAPL cannot be read: the workers poll, so their cores count busy whatever the
+// load; the device counts idle plus its busy share (tasks × device time / run time) of the
+// difference. Defaults: a server core and a discrete GPU.
+struct PowerModel {
+  double cpu_idle = 5, cpu_busy = 15, device_idle = 30, device_busy = 250;
+};
+
+struct ProfileSweep {
+  std::vector<double> fractions = {0.25, 0.5, 0.75, 1};  // w > 0, on every device
+  std::vector<uint32_t> aggregates = {1, 4, 16, 32};
+  double seconds = 0.5;          // per configuration
+  std::vector<int32_t> devices;  // indices in `fulcrum devices` order; empty: every device
+  PowerModel power;
+};
+
+bool is_balancer_class(const std::string& class_name);
+// An error unless `config` holds exactly one balancer.
+Status check_one_balancer(const PipelineConfig& config);
+
+// Profiles the pipeline of `base` (its ports, workers, batch) on the devices offload discovery
+// finds now. `on_point` sees every point as it is measured. The EAL must be up.
+Result<Profile> profile_pipeline(const RunOptions& base, const ProfileSweep& sweep,
+                                 const std::function<void(const ProfilePoint&)>& on_point = {});
+
+}  // namespace fulcrum

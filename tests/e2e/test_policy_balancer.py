@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""End to end: PolicyBalancer (the thesis' policy scheduler) in front of the offloaded IPv4
+lookup, on an emulated device, with a profile written here: "CPU only" (claimed 100 kpps, 30 W
+idle, 40 W loaded) and "60 % to the device, 2 batches per task" (claimed 100 Mpps, 60/120 W).
+
+1. From a pcap, POLICY throughput: the device mix (the fastest) from the first batch; the same
+   packets per port as the CPU-only run (whose output offload_router.py checks against an
+   independent LPM), every flow in order under AFFINITY, the balance line holding, the device
+   given packets, and the counters naming the configuration in force.
+2. From the generator, POLICY energy: 20 kpps for 0.6 s (the CPU alone carries it and costs
+   less), then flat out (the CPU is backlogged: only the mix carries it). The trace must show
+   the CPU chosen in most windows of the first phase (a loaded machine may stall a window into a
+   backlog; the next one reverts) and the mix in the last window; no packet lost.
+No assertion is about throughput or timing.
+"""
+import json
+import os
+import random
+import sys
+
+from scapy.all import UDP
+
+import fulcrum_e2e as e2e
+import offload_router
+
+os.environ["FULCRUM_OFFLOAD_BACKEND"] = "emu"
+os.environ["FULCRUM_EMU_DEVICES"] = "kernel_mpps=20,launch_us=5,lat_us=30"
+STEP_S = 0.6
+
+
+def profile():
+    def point(fraction, aggregate, pps, p99, power, idle):
+        return {"device": 0, "fraction": fraction, "aggregate": aggregate, "throughput_pps": pps,
+                "p50_us": p99 / 2, "p99_us": p99, "power_w": power, "idle_w": idle,
+                "power_measured": False}
+    return {"format": 1, "pipeline": "ipv4_router_offload", "traffic": "test",
+            "devices": ["emu0"],
+            "points": [point(0, 1, 1e5, 50, 40, 30), point(0.6, 2, 1e8, 400, 120, 60)]}
+
+
+def counters_of(stats, cls):
+    for el in stats.get("elements", []):
+        if el["class"] == cls:
+            return el.get("counters", {})
+    return {}
+
+
+def main():
+    family = offload_router.IPV4
+    rng = random.Random(family.seed)
+    work = e2e.Workdir("policy-balancer")
+    routes = family.routes(rng)
+    routes_file = work.file(family.routes_name, routes)
+    table = offload_router.parse_routes(routes)
+    flows = offload_router.FLOWS
+    dsts = [family.destination(rng, table) for _ in range(flows)]
+    frames = [family.frame(i % flows, dsts[i % flows], i) for i in range(family.packets)]
+    work.pcap("in.pcap", frames)
+    work.pcap("empty.pcap", [])
+    profile_file = work.file("profile.json", json.dumps(profile()))
+    failures = []
+
+    lookup = (f"{family.demo_routes}, AGGREGATE 32", f"{routes_file}, AGGREGATE 4")
+    balancer = f"PolicyBalancer({profile_file}, POLICY throughput, WINDOW_MS 10)"
+    cpu = e2e.run_offload_mode(work, "cpu", family.config, [("DeviceOnly", "CPUOnly"), lookup],
+                               family.element)
+    policy = e2e.run_offload_mode(
+        work, "policy", family.config,
+        [("DeviceOnly", balancer), (lookup[0], lookup[1] + ", AFFINITY true")], family.element)
+    if cpu[0] is None or policy[0] is None:
+        return work.finish(["a run failed"])
+    if not policy[0]["balanced"]:
+        failures.append("pcap run: the balance line does not hold")
+    for port in (0, 1):
+        if sorted(bytes(g) for g in policy[2][port]) != sorted(bytes(g) for g in cpu[2][port]):
+            failures.append(f"port {port}: not the same packets as CPU-only")
+        seqs = {}
+        for g in policy[2][port]:
+            seqs.setdefault(g[UDP].sport, []).append(offload_router.seq(g))
+        if any(s != sorted(s) for s in seqs.values()):
+            failures.append(f"port {port}: a flow was reordered despite AFFINITY")
+    if policy[1].get("device_packets", 0) == 0:
+        failures.append(f"no packet reached the emulated device: {policy[1]}")
+    c = counters_of(policy[0], "PolicyBalancer")
+    if c.get("config") != 1 or c.get("fraction_permille") != 600 or c.get("offloaded", 0) == 0:
+        failures.append(f"throughput policy: not on the device mix: {c}")
+
+    text = open(os.path.join(e2e.SOURCE_DIR, "configs", family.config)).read()
+    trace = work.file("trace.txt")
+    energy = (f"PolicyBalancer({profile_file}, POLICY energy, WINDOW_MS 20, TRACE {trace})")
+    config = work.file("gen.click",
+                       text.replace("DeviceOnly", energy).replace(lookup[0], lookup[1]))
+    gen = (f"gen:size=64,flows=1024,dst=routes,routes={routes_file},rate=20000,"
+           f"step_after={STEP_S},step_rate=0")
+    _, stats = e2e.run_fulcrum(work, config, [gen, "net_null0,no-rx=1"], extra=["--seconds", "1.2"])
+    if stats is None:
+        return work.finish(failures + ["generator run failed"])
+    if not stats["balanced"]:
+        failures.append("generator run: the balance line does not hold")
+    rows = [line.split() for line in open(trace).read().splitlines()[1:]]
+    # time_s rate_pps full_share fraction device aggregate
+    before = [float(r[3]) for r in rows if float(r[0]) < STEP_S - 0.05]
+    if len(before) < 5 or sum(1 for f in before if f == 0) < 0.8 * len(before):
+        failures.append(f"light load: the CPU not chosen in most windows: {before}")
+    if not rows or float(rows[-1][3]) != 0.6:
+        failures.append(f"flat out: the last window did not choose the device mix: {rows[-3:]}")
+    c = counters_of(stats, "PolicyBalancer")
+    if c.get("switches", 0) < 1 or c.get("offloaded", 0) == 0 or c.get("kept", 0) == 0:
+        failures.append(f"energy policy: expected a switch, both processors used: {c}")
+    print(f"energy: {c}")
+    return work.finish(failures)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""End to end: `fulcrum profile` on the offloaded IPv4 router with one emulated device.
+
+1. Two shares x two device batch sizes, 0.2 s each, from the generator: the profile holds the
+   CPU point and four points per device in order, the emulated one labelled so, every point with
+   throughput, p50 <= p99 and power between its idle and loaded figures. Where RAPL cannot be
+   read (here), power is the documented model: the CPU point is exactly cpu_busy per worker, and
+   a device point costs more than the CPU point, its busy share of the device's range on top.
+2. PolicyBalancer runs with the file it wrote (read back: the same format), losing nothing.
+3. Mistakes: a pipeline without a balancer, and a list value out of range, are refused with the
+   reason; no file is written.
+No assertion is about how fast anything ran.
+"""
+import json
+import os
+import sys
+
+import fulcrum_e2e as e2e
+
+POWER = {"cpu_idle": 4, "cpu_busy": 12, "device_idle": 20, "device_busy": 200}
+
+
+def main():
+    work = e2e.Workdir("profile-command")
+    routes = os.path.join(e2e.SOURCE_DIR, "configs", "routes-demo.txt")
+    text = open(os.path.join(e2e.SOURCE_DIR, "configs", "ipv4-router-offload.click")).read()
+    text = text.replace("configs/routes-demo.txt, AGGREGATE 32", f"{routes}, AGGREGATE 32")
+    config = work.file("router.click", text)
+    gen = f"gen:size=64,flows=1024,dst=routes,routes={routes}"
+    ports = ["--port", gen, "--port", "net_null0,no-rx=1"]
+    out = work.file("router.profile.json")
+    power = ",".join(f"{k}={v}" for k, v in POWER.items())
+    res = e2e.run_cmd(["profile", config, *ports, "--out", out, "--fractions", "0.5,1",
+                       "--aggregates", "2,8", "--seconds", "0.2", "--power", power,
+                       "--device", "emu:kernel_mpps=30,lat_us=20"])
+    failures = []
+    if res.returncode != 0:
+        return work.finish([f"profile failed: {res.stderr}"])
+    print(res.stdout)
+    prof = json.load(open(out))
+    points = prof["points"]
+    # Every device found (PoCL's CPU device too, where it is installed), the emulated one last.
+    expected = [(0, 0, 1)] + [(d, f, a) for d in range(len(prof["devices"]))
+                              for f in (0.5, 1) for a in (2, 8)]
+    got = [(p["device"], p["fraction"], p["aggregate"]) for p in points]
+    if prof["format"] != 1 or got != expected:
+        failures.append(f"points: {got}")
+    if not prof["devices"] or "emulated" not in prof["devices"][-1]:
+        failures.append(f"devices not labelled emulated: {prof['devices']}")
+    for p in points:
+        if not (p["throughput_pps"] > 0 and 0 < p["p50_us"] <= p["p99_us"] and
+                p["idle_w"] <= p["power_w"]):
+            failures.append(f"point out of shape: {p}")
+    if not points[0]["power_measured"]:
+        cpu = points[0]
+        if cpu["power_w"] != POWER["cpu_busy"] or cpu["idle_w"] != POWER["cpu_idle"]:
+            failures.append(f"CPU point's modelled power: {cpu}")
+        for p in points[1:]:
+            if not (POWER["cpu_busy"] + POWER["device_idle"] <= p["power_w"] <=
+                    POWER["cpu_busy"] + POWER["device_busy"]):
+                failures.append(f"device point's modelled power: {p}")
+
+    balanced = work.file("policy.click", text.replace("DeviceOnly", f"PolicyBalancer({out})"))
+    _, stats = e2e.run_fulcrum(work, balanced, [gen, "net_null0,no-rx=1"],
+                               extra=["--seconds", "0.5", "--device", "emu:kernel_mpps=30,lat_us=20"])
+    if stats is None or not stats["balanced"]:
+        failures.append("PolicyBalancer with the written profile: the run failed or lost packets")
+
+    no_balancer = work.file("nb.click", text.replace("-> DeviceOnly\n", ""))
+    res = e2e.run_cmd(["profile", no_balancer, *ports, "--out", work.file("nb.json")])
+    if res.returncode == 0 or "exactly one balancer" not in res.stderr:
+        failures.append(f"no balancer: {res.returncode} {res.stderr}")
+    res = e2e.run_cmd(["profile", config, *ports, "--out", work.file("bad.json"),
+                       "--fractions", "0.5,1.5"])
+    if res.returncode != 2 or "--fractions" not in res.stderr:
+        failures.append(f"bad fraction: {res.returncode} {res.stderr}")
+    if os.path.exists(work.file("nb.json")) or os.path.exists(work.file("bad.json")):
+        failures.append("a refused profile run wrote a file")
+    return work.finish(failures)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

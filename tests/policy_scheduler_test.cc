@@ -1,0 +1,299 @@
+// The thesis' policy scheduler (runtime/balancing/policy_scheduler.hh, paper 001 §5.2) and its
+// profile file (profile.hh), against a synthetic plant: each configuration carries a known rate
+// (a function of the device batch size where that matters), windows report min(offered, that
+// rate) with ±5 % multiplicative noise, seeded, and say "backlogged" when the offer is above it.
+// No clock: the results are the same on any machine.
+#include "runtime/balancing/policy_scheduler.hh"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "runtime/balancing/profile.hh"
+
+namespace fulcrum {
+namespace {
+
+constexpr double kMpps = 1e6;
+
+ProfilePoint point(int32_t device, double fraction, uint32_t aggregate, double mpps, double p99,
+                   double power, double idle) {
+  ProfilePoint p;
+  p.device = device;
+  p.fraction = fraction;
+  p.aggregate = aggregate;
+  p.throughput_pps = mpps * kMpps;
+  p.p50_us = p99 / 2;
+  p.p99_us = p99;
+  p.power_w = power;
+  p.idle_w = idle;
+  return p;
+}
+
+// A CPU that idles low, a device mix with the most throughput, the device alone in between:
+// the shapes of the thesis' Fig. 4.3/4.4 (no device is best at everything).
+Profile three_way() {
+  Profile p;
+  p.devices = {"cpu", "emu0"};
+  p.points = {point(0, 0, 1, 1.0, 60, 40, 30),      // 0: CPU only
+              point(0, 0.5, 8, 2.5, 300, 120, 60),  // 1: half to the device
+              point(0, 1, 16, 2.0, 500, 100, 55)};  // 2: all to the device
+  return p;
+}
+
+// The rate configuration `index` carries at device batch size `aggregate`.
+using Plant = std::function<double(size_t index, uint32_t aggregate)>;
+
+class Driver {
+ public:
+  Driver(PolicyScheduler& s, Plant plant, uint64_t seed)
+      : s_(s), plant_(std::move(plant)), rng_(seed) {}
+
+  // One window at `offered_pps`.
+  void window(double offered_pps) {
+    const double carried = plant_(s_.current_index(), s_.aggregate());
+    std::uniform_real_distribution<double> noise(0.95, 1.05);
+    BalanceWindow w;
+    w.full_share = offered_pps > carried ? 1 : 0;
+    w.rate_pps = std::min(offered_pps, carried) * noise(rng_);
+    s_.observe(w);
+  }
+  void windows(int n, double offered_pps) {
+    for (int i = 0; i < n; ++i) window(offered_pps);
+  }
+
+ private:
+  PolicyScheduler& s_;
+  Plant plant_;
+  std::mt19937_64 rng_;
+};
+
+// The profile is right: every configuration carries what it says.
+Plant as_profiled(const Profile& p) {
+  return [p](size_t i, uint32_t) { return p.points[i].throughput_pps; };
+}
+
+PolicyConfig config(Policy policy) {
+  PolicyConfig c;
+  c.policy = policy;
+  return c;
+}
+
+TEST(PolicyChoice, EachPolicyPicksItsBestCarrier) {
+  const Profile p = three_way();
+  const double h = 0.9;
+  EXPECT_EQ(choose(p.points, Policy::kThroughput, {0.5 * kMpps, 0}, h), 1);
+  // Latency: the lowest p99 among those that carry the rate.
+  EXPECT_EQ(choose(p.points, Policy::kLatency, {0.5 * kMpps, 0}, h), 0);
+  EXPECT_EQ(choose(p.points, Policy::kLatency, {1.5 * kMpps, 0}, h), 1);
+  // Energy: the lowest power at the rate (linear between idle and loaded).
+  EXPECT_EQ(choose(p.points, Policy::kEnergy, {0.5 * kMpps, 0}, h), 0);  // 35 W, 72 W, 66 W
+  EXPECT_EQ(choose(p.points, Policy::kEnergy, {1.5 * kMpps, 0}, h), 2);  // -, 96 W, 89 W
+  EXPECT_EQ(choose(p.points, Policy::kEnergy, {2.1 * kMpps, 0}, h), 1);  // only the mix carries
+  EXPECT_DOUBLE_EQ(p.points[2].power_at(1.0 * kMpps), 55 + 45 * 0.5);
+  EXPECT_DOUBLE_EQ(p.points[2].power_at(9.0 * kMpps), 100);
+}
+
+TEST(PolicyChoice, LatencyBoundAndFallbacks) {
+  const Profile p = three_way();
+  const double h = 0.9;
+  // Latency-bounded throughput: the fastest point whose p99 is under the bound.
+  EXPECT_EQ(choose(p.points, Policy::kThroughput, {0, 400}, h), 1);
+  EXPECT_EQ(choose(p.points, Policy::kThroughput, {0, 200}, h), 0);
+  // Nothing carries 5 Mpps: the fastest (within the bound when one is given).
+  EXPECT_EQ(choose(p.points, Policy::kEnergy, {5 * kMpps, 0}, h), 1);
+  EXPECT_EQ(choose(p.points, Policy::kLatency, {5 * kMpps, 100}, h), 0);
+  // No point is under the bound: the lowest p99.
+  EXPECT_EQ(choose(p.points, Policy::kThroughput, {0, 10}, h), 0);
+  EXPECT_EQ(choose({}, Policy::kThroughput, {0, 0}, h), -1);
+}
+
+TEST(PolicyScheduler, EnergyFollowsTheLoadUpAndDown) {
+  const Profile profile = three_way();
+  PolicyScheduler s(profile, config(Policy::kEnergy));
+  Driver run(s, as_profiled(profile), 1);
+  EXPECT_EQ(s.current_index(), 0u);  // no traffic yet: the lowest idle power
+  run.windows(50, 0.2 * kMpps);      // 20 % of the CPU's rate
+  EXPECT_EQ(s.current_index(), 0u);
+  run.windows(50, 1.5 * kMpps);  // the CPU is backlogged: the device alone is cheapest
+  EXPECT_EQ(s.current_index(), 2u);
+  run.windows(50, 2.2 * kMpps);  // only the mix carries it
+  EXPECT_EQ(s.current_index(), 1u);
+  run.windows(50, 0.2 * kMpps);
+  EXPECT_EQ(s.current_index(), 0u);
+  EXPECT_EQ(s.switches(), 3u);  // one per change of load, none from noise
+}
+
+TEST(PolicyScheduler, NoiseAtABoundaryDoesNotMakeItAlternate) {
+  // The offer sits at the CPU's loaded capacity (90 % of 1 Mpps), ±5 %: half the windows ask
+  // for more than the CPU carries with headroom. The DELTA band and LAMBDA keep the CPU.
+  const Profile profile = three_way();
+  const Plant plant = as_profiled(profile);
+  PolicyScheduler s(profile, config(Policy::kEnergy));
+  Driver run(s, plant, 2);
+  run.windows(1000, 0.9 * kMpps);
+  EXPECT_LE(s.switches(), 1u);
+  EXPECT_EQ(s.current_index(), 0u);
+
+  // Without them, the same windows make it alternate: the band is what holds it.
+  PolicyConfig tight = config(Policy::kEnergy);
+  tight.delta = 1e-6;
+  tight.lambda = 1;
+  PolicyScheduler t(profile, tight);
+  Driver run_t(t, plant, 2);
+  run_t.windows(1000, 0.9 * kMpps);
+  EXPECT_GT(t.switches(), 50u);
+}
+
+TEST(PolicyScheduler, LatencyBoundHoldsUnderLoad) {
+  // Latency policy bounded at 400 us: the all-device point (500 us) is never used, even when
+  // the offer exceeds everything the others carry.
+  const Profile profile = three_way();
+  PolicyConfig c = config(Policy::kLatency);
+  c.latency_bound_us = 400;
+  PolicyScheduler s(profile, c);
+  Driver run(s, as_profiled(profile), 3);
+  std::vector<size_t> used;
+  for (double offer : {0.3, 1.5, 3.0, 0.3}) {
+    for (int i = 0; i < 30; ++i) {
+      run.window(offer * kMpps);
+      used.push_back(s.current_index());
+    }
+  }
+  EXPECT_EQ(std::count(used.begin(), used.end(), 2u), 0);
+  EXPECT_EQ(used[29], 0u);
+  EXPECT_EQ(used[59], 1u);
+  EXPECT_EQ(used.back(), 0u);
+}
+
+TEST(PolicyScheduler, AWrongProfileIsLearnedAndTheNextBestTaken) {
+  // The profile says the mix does 2.5 Mpps; on this machine it does 1.2 (a slower device), and
+  // a larger batch does not help. Under a backlog the scheduler grows the batch up to its
+  // maximum (the thesis' step 3 loop), learns the rate, and moves to the device alone (2 Mpps).
+  const Profile profile = three_way();
+  const Plant plant = [](size_t i, uint32_t) {
+    const double mpps[] = {1.0, 1.2, 2.0};
+    return mpps[i] * kMpps;
+  };
+  PolicyConfig c = config(Policy::kThroughput);
+  c.max_aggregate = 32;
+  PolicyScheduler s(profile, c);
+  Driver run(s, plant, 4);
+  EXPECT_EQ(s.current_index(), 1u);
+  run.windows(40, 4 * kMpps);
+  EXPECT_EQ(s.current_index(), 2u);
+  EXPECT_GE(s.grows(), 2u);  // 8 -> 16 -> 32 before giving up on the mix
+  EXPECT_EQ(s.learned(), 1u);
+  EXPECT_NEAR(s.profile().points[1].throughput_pps, 1.2 * kMpps, 0.07 * kMpps);
+  EXPECT_EQ(s.switches(), 1u);
+}
+
+TEST(PolicyScheduler, BatchGrowsToReachTheProfileThenShrinksToTheLoad) {
+  // The device alone reaches its 2 Mpps only with 24 batches per task (a throughput that grows
+  // with the batch, the thesis' Fig. 4.3): profiled at 4, the scheduler grows 4 -> 8 -> 16 ->
+  // 32 under a backlog (log2 of the ratio). At a light load it shrinks to the smallest batch
+  // that still carries the rate and stays there (no alternation at the edge).
+  Profile profile;
+  profile.points = {point(0, 1, 4, 2.0, 500, 100, 55)};
+  const auto carried = [](uint32_t aggregate) {
+    return 2.0 * kMpps * std::min(1.0, aggregate / 24.0);
+  };
+  PolicyConfig c = config(Policy::kThroughput);
+  c.max_aggregate = 64;
+  PolicyScheduler s(profile, c);
+  Driver run(
+      s, [&](size_t, uint32_t a) { return carried(a); }, 5);
+  run.windows(10, 3 * kMpps);
+  EXPECT_EQ(s.aggregate(), 32u);
+  EXPECT_EQ(s.grows(), 3u);
+  EXPECT_FALSE(s.tuning());
+
+  run.windows(60, 1.0 * kMpps);  // 1 Mpps needs 12 batches per task
+  std::vector<uint32_t> tail;
+  for (int i = 0; i < 40; ++i) {
+    run.window(1.0 * kMpps);
+    tail.push_back(s.aggregate());
+  }
+  EXPECT_TRUE(std::all_of(tail.begin(), tail.end(), [&](uint32_t a) { return a == tail[0]; }))
+      << "the batch size still moves after 60 windows";
+  EXPECT_GE(carried(tail[0]), 1.0 * kMpps);
+  EXPECT_LE(tail[0], 16u);  // well under the 32 it grew to
+  EXPECT_GE(s.shrinks(), 2u);
+}
+
+namespace fs = std::filesystem;
+
+class ProfileFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = (fs::temp_directory_path() / ("profile-" + std::to_string(::getpid()) + ".json"));
+  }
+  void TearDown() override { fs::remove(path_); }
+  void write(const std::string& text) { std::ofstream(path_) << text; }
+  std::string error() {
+    Result<Profile> p = read_profile(path_.string());
+    EXPECT_FALSE(p.ok());
+    return p ? "" : p.error();
+  }
+  fs::path path_;
+};
+
+TEST_F(ProfileFile, RoundTrips) {
+  Profile p = three_way();
+  p.pipeline = "configs/ipv4_router_offload.click";
+  p.traffic = "gen:size=64";
+  p.points[1].power_measured = true;
+  ASSERT_TRUE(write_profile(p, path_.string()).ok());
+  Result<Profile> back = read_profile(path_.string());
+  ASSERT_TRUE(back.ok()) << back.error();
+  EXPECT_EQ(back.value().pipeline, p.pipeline);
+  EXPECT_EQ(back.value().devices, p.devices);
+  ASSERT_EQ(back.value().points.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    const ProfilePoint& a = p.points[i];
+    const ProfilePoint& b = back.value().points[i];
+    EXPECT_EQ(a.device, b.device);
+    EXPECT_EQ(a.fraction, b.fraction);
+    EXPECT_EQ(a.aggregate, b.aggregate);
+    EXPECT_EQ(a.throughput_pps, b.throughput_pps);
+    EXPECT_EQ(a.p99_us, b.p99_us);
+    EXPECT_EQ(a.power_w, b.power_w);
+    EXPECT_EQ(a.idle_w, b.idle_w);
+    EXPECT_EQ(a.power_measured, b.power_measured);
+  }
+}
+
+TEST_F(ProfileFile, BadFilesSayWhereAndWhat) {
+  EXPECT_NE(error().find("cannot open"), std::string::npos);
+  write("{\"format\": 1, \"points\": [");
+  EXPECT_NE(error().find("not JSON"), std::string::npos);
+  write("{\"points\": []}");
+  EXPECT_NE(error().find("not a Fulcrum profile"), std::string::npos);
+  write("{\"format\": 1, \"points\": []}");
+  EXPECT_NE(error().find("\"points\" must be a non-empty array"), std::string::npos);
+  const std::string good =
+      "\"device\": 0, \"fraction\": 0.5, \"aggregate\": 8, \"throughput_pps\": 1e6, "
+      "\"p50_us\": 10, \"p99_us\": 20, \"power_w\": 50, \"idle_w\": 20, \"power_measured\": false";
+  write("{\"format\": 1, \"points\": [{" + good + "}, {" + good + ", \"fraction\": 1.5}]}");
+  const std::string e = error();
+  EXPECT_NE(e.find(path_.string()), std::string::npos) << e;
+  EXPECT_NE(e.find("point 1"), std::string::npos) << e;
+  EXPECT_NE(e.find("\"fraction\""), std::string::npos) << e;
+  write("{\"format\": 1, \"points\": [{\"device\": 0}]}");
+  EXPECT_NE(error().find("point 0: \"fraction\" must be a number"), std::string::npos);
+  std::string bad_aggregate = good;
+  bad_aggregate.replace(bad_aggregate.find("\"aggregate\": 8"), 14, "\"aggregate\": 0");
+  write("{\"format\": 1, \"points\": [{" + bad_aggregate + "}]}");
+  EXPECT_NE(error().find("\"aggregate\" must be 1..256"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fulcrum

@@ -1,12 +1,6 @@
 #include "elements/balance/adaptive_balancer.hh"
 
-#include <cerrno>
-#include <chrono>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
-
-#include "core/shared_storage.hh"
 
 namespace fulcrum {
 
@@ -40,40 +34,19 @@ Status AdaptiveBalancer::configure(Args& args) {
   if (!(climb_.initial >= 0 && climb_.initial <= 1))
     return args.error("INITIAL must be between 0 and 1");
   device_ = static_cast<int32_t>(device);
-  state_ = seed == 0 ? 1 : seed;
+  set_seed(seed);
   return {};
 }
 
 Status AdaptiveBalancer::initialize(const InitContext& ctx) {
-  const uint64_t window_ns = static_cast<uint64_t>(window_ms_ * 1e6);
-  using Shared = SharedBalancer<HillClimber>;
-  Result<std::shared_ptr<const Shared>> shared = shared_or_own<Shared>(
-      ctx.shared, "adaptive-balancer:" + name(), [&]() -> Result<std::shared_ptr<Shared>> {
-        return std::make_shared<Shared>(window_ns, climb_);
-      });
-  if (!shared) return make_error(shared.error());
-  shared_ = shared.value();
-  slot_ = shared_->attach();
-  full_batch_ = ctx.batch;
-  writes_trace_ = !trace_file_.empty() && ctx.worker == 0;
-  if (!trace_file_.empty()) shared_->enable_trace();
-  // Each worker draws its own sequence.
-  state_ += static_cast<uint64_t>(ctx.worker) * 0x9E3779B97F4A7C15ull;
-  if (state_ == 0) state_ = 1;
-  return {};
-}
-
-uint64_t AdaptiveBalancer::now_ns() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
+  const auto window_ns = static_cast<uint64_t>(window_ms_ * 1e6);
+  return attach(ctx, "adaptive-balancer", [&]() -> Result<std::shared_ptr<Shared>> {
+    return std::make_shared<Shared>(window_ns, climb_);
+  });
 }
 
 void AdaptiveBalancer::counters(std::vector<Counter>& out) const {
-  out.push_back({"offloaded", offloaded_});
-  out.push_back({"kept", kept_});
-  if (!shared_) return;
-  shared_->inspect([&](const HillClimber& c, const BalanceWindow& last, uint64_t windows) {
+  counters_with(out, [&](const HillClimber& c, const BalanceWindow& last, uint64_t windows) {
     constexpr double kPerMille = 1000;
     out.push_back(
         {"fraction_permille", static_cast<uint64_t>(std::lround(c.fraction() * kPerMille))});
@@ -83,25 +56,6 @@ void AdaptiveBalancer::counters(std::vector<Counter>& out) const {
     out.push_back({"reversals", c.reversals()});
     out.push_back({"reprobes", c.reprobes()});
   });
-}
-
-void AdaptiveBalancer::finish() {
-  if (!writes_trace_) return;
-  const auto trace = shared_->trace();
-  std::FILE* f = std::fopen(trace_file_.c_str(), "w");
-  bool ok = f != nullptr && std::fprintf(f, "time_s fraction rate_pps\n") > 0;
-  for (size_t i = 0; ok && i < trace.size(); ++i)
-    ok = std::fprintf(f, "%.4f %.4f %.0f\n", trace[i].t_s, trace[i].choice.fraction,
-                      trace[i].window.rate_pps) > 0;
-  const int err = errno;
-  if (f != nullptr && std::fclose(f) != 0) ok = false;
-  if (!ok)
-    trace_loss_ = OutputLoss{"balancer trace " + trace_file_, "windows", trace.size() + 1,
-                             std::strerror(err != 0 ? err : errno)};
-}
-
-void AdaptiveBalancer::output_losses(std::vector<OutputLoss>& out) const {
-  if (trace_loss_) out.push_back(*trace_loss_);
 }
 
 }  // namespace fulcrum

@@ -1,12 +1,7 @@
 #include "elements/balance/policy_balancer.hh"
 
-#include <cerrno>
-#include <chrono>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
-
-#include "core/shared_storage.hh"
+#include <utility>
 
 namespace fulcrum {
 
@@ -52,41 +47,21 @@ Status PolicyBalancer::configure(Args& args) {
   if (policy_.max_aggregate > kMaxAggregate) return args.error("MAX_AGGREGATE must be 0..256");
   if (!(policy_.headroom > 0 && policy_.headroom <= 1))
     return args.error("HEADROOM must be in (0, 1]");
-  state_ = seed == 0 ? 1 : seed;
+  set_seed(seed);
   return {};
 }
 
 Status PolicyBalancer::initialize(const InitContext& ctx) {
   const auto window_ns = static_cast<uint64_t>(window_ms_ * 1e6);
-  using Shared = SharedBalancer<PolicyScheduler>;
-  Result<std::shared_ptr<const Shared>> shared = shared_or_own<Shared>(
-      ctx.shared, "policy-balancer:" + name(), [&]() -> Result<std::shared_ptr<Shared>> {
-        Result<Profile> profile = read_profile(profile_file_);
-        if (!profile) return make_error(profile.error());
-        return std::make_shared<Shared>(window_ns, std::move(profile.value()), policy_);
-      });
-  if (!shared) return make_error(shared.error());
-  shared_ = shared.value();
-  slot_ = shared_->attach();
-  full_batch_ = ctx.batch;
-  writes_trace_ = !trace_file_.empty() && ctx.worker == 0;
-  if (!trace_file_.empty()) shared_->enable_trace();
-  state_ += static_cast<uint64_t>(ctx.worker) * 0x9E3779B97F4A7C15ull;
-  if (state_ == 0) state_ = 1;
-  return {};
-}
-
-uint64_t PolicyBalancer::now_ns() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
+  return attach(ctx, "policy-balancer", [&]() -> Result<std::shared_ptr<Shared>> {
+    Result<Profile> profile = read_profile(profile_file_);
+    if (!profile) return make_error(profile.error());
+    return std::make_shared<Shared>(window_ns, std::move(profile.value()), policy_);
+  });
 }
 
 void PolicyBalancer::counters(std::vector<Counter>& out) const {
-  out.push_back({"offloaded", offloaded_});
-  out.push_back({"kept", kept_});
-  if (!shared_) return;
-  shared_->inspect([&](const PolicyScheduler& s, const BalanceWindow& last, uint64_t windows) {
+  counters_with(out, [&](const PolicyScheduler& s, const BalanceWindow& last, uint64_t windows) {
     constexpr double kPerMille = 1000;
     out.push_back({"config", s.current_index()});
     out.push_back({"fraction_permille",
@@ -99,27 +74,6 @@ void PolicyBalancer::counters(std::vector<Counter>& out) const {
     out.push_back({"shrinks", s.shrinks()});
     out.push_back({"learned", s.learned()});
   });
-}
-
-void PolicyBalancer::finish() {
-  if (!writes_trace_) return;
-  const auto trace = shared_->trace();
-  std::FILE* f = std::fopen(trace_file_.c_str(), "w");
-  bool ok = f != nullptr &&
-            std::fprintf(f, "time_s rate_pps full_share fraction device aggregate config\n") > 0;
-  for (size_t i = 0; ok && i < trace.size(); ++i)
-    ok = std::fprintf(f, "%.4f %.0f %.3f %.4f %d %u %d\n", trace[i].t_s, trace[i].window.rate_pps,
-                      trace[i].window.full_share, trace[i].choice.fraction, trace[i].choice.device,
-                      trace[i].choice.aggregate, trace[i].choice.config) > 0;
-  const int err = errno;
-  if (f != nullptr && std::fclose(f) != 0) ok = false;
-  if (!ok)
-    trace_loss_ = OutputLoss{"balancer trace " + trace_file_, "windows", trace.size() + 1,
-                             std::strerror(err != 0 ? err : errno)};
-}
-
-void PolicyBalancer::output_losses(std::vector<OutputLoss>& out) const {
-  if (trace_loss_) out.push_back(*trace_loss_);
 }
 
 }  // namespace fulcrum

@@ -51,6 +51,14 @@ def pcap_port(index, rx, tx):
     return f"net_pcap{index},rx_pcap={rx},tx_pcap={tx}"
 
 
+def counters_of(stats, cls):
+    """The counters of the first element of class `cls` in a run's statistics."""
+    for el in stats.get("elements", []):
+        if el["class"] == cls:
+            return el.get("counters", {})
+    return {}
+
+
 def run_cmd(args, timeout=300):
     """Runs `fulcrum ARGS...`; returns the completed process (stdout and stderr as text)."""
     return subprocess.run([FULCRUM, *args], capture_output=True, text=True, timeout=timeout)

@@ -138,9 +138,10 @@ IPV6 = Family("offload-ipv6-router", 13, 3000, "routes6.txt", "ipv6-router-offlo
               ipv6_frame, ipv6_output_problem, True)
 
 
-def main(family):
+def workload(work, family):
+    """Writes the family's random routes, in.pcap (FLOWS flows routed by them) and empty.pcap
+    into `work`; returns (routes file, parsed table, frames)."""
     rng = random.Random(family.seed)
-    work = e2e.Workdir(family.name)
     routes = family.routes(rng)
     routes_file = work.file(family.routes_name, routes)
     table = parse_routes(routes)
@@ -148,6 +149,41 @@ def main(family):
     frames = [family.frame(i % FLOWS, dsts[i % FLOWS], i) for i in range(family.packets)]
     work.pcap("in.pcap", frames)
     work.pcap("empty.pcap", [])
+    return routes_file, table, frames
+
+
+def balanced_against_cpu(work, family, routes_file, balancer):
+    """The router from in.pcap CPU-only and with `balancer` in place of DeviceOnly (AFFINITY on
+    the offloaded lookup). Returns (failures, the balanced run as run_offload_mode gives it):
+    not the same packets per port as CPU-only, a flow reordered, the balance line broken, or no
+    packet on the device."""
+    lookup = (f"{family.demo_routes}, AGGREGATE 32", f"{routes_file}, AGGREGATE 4")
+    cpu = e2e.run_offload_mode(work, "cpu", family.config, [("DeviceOnly", "CPUOnly"), lookup],
+                               family.element)
+    run = e2e.run_offload_mode(
+        work, "balanced", family.config,
+        [("DeviceOnly", balancer), (lookup[0], lookup[1] + ", AFFINITY true")], family.element)
+    if cpu[0] is None or run[0] is None:
+        return ["a run failed"], run
+    failures = []
+    if not run[0]["balanced"]:
+        failures.append("pcap run: the balance line does not hold")
+    for port in (0, 1):
+        if sorted(bytes(g) for g in run[2][port]) != sorted(bytes(g) for g in cpu[2][port]):
+            failures.append(f"port {port}: not the same packets as CPU-only")
+        seqs = {}
+        for g in run[2][port]:
+            seqs.setdefault(g[UDP].sport, []).append(seq(g))
+        if any(s != sorted(s) for s in seqs.values()):
+            failures.append(f"port {port}: a flow was reordered despite AFFINITY")
+    if run[1].get("device_packets", 0) == 0:
+        failures.append(f"no packet reached the device: {run[1]}")
+    return failures, run
+
+
+def main(family):
+    work = e2e.Workdir(family.name)
+    routes_file, table, frames = workload(work, family)
     failures = []
 
     cpu, device, split, failure = e2e.offload_modes(

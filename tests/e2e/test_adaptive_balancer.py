@@ -13,10 +13,7 @@ same on any machine.
 No assertion is about throughput: bench `adaptive` measures that.
 """
 import os
-import random
 import sys
-
-from scapy.all import UDP
 
 import fulcrum_e2e as e2e
 import offload_router
@@ -26,47 +23,14 @@ os.environ["FULCRUM_EMU_DEVICES"] = "kernel_mpps=20,launch_us=5,lat_us=30"
 ADAPTIVE = "AdaptiveBalancer(WINDOW_MS 10, INITIAL 0.5)"
 
 
-def counters_of(stats, cls):
-    for el in stats.get("elements", []):
-        if el["class"] == cls:
-            return el.get("counters", {})
-    return {}
-
-
 def main():
     family = offload_router.IPV4
-    rng = random.Random(family.seed)
     work = e2e.Workdir("adaptive-balancer")
-    routes = family.routes(rng)
-    routes_file = work.file(family.routes_name, routes)
-    table = offload_router.parse_routes(routes)
-    flows = offload_router.FLOWS
-    dsts = [family.destination(rng, table) for _ in range(flows)]
-    frames = [family.frame(i % flows, dsts[i % flows], i) for i in range(family.packets)]
-    work.pcap("in.pcap", frames)
-    work.pcap("empty.pcap", [])
-    failures = []
-
+    routes_file, _, _ = offload_router.workload(work, family)
     lookup = (f"{family.demo_routes}, AGGREGATE 32", f"{routes_file}, AGGREGATE 4")
-    cpu = e2e.run_offload_mode(work, "cpu", family.config, [("DeviceOnly", "CPUOnly"), lookup],
-                               family.element)
-    adaptive = e2e.run_offload_mode(
-        work, "adaptive", family.config,
-        [("DeviceOnly", ADAPTIVE), (lookup[0], lookup[1] + ", AFFINITY true")], family.element)
-    if cpu[0] is None or adaptive[0] is None:
-        return work.finish(["a run failed"])
-    if not adaptive[0]["balanced"]:
-        failures.append("pcap run: the balance line does not hold")
-    for port in (0, 1):
-        if sorted(bytes(g) for g in adaptive[2][port]) != sorted(bytes(g) for g in cpu[2][port]):
-            failures.append(f"port {port}: not the same packets as CPU-only")
-        seqs = {}
-        for g in adaptive[2][port]:
-            seqs.setdefault(g[UDP].sport, []).append(offload_router.seq(g))
-        if any(s != sorted(s) for s in seqs.values()):
-            failures.append(f"port {port}: a flow was reordered despite AFFINITY")
-    if adaptive[1].get("device_packets", 0) == 0:
-        failures.append(f"no packet reached the emulated device: {adaptive[1]}")
+    failures, adaptive = offload_router.balanced_against_cpu(work, family, routes_file, ADAPTIVE)
+    if adaptive[0] is None:
+        return work.finish(failures)
     # The report names the device as emulated, and its task times follow the model: every task
     # is on the device at least lat_us (30 us), a lower bound no load can break.
     devices = [d for d in adaptive[0].get("devices", []) if d["tasks_ok"] > 0]
@@ -83,7 +47,7 @@ def main():
     _, stats = e2e.run_fulcrum(work, config, [gen, "net_null0,no-rx=1"], extra=["--seconds", "1.5"])
     if stats is None:
         return work.finish(failures + ["generator run failed"])
-    c = counters_of(stats, "AdaptiveBalancer")
+    c = e2e.counters_of(stats, "AdaptiveBalancer")
     if not stats["balanced"]:
         failures.append("generator run: the balance line does not hold")
     if c.get("windows", 0) < 1 or c.get("moves", 0) < 1:

@@ -15,10 +15,7 @@ No assertion is about throughput or timing.
 """
 import json
 import os
-import random
 import sys
-
-from scapy.all import UDP
 
 import fulcrum_e2e as e2e
 import offload_router
@@ -38,50 +35,17 @@ def profile():
             "points": [point(0, 1, 1e5, 50, 40, 30), point(0.6, 2, 1e8, 400, 120, 60)]}
 
 
-def counters_of(stats, cls):
-    for el in stats.get("elements", []):
-        if el["class"] == cls:
-            return el.get("counters", {})
-    return {}
-
-
 def main():
     family = offload_router.IPV4
-    rng = random.Random(family.seed)
     work = e2e.Workdir("policy-balancer")
-    routes = family.routes(rng)
-    routes_file = work.file(family.routes_name, routes)
-    table = offload_router.parse_routes(routes)
-    flows = offload_router.FLOWS
-    dsts = [family.destination(rng, table) for _ in range(flows)]
-    frames = [family.frame(i % flows, dsts[i % flows], i) for i in range(family.packets)]
-    work.pcap("in.pcap", frames)
-    work.pcap("empty.pcap", [])
+    routes_file, _, _ = offload_router.workload(work, family)
     profile_file = work.file("profile.json", json.dumps(profile()))
-    failures = []
-
     lookup = (f"{family.demo_routes}, AGGREGATE 32", f"{routes_file}, AGGREGATE 4")
     balancer = f"PolicyBalancer({profile_file}, POLICY throughput, WINDOW_MS 10)"
-    cpu = e2e.run_offload_mode(work, "cpu", family.config, [("DeviceOnly", "CPUOnly"), lookup],
-                               family.element)
-    policy = e2e.run_offload_mode(
-        work, "policy", family.config,
-        [("DeviceOnly", balancer), (lookup[0], lookup[1] + ", AFFINITY true")], family.element)
-    if cpu[0] is None or policy[0] is None:
-        return work.finish(["a run failed"])
-    if not policy[0]["balanced"]:
-        failures.append("pcap run: the balance line does not hold")
-    for port in (0, 1):
-        if sorted(bytes(g) for g in policy[2][port]) != sorted(bytes(g) for g in cpu[2][port]):
-            failures.append(f"port {port}: not the same packets as CPU-only")
-        seqs = {}
-        for g in policy[2][port]:
-            seqs.setdefault(g[UDP].sport, []).append(offload_router.seq(g))
-        if any(s != sorted(s) for s in seqs.values()):
-            failures.append(f"port {port}: a flow was reordered despite AFFINITY")
-    if policy[1].get("device_packets", 0) == 0:
-        failures.append(f"no packet reached the emulated device: {policy[1]}")
-    c = counters_of(policy[0], "PolicyBalancer")
+    failures, policy = offload_router.balanced_against_cpu(work, family, routes_file, balancer)
+    if policy[0] is None:
+        return work.finish(failures)
+    c = e2e.counters_of(policy[0], "PolicyBalancer")
     if c.get("config") != 1 or c.get("fraction_permille") != 600 or c.get("offloaded", 0) == 0:
         failures.append(f"throughput policy: not on the device mix: {c}")
 
@@ -104,7 +68,7 @@ def main():
         failures.append(f"light load: the CPU not chosen in most windows: {before}")
     if not rows or float(rows[-1][3]) != 0.6:
         failures.append(f"flat out: the last window did not choose the device mix: {rows[-3:]}")
-    c = counters_of(stats, "PolicyBalancer")
+    c = e2e.counters_of(stats, "PolicyBalancer")
     if c.get("switches", 0) < 1 or c.get("offloaded", 0) == 0 or c.get("kept", 0) == 0:
         failures.append(f"energy policy: expected a switch, both processors used: {c}")
     print(f"energy: {c}")

@@ -277,6 +277,10 @@ TEST_F(ProfileFile, BadFilesSayWhereAndWhat) {
   EXPECT_NE(error().find("not JSON"), std::string::npos);
   write("{\"points\": []}");
   EXPECT_NE(error().find("not a Fulcrum profile"), std::string::npos);
+  write("{\"format\": \"1\", \"points\": []}");
+  EXPECT_NE(error().find("not a Fulcrum profile"), std::string::npos);
+  write("[1, 2]");
+  EXPECT_NE(error().find("not a Fulcrum profile"), std::string::npos);
   write("{\"format\": 1, \"points\": []}");
   EXPECT_NE(error().find("\"points\" must be a non-empty array"), std::string::npos);
   const std::string good =
@@ -293,6 +297,22 @@ TEST_F(ProfileFile, BadFilesSayWhereAndWhat) {
   bad_aggregate.replace(bad_aggregate.find("\"aggregate\": 8"), 14, "\"aggregate\": 0");
   write("{\"format\": 1, \"points\": [{" + bad_aggregate + "}]}");
   EXPECT_NE(error().find("\"aggregate\" must be 1..256"), std::string::npos);
+  write("{\"format\": 1, \"pipeline\": 7, \"devices\": [3], \"points\": [{" + good + "}]}");
+  Result<Profile> odd_labels = read_profile(path_.string());
+  ASSERT_TRUE(odd_labels.ok()) << odd_labels.error();
+  EXPECT_EQ(odd_labels.value().pipeline, "");
+}
+
+TEST_F(ProfileFile, ADirectoryOrDeviceIsAnErrorNotAnException) {
+  const fs::path dir = path_.string() + ".d";
+  fs::create_directory(dir);
+  Result<Profile> p = read_profile(dir.string());
+  fs::remove(dir);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.error().find("is a directory"), std::string::npos) << p.error();
+  Result<Profile> zero = read_profile("/dev/zero");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.error().find("not a regular file"), std::string::npos) << zero.error();
 }
 
 }  // namespace

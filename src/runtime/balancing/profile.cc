@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
+
+#include "core/text_file.hh"
 
 namespace fulcrum {
 namespace {
@@ -12,6 +15,11 @@ namespace {
 using nlohmann::json;
 
 constexpr int kFormat = 1;
+
+std::string text_field(const json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
 
 Result<double> number(const json& j, const char* key, const std::string& where) {
   const auto it = j.find(key);
@@ -65,20 +73,18 @@ double ProfilePoint::power_at(double rate_pps) const {
 }
 
 Result<Profile> read_profile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return make_error(path + ": cannot open the profile");
-  json j;
-  try {
-    in >> j;
-  } catch (const json::exception& e) {
-    return make_error(path + ": not JSON: " + e.what());
-  }
-  if (!j.is_object() || j.value("format", 0) != kFormat)
+  constexpr size_t kMaxProfileBytes = size_t{64} << 20;
+  Result<std::string> text = read_input_file(path, "the profile", kMaxProfileBytes);
+  if (!text) return make_error(text.error());
+  const json j = json::parse(text.value(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return make_error(path + ": not JSON");
+  const auto format = j.is_object() ? j.find("format") : j.end();
+  if (format == j.end() || !format->is_number_integer() || format->get<int64_t>() != kFormat)
     return make_error(path + ": not a Fulcrum profile (\"format\": " + std::to_string(kFormat) +
                       " expected; write one with `fulcrum profile`)");
   Profile p;
-  p.pipeline = j.value("pipeline", "");
-  p.traffic = j.value("traffic", "");
+  p.pipeline = text_field(j, "pipeline");
+  p.traffic = text_field(j, "traffic");
   if (const auto d = j.find("devices"); d != j.end() && d->is_array())
     for (const json& label : *d)
       if (label.is_string()) p.devices.push_back(label.get<std::string>());

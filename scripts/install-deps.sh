@@ -9,6 +9,7 @@ DEB_PACKAGES=(
   libgtest-dev libbenchmark-dev tshark
   python3-matplotlib  # tools/plot_adaptive.py (the plots in docs/)
   nlohmann-json3-dev  # reading profile files (runtime/balancing/profile.cc)
+  graphviz  # fulcrum graph --svg
   clang-16 libfuzzer-16-dev libclang-rt-16-dev  # make fuzz / fuzz-smoke (libFuzzer, ASan, UBSan)
 )
 PY_PACKAGES=(scapy)

@@ -164,6 +164,22 @@ TEST(Graph, UnconnectedOutputDropsWithReason) {
   EXPECT_TRUE(sink.sent.empty());
 }
 
+TEST(Graph, ListsUnconnectedOutputsButNotOptionalOnes) {
+  CollectingSink sink;
+  auto p = build(
+      "FromInput -> s :: RandomSplit(0.5); s[0] -> CheckIPHeader -> t :: DecIPTTL -> ToOutput;",
+      sink);
+  ASSERT_TRUE(p.ok()) << p.error();
+  const std::vector<std::string> u = p.value()->unconnected_outputs();
+  ASSERT_EQ(u.size(), 1u);  // DecIPTTL's output 1 is optional: it drops expired packets itself
+  EXPECT_NE(u[0].find(":1:14: output 1 of 's' (RandomSplit) is not connected"), std::string::npos)
+      << u[0];
+  auto whole =
+      build("FromInput -> s :: RandomSplit(0.5); s[0] -> ToOutput; s[1] -> Discard;", sink);
+  ASSERT_TRUE(whole.ok()) << whole.error();
+  EXPECT_TRUE(whole.value()->unconnected_outputs().empty());
+}
+
 TEST(Graph, TimedSourceRunsOnItsTimerUpToItsLimit) {
   CollectingSink sink;
   auto p = build(

@@ -101,6 +101,25 @@ TEST(InputFile, OnlyRegularFilesAreRead) {
   std::filesystem::remove(big);
 }
 
+TEST(OutputFile, CheckedWithoutBeingCreated) {
+  const std::string fresh = testing::temp_path("fresh.json");
+  EXPECT_TRUE(check_output_file(fresh, "--stats-json file").ok());
+  EXPECT_FALSE(std::filesystem::exists(fresh)) << "checking must not create the file";
+  EXPECT_EQ(check_output_file("/tmp", "capture file").error(),
+            "cannot write capture file /tmp: it is a directory");
+  EXPECT_EQ(check_output_file("/no-such-folder/x.pcap", "capture file").error(),
+            "cannot write capture file /no-such-folder/x.pcap: folder /no-such-folder/: No such "
+            "file or directory");
+  const std::string file_as_folder = testing::temp_path("plain");
+  std::FILE* f = std::fopen(file_as_folder.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fclose(f);
+  EXPECT_EQ(check_output_file(file_as_folder + "/x", "capture file").error(),
+            "cannot write capture file " + file_as_folder + "/x: Not a directory");
+  EXPECT_TRUE(check_output_file(file_as_folder, "capture file").ok()) << "an existing file";
+  std::filesystem::remove(file_as_folder);
+}
+
 ids::PacketView view_of(const std::vector<uint8_t>& f, ids::ParseResult& r) {
   ids::PacketView v;
   r = ids::parse_packet(f.data(), static_cast<uint32_t>(f.size()), v);

@@ -41,8 +41,8 @@ class IDSMatch final : public ElementBase<IDSMatch> {
  public:
   static constexpr DropReasons kDropReasons{"not-ipv4", "truncated", "bad-l4-header",
                                             "bad-udp-length", "alert"};
-  static constexpr ElementTraits kTraits{"IDSMatch", 1, 2, kDropReasons};
   static constexpr int kAlertOutput = 1;
+  static constexpr ElementTraits kTraits{"IDSMatch", 1, 2, kDropReasons, 1u << kAlertOutput};
   static constexpr std::string_view kRulesHelp =
       "rule file (docs/ids.md); loaded and compiled once per process and shared by the workers "
       "and by IDSMatchOffload on the same file";

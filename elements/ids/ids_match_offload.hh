@@ -34,7 +34,8 @@ namespace fulcrum {
 
 class IDSMatchOffload final : public OffloadElement<IDSMatchOffload> {
  public:
-  static constexpr ElementTraits kTraits{"IDSMatchOffload", 1, 2, IDSMatch::kDropReasons};
+  static constexpr ElementTraits kTraits{"IDSMatchOffload", 1, 2, IDSMatch::kDropReasons,
+                                         1u << IDSMatch::kAlertOutput};
   // Write: the scan's candidate matches; region: the IP payload.
   static constexpr auto kOffload =
       offload::OffloadSpec::with_region(offload::kIdsScanKernel, 0, sizeof(offload::IdsScanResult),

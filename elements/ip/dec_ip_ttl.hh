@@ -26,8 +26,8 @@ namespace fulcrum {
 class DecIPTTL final : public PacketElement<DecIPTTL> {
  public:
   static constexpr DropReasons kDropReasons{"ttl-expired", "truncated"};
-  static constexpr ElementTraits kTraits{"DecIPTTL", 1, 2, kDropReasons};
   static constexpr int kExpiredOutput = 1;
+  static constexpr ElementTraits kTraits{"DecIPTTL", 1, 2, kDropReasons, 1u << kExpiredOutput};
 
   Status configure(Args& args) override { return args.finish(); }
   Status initialize(const InitContext&) override {

@@ -26,8 +26,8 @@ namespace fulcrum {
 class DecIP6HLim final : public PacketElement<DecIP6HLim> {
  public:
   static constexpr DropReasons kDropReasons{"hlim-expired", "truncated"};
-  static constexpr ElementTraits kTraits{"DecIP6HLim", 1, 2, kDropReasons};
   static constexpr int kExpiredOutput = 1;
+  static constexpr ElementTraits kTraits{"DecIP6HLim", 1, 2, kDropReasons, 1u << kExpiredOutput};
   static constexpr uint32_t kMinFrameLen = RTE_ETHER_HDR_LEN + sizeof(rte_ipv6_hdr);
 
   Status configure(Args& args) override { return args.finish(); }

@@ -36,13 +36,11 @@ Status L2Forward::initialize(const InitContext& ctx) {
   // Errors here are formatted like the configuration errors they are.
   const Args args({}, loc_, name(), kTraits.class_name);
   nports_ = static_cast<uint16_t>(ctx.ports);
-  if (method_ == Method::kFixed && next_port_ >= ctx.ports)
+  // No ports: a pipeline checked on its own (InitContext::ports), nothing to check against.
+  if (ctx.ports > 0 && method_ == Method::kFixed && next_port_ >= ctx.ports)
     return args.error("PORT " + std::to_string(next_port_) + " is not a port (" +
                       std::to_string(ctx.ports) + " ports)");
-  if (method_ == Method::kRoundRobin) {
-    if (ctx.ports == 0) return args.error("METHOD roundrobin: no ports");
-    next_port_ = 0;
-  }
+  if (method_ == Method::kRoundRobin) next_port_ = 0;
   return {};
 }
 

@@ -42,13 +42,13 @@ namespace fulcrum {
 class L2Switch final : public ElementBase<L2Switch> {
  public:
   static constexpr DropReasons kDropReasons{"truncated", "same-port", "unknown-destination"};
-  static constexpr ElementTraits kTraits{"L2Switch", 1, 2, kDropReasons};
+  static constexpr int kFloodOutput = 1;
+  static constexpr ElementTraits kTraits{"L2Switch", 1, 2, kDropReasons, 1u << kFloodOutput};
 
   static constexpr uint32_t kDefaultCapacity = 1u << 20;
   static constexpr uint32_t kEtherHeaderLen = 14;
   static constexpr uint32_t kSrcOffset = 6;
   static constexpr uint8_t kGroupBit = 0x01;  // I/G bit of the first address byte
-  static constexpr int kFloodOutput = 1;
 
   Status configure(Args& args) override;
   Status initialize(const InitContext& ctx) override;

@@ -11,5 +11,7 @@ int cmd_elements(const std::vector<std::string>& args);
 int cmd_bench(const std::vector<std::string>& args);
 int cmd_devices(const std::vector<std::string>& args);
 int cmd_profile(const std::vector<std::string>& args);
+int cmd_check(const std::vector<std::string>& args);
+int cmd_graph(const std::vector<std::string>& args);
 
 }  // namespace fulcrum::cli

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "cli/commands.hh"
+#include "core/version.hh"
 
 namespace {
 
@@ -10,12 +11,17 @@ constexpr const char* kUsage = R"(fulcrum: a batch-oriented packet-processing fr
 
 usage:
   fulcrum run PIPELINE.click --port SPEC [--port SPEC ...] [options]
+  fulcrum check PIPELINE.click [--ports N | --port SPEC ...]
+                                   load and check a pipeline without moving packets
+  fulcrum graph PIPELINE.click [--dot | --svg] [--out FILE]
+                                   draw the pipeline (Graphviz)
   fulcrum elements [NAME]          list element classes, or print one element's manual
   fulcrum bench [--out FILE]       run the benchmark harness (JSON)
   fulcrum devices [--json]         list the offload backends and devices (GPUs, OpenCL)
   fulcrum profile PIPELINE.click --port SPEC ... --out PROFILE.json
                                    measure every device mix for PolicyBalancer
   fulcrum help | --help
+  fulcrum --version               the version and the git commit it was built from
 
 `fulcrum run --help` lists the run options.
 )";
@@ -28,12 +34,18 @@ int main(int argc, char** argv) {
     std::fputs(kUsage, args.empty() ? stderr : stdout);
     return args.empty() ? 2 : 0;
   }
+  if (args[0] == "--version" || args[0] == "version") {
+    std::printf("fulcrum %s (git %s)\n", fulcrum::version(), fulcrum::git_hash());
+    return 0;
+  }
   const std::string cmd = args[0];
   args.erase(args.begin());
   if (cmd == "run") return fulcrum::cli::cmd_run(args);
   if (cmd == "elements") return fulcrum::cli::cmd_elements(args);
   if (cmd == "bench") return fulcrum::cli::cmd_bench(args);
   if (cmd == "devices") return fulcrum::cli::cmd_devices(args);
+  if (cmd == "check") return fulcrum::cli::cmd_check(args);
+  if (cmd == "graph") return fulcrum::cli::cmd_graph(args);
   if (cmd == "profile") return fulcrum::cli::cmd_profile(args);
   std::fprintf(stderr, "fulcrum: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
   return 2;

@@ -10,6 +10,7 @@
 #include "cli/commands.hh"
 #include "cli/device_option.hh"
 #include "core/args.hh"
+#include "core/text_file.hh"
 #include "io/eal.hh"
 #include "io/port.hh"
 #include "runtime/runtime.hh"
@@ -122,6 +123,12 @@ int cmd_run(const std::vector<std::string>& args) {
     return usage_error("--workers " + std::to_string(opt.workers) + ": this machine has " +
                        std::to_string(cpus) + " CPUs (one worker per core)");
 
+  // An output that cannot be written is found now, not after the run.
+  if (!stats_json.empty())
+    if (Status s = check_output_file(stats_json, "--stats-json file"); !s) {
+      std::fprintf(stderr, "fulcrum run: %s\n", s.error().c_str());
+      return 1;
+    }
   // Configuration errors are reported before any device is touched.
   Result<PipelineConfig> config = load_pipeline(opt);
   if (!config) {

@@ -36,6 +36,10 @@ struct ElementTraits {
   int inputs;   // 0 for sources
   int outputs;  // or kConfiguredOutputs
   std::span<const std::string_view> drop_reasons;
+  // Outputs (bit N: output N) the element may be left without: it then handles those packets
+  // itself (drops them with a reason of its own, as Click's "1/1-2" elements do), so
+  // `fulcrum check` does not report them unconnected.
+  uint64_t optional_outputs = 0;
 };
 
 // Where ToOutput hands packets: the worker's transmit path. transmit() takes every live packet
@@ -51,7 +55,9 @@ class PacketSink {
 struct InitContext {
   int worker = 0;
   int workers = 1;
-  int ports = 0;                   // number of --port entries
+  // Number of --port entries; 0 when not known (`fulcrum check` without --ports): port numbers in
+  // arguments and tables are then not checked against it.
+  int ports = 0;
   uint32_t batch = kDefaultBatch;  // RX burst size: a batch this full arrived from a backlog
   SharedStorage* shared = nullptr;
   PacketSink* sink = nullptr;   // the worker's transmit path

@@ -129,6 +129,18 @@ Result<std::unique_ptr<Pipeline>> Pipeline::build(const PipelineConfig& config,
   return p;
 }
 
+std::vector<std::string> Pipeline::unconnected_outputs() const {
+  std::vector<std::string> out;
+  for (const Node& n : nodes_)
+    for (size_t port = 0; port < n.next.size(); ++port)
+      if (n.next[port].node < 0 && ((n.element->traits().optional_outputs >> port) & 1) == 0)
+        out.push_back(n.loc.str() + ": output " + std::to_string(port) + " of '" +
+                      n.element->name() + "' (" + n.class_name +
+                      ") is not connected: its packets would be dropped (connect it to Discard "
+                      "to drop them on purpose)");
+  return out;
+}
+
 int Pipeline::only_successor(size_t node) const {
   const Node& n = nodes_[node];
   if (n.next.size() != 1 || n.next[0].node < 0 || n.next[0].port != 0) return -1;

@@ -79,6 +79,11 @@ class Pipeline {
   std::vector<OutputLoss> output_losses() const;
 
   const std::vector<Node>& nodes() const { return nodes_; }
+  // "FILE:LINE:COL: output N of 'name' (Class) is not connected ..." for every output with no
+  // connection that is not optional (ElementTraits::optional_outputs): its packets are dropped
+  // (counted as unconnected-output). Click refuses such a
+  // pipeline, and so do `fulcrum check` and `fulcrum run`.
+  std::vector<std::string> unconnected_outputs() const;
   Element& element(size_t node) { return *nodes_[node].element; }
   // The node `node`'s only output feeds, when that one has no other input; -1 otherwise (graph
   // passes follow such lines of elements).

@@ -54,4 +54,24 @@ Result<std::string> read_input_file(const std::string& path, const std::string& 
   return text;
 }
 
+Status check_output_file(const std::string& path, const std::string& what) {
+  const std::string prefix = "cannot write " + what + " " + path + ": ";
+  if (path.empty()) return make_error("cannot write " + what + ": no file name");
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return make_error(prefix + "it is a directory");
+    if (::access(path.c_str(), W_OK) != 0) return make_error(prefix + std::strerror(errno));
+    return {};
+  }
+  if (errno != ENOENT) return make_error(prefix + std::strerror(errno));
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  if (::stat(dir.c_str(), &st) != 0)
+    return make_error(prefix + "folder " + dir + ": " + std::strerror(errno));
+  if (!S_ISDIR(st.st_mode)) return make_error(prefix + dir + " is not a folder");
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    return make_error(prefix + "folder " + dir + ": " + std::strerror(errno));
+  return {};
+}
+
 }  // namespace fulcrum

@@ -18,4 +18,9 @@ inline constexpr size_t kMaxInputFileBytes = size_t{1} << 30;
 Result<std::string> read_input_file(const std::string& path, const std::string& what,
                                     size_t max_bytes = kMaxInputFileBytes);
 
+// Whether `path` could be created or overwritten as an output file (a statistics file, a
+// capture), without creating or changing it: its folder exists and is writable, and the path, if
+// it exists, is not a directory and is writable. "cannot write WHAT PATH: reason".
+Status check_output_file(const std::string& path, const std::string& what);
+
 }  // namespace fulcrum

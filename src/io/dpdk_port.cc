@@ -8,6 +8,7 @@
 
 #include <algorithm>
 
+#include "core/text_file.hh"
 #include "io/mempool.hh"
 
 namespace fulcrum {
@@ -48,6 +49,20 @@ Result<int64_t> count_pcap_packets(const std::string& path) {
 }
 
 }  // namespace
+
+Status DpdkPort::check(const std::string& spec) {
+  for (const std::string& f : devarg_values(spec, "rx_pcap")) {
+    struct stat st {};
+    if (::stat(f.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+      return make_error("--port " + spec + ": pcap file " + f + " is not a regular file");
+    if (Result<int64_t> n = count_pcap_packets(f); !n)
+      return make_error("--port " + spec + ": cannot read pcap file: " + n.error());
+  }
+  for (const std::string& f : devarg_values(spec, "tx_pcap"))
+    if (Status s = check_output_file(f, "capture file"); !s)
+      return make_error("--port " + spec + ": " + s.error());
+  return {};
+}
 
 Result<std::unique_ptr<Port>> DpdkPort::open(const std::string& spec, const PortConfig& config) {
   auto port = std::unique_ptr<DpdkPort>(new DpdkPort());

@@ -15,6 +15,8 @@ namespace fulcrum {
 class DpdkPort final : public Port {
  public:
   static Result<std::unique_ptr<Port>> open(const std::string& spec, const PortConfig& config);
+  // check_port_spec for a device string: its rx_pcap= and tx_pcap= files.
+  static Status check(const std::string& spec);
   ~DpdkPort() override;
 
   const std::string& spec() const override { return spec_; }

@@ -46,6 +46,14 @@ EalDevice eal_device_for(const std::string& spec) {
   return d;
 }
 
+Status check_port_spec(const std::string& spec) {
+  if (spec.rfind("gen:", 0) == 0 || spec == "gen") {
+    Result<GenConfig> gen = parse_gen_spec(spec);
+    return gen ? Status{} : make_error(gen.error());
+  }
+  return DpdkPort::check(spec);
+}
+
 Result<std::unique_ptr<Port>> open_port(const std::string& spec, const PortConfig& config) {
   if (spec.rfind("gen:", 0) == 0 || spec == "gen") return GenPort::open(spec, config);
   return DpdkPort::open(spec, config);

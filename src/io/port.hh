@@ -47,6 +47,11 @@ class Port {
 //   net_pcap0,rx_pcap=..   any DPDK virtual device string, or a PCI address (0000:01:00.0)
 Result<std::unique_ptr<Port>> open_port(const std::string& spec, const PortConfig& config);
 
+// What can be checked of a --port SPEC without the EAL and without opening it (`fulcrum check`):
+// a generator spec parses; a device string's rx_pcap= files can be read as captures and its
+// tx_pcap= files could be written. Errors start "--port SPEC: ".
+Status check_port_spec(const std::string& spec);
+
 // The EAL arguments a spec needs before initialisation (--vdev, -a).
 struct EalDevice {
   bool is_vdev = false;

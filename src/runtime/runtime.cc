@@ -11,6 +11,7 @@
 
 #include "core/registry.hh"
 #include "core/shared_storage.hh"
+#include "core/version.hh"
 #include "io/mempool.hh"
 #include "offload/service.hh"
 #include "runtime/energy.hh"
@@ -21,7 +22,6 @@ namespace {
 
 constexpr auto kControlPeriod = std::chrono::milliseconds(20);
 constexpr double kProgressPeriodS = 0.5;
-constexpr unsigned kSourcePoolSize = 2047;
 
 bool is_class(std::string_view name) {
   return Registry::instance().find(name) != nullptr;
@@ -104,13 +104,18 @@ std::vector<DeviceReport> device_reports(const SharedStorage& shared) {
 }
 
 RunReport build_report(const std::vector<std::unique_ptr<Worker>>& workers,
-                       const std::vector<std::unique_ptr<Port>>& ports, double duration,
+                       const std::vector<std::unique_ptr<Port>>& ports,
+                       const std::vector<unsigned>& lcores, double duration,
                        const RunOptions& options) {
   RunReport r;
   r.duration_s = duration;
   r.tsc_hz = static_cast<double>(rte_get_tsc_hz());
   r.workers = options.workers;
   r.batch = options.batch;
+  r.meta.version = version();
+  r.meta.git_hash = git_hash();
+  r.meta.hugepages = rte_eal_has_hugepages() != 0;
+  r.meta.pipeline = options.pipeline_text.empty() ? options.pipeline_file : "";
   r.ports.resize(ports.size());
   for (size_t p = 0; p < ports.size(); ++p) r.ports[p].spec = ports[p]->spec();
   uint64_t no_such_port = 0, tx_full = 0, multi_segment = 0;
@@ -125,6 +130,17 @@ RunReport build_report(const std::vector<std::unique_ptr<Worker>>& workers,
     no_such_port += w->drops_no_such_port();
     tx_full += w->drops_tx_full();
     multi_segment += w->drops_multi_segment();
+    WorkerReport& wr = r.per_worker.emplace_back();
+    if (r.per_worker.size() <= lcores.size()) {
+      wr.lcore = lcores[r.per_worker.size() - 1];
+      wr.cpu = rte_lcore_to_cpu_id(static_cast<int>(wr.lcore));
+    }
+    for (const PortCounters& c : w->port_counters()) {
+      wr.rx_packets += c.rx_packets.get();
+      wr.tx_packets += c.tx_packets.get();
+    }
+    wr.dropped = w->pipeline().dropped() + w->drops_no_such_port() + w->drops_tx_full() +
+                 w->drops_multi_segment();
   }
   for (const PortReport& p : r.ports) {
     r.packets_in += p.rx_packets;
@@ -294,6 +310,22 @@ Result<PipelineConfig> load_pipeline(const RunOptions& options) {
   return config;
 }
 
+Result<std::vector<std::string>> check_pipeline(const PipelineConfig& config,
+                                                const RunOptions& options, int ports,
+                                                SharedStorage& shared, rte_mempool* pool) {
+  NullSink sink;
+  InitContext ctx;
+  ctx.workers = options.workers;
+  ctx.batch = options.batch;
+  ctx.ports = ports;
+  ctx.shared = &shared;
+  ctx.sink = &sink;
+  ctx.pool = pool;
+  Result<std::unique_ptr<Pipeline>> check = Pipeline::build(config, ctx, options.branch);
+  if (!check) return make_error(check.error());
+  return check.value()->unconnected_outputs();
+}
+
 Result<RunReport> run(const RunOptions& options) {
   if (options.batch == 0 || options.batch > kMaxBatch)
     return make_error("--batch must be 1.." + std::to_string(kMaxBatch));
@@ -312,19 +344,15 @@ Result<RunReport> run(const RunOptions& options) {
     if (!pool) return make_error(pool.error());
     source_pools.emplace_back(pool.value());
   }
-  // Build one replica before any device is opened, so every configuration error (ports,
-  // arguments, route files) is reported with nothing started. Tables it loads stay in `shared`.
-  {
-    NullSink sink;
-    InitContext ctx;
-    ctx.workers = options.workers;
-    ctx.batch = options.batch;
-    ctx.ports = static_cast<int>(options.ports.size());
-    ctx.shared = &shared;
-    ctx.sink = &sink;
-    ctx.pool = source_pools.front().get();
-    Result<std::unique_ptr<Pipeline>> check = Pipeline::build(config.value(), ctx, options.branch);
-    if (!check) return make_error(check.error());
+  Result<std::vector<std::string>> unconnected =
+      check_pipeline(config.value(), options, static_cast<int>(options.ports.size()), shared,
+                     source_pools.front().get());
+  if (!unconnected) return make_error(unconnected.error());
+  // As in Click, an output left unconnected is a configuration error, not a silent drop.
+  if (!unconnected.value().empty()) {
+    std::string all;
+    for (const std::string& u : unconnected.value()) all += (all.empty() ? "" : "\n") + u;
+    return make_error(all);
   }
 
   std::vector<std::unique_ptr<Port>> ports;
@@ -464,7 +492,7 @@ Result<RunReport> run(const RunOptions& options) {
       static_cast<double>(last_tsc - first_tsc) / static_cast<double>(rte_get_tsc_hz());
   if (options.progress) std::fprintf(stderr, "\n");
 
-  RunReport report = build_report(workers, ports, duration, options);
+  RunReport report = build_report(workers, ports, lcores, duration, options);
   report.devices = device_reports(shared);
   report.energy = energy_report(rapl, energy_start, rapl.read(), report);
   report.stalls = watchdog.stalls();

@@ -10,11 +10,16 @@
 
 #include "core/graph.hh"
 #include "core/result.hh"
+#include "core/shared_storage.hh"
 #include "runtime/stats.hh"
+
+struct rte_mempool;
 
 namespace fulcrum {
 
 inline constexpr double kDefaultWatchdogS = 10;
+// Packets per worker pool for what source elements create.
+inline constexpr unsigned kSourcePoolSize = 2047;
 
 struct RunOptions {
   std::string pipeline_file;
@@ -46,6 +51,15 @@ struct RunOptions {
 
 // Parses and checks the pipeline against the registry without starting anything.
 Result<PipelineConfig> load_pipeline(const RunOptions& options);
+
+// Builds one replica of `config` as run() does before it opens a port, so that every error an
+// element finds while loading (arguments, tables, rules, SAs, devices) comes out with nothing
+// started; the tables it loads stay in `shared` for the replicas that follow. `ports` is the port
+// count (0: not known, port numbers unchecked); `pool` feeds source elements. Returns
+// Pipeline::unconnected_outputs().
+Result<std::vector<std::string>> check_pipeline(const PipelineConfig& config,
+                                                const RunOptions& options, int ports,
+                                                SharedStorage& shared, rte_mempool* pool);
 
 // Runs the pipeline until a stop condition (packets, seconds, end of all pcap inputs).
 // The EAL must be initialised with at least options.workers worker lcores.

@@ -38,12 +38,19 @@ std::string pairs_json(const std::vector<std::pair<std::string, uint64_t>>& pair
   return out + "}";
 }
 
+const char* pages(const RunMeta& m) {
+  return m.hugepages ? "hugepages" : "4 KiB pages";
+}
+
 }  // namespace
 
 std::string report_json(const RunReport& r) {
   std::ostringstream o;
   o << "{\n  \"duration_s\": " << number(r.duration_s) << ",\n  \"workers\": " << r.workers
-    << ",\n  \"batch\": " << r.batch << ",\n  \"packets_in\": " << r.packets_in
+    << ",\n  \"batch\": " << r.batch << ",\n  \"version\": " << quoted(r.meta.version)
+    << ",\n  \"git_hash\": " << quoted(r.meta.git_hash)
+    << ",\n  \"pages\": " << quoted(pages(r.meta))
+    << ",\n  \"pipeline\": " << quoted(r.meta.pipeline) << ",\n  \"packets_in\": " << r.packets_in
     << ",\n  \"bytes_in\": " << r.bytes_in << ",\n  \"packets_created\": " << r.packets_created
     << ",\n  \"packets_out\": " << r.packets_out << ",\n  \"bytes_out\": " << r.bytes_out
     << ",\n  \"dropped\": " << r.dropped << ",\n  \"queued\": " << r.queued
@@ -56,6 +63,13 @@ std::string report_json(const RunReport& r) {
     o << (i ? "," : "") << "\n    {\"index\": " << i << ", \"spec\": " << quoted(p.spec)
       << ", \"rx_packets\": " << p.rx_packets << ", \"rx_bytes\": " << p.rx_bytes
       << ", \"tx_packets\": " << p.tx_packets << ", \"tx_bytes\": " << p.tx_bytes << "}";
+  }
+  o << "\n  ],\n  \"per_worker\": [";
+  for (size_t i = 0; i < r.per_worker.size(); ++i) {
+    const WorkerReport& w = r.per_worker[i];
+    o << (i ? "," : "") << "\n    {\"worker\": " << i << ", \"lcore\": " << w.lcore
+      << ", \"cpu\": " << w.cpu << ", \"rx_packets\": " << w.rx_packets
+      << ", \"tx_packets\": " << w.tx_packets << ", \"dropped\": " << w.dropped << "}";
   }
   o << "\n  ],\n  \"elements\": [";
   for (size_t i = 0; i < r.elements.size(); ++i) {
@@ -102,6 +116,8 @@ std::string report_text(const RunReport& r) {
   std::snprintf(line, sizeof line, "%.3f s, %d worker(s), batch %u\n", r.duration_s, r.workers,
                 r.batch);
   o << line;
+  o << "fulcrum " << r.meta.version << " (git " << r.meta.git_hash << "), " << pages(r.meta)
+    << (r.meta.pipeline.empty() ? "" : ", " + r.meta.pipeline) << "\n";
   std::snprintf(line, sizeof line, "in   %12llu packets  %8.2f Mpps  %8.2f Gbps\n",
                 static_cast<unsigned long long>(r.packets_in), r.mpps_in(), r.gbps_in());
   o << line;
@@ -115,6 +131,17 @@ std::string report_text(const RunReport& r) {
                   static_cast<unsigned long long>(p.rx_packets),
                   static_cast<unsigned long long>(p.tx_packets), p.spec.c_str());
     o << line;
+  }
+  if (r.per_worker.size() > 1) {
+    o << "workers:\n";
+    for (size_t i = 0; i < r.per_worker.size(); ++i) {
+      const WorkerReport& w = r.per_worker[i];
+      std::snprintf(line, sizeof line, "  [%zu] cpu %-3d rx %12llu  tx %12llu  dropped %llu\n", i,
+                    w.cpu, static_cast<unsigned long long>(w.rx_packets),
+                    static_cast<unsigned long long>(w.tx_packets),
+                    static_cast<unsigned long long>(w.dropped));
+      o << line;
+    }
   }
   o << "elements:\n";
   for (const ElementReport& e : r.elements) {

@@ -44,6 +44,23 @@ struct ElementReport {
   std::vector<std::pair<std::string, uint64_t>> counters;  // element-specific
 };
 
+// One worker: where it ran and what passed through it.
+struct WorkerReport {
+  unsigned lcore = 0;
+  int cpu = -1;  // the CPU its lcore is pinned to
+  uint64_t rx_packets = 0, tx_packets = 0;
+  uint64_t dropped = 0;  // inside its pipeline and at its ports (no such port, TX ring full, ...)
+};
+
+// How the run was made (issue 14's "say how the run was made"): enough to tell two reports apart
+// and to repeat one.
+struct RunMeta {
+  std::string version;   // core/version.hh
+  std::string git_hash;  // the commit the binary was built from
+  bool hugepages = false;
+  std::string pipeline;  // the pipeline file ("" for a pipeline given as text)
+};
+
 struct PortReport {
   std::string spec;
   uint64_t rx_packets = 0, rx_bytes = 0, tx_packets = 0, tx_bytes = 0;
@@ -63,6 +80,8 @@ struct RunReport {
   double tsc_hz = 0;  // the TSC's rate, for cycles to nanoseconds
   int workers = 0;
   uint32_t batch = 0;
+  RunMeta meta;
+  std::vector<WorkerReport> per_worker;
   uint64_t packets_in = 0, bytes_in = 0;
   uint64_t packets_created = 0;  // made inside the pipeline by source elements
   uint64_t packets_out = 0, bytes_out = 0;

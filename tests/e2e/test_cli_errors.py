@@ -123,6 +123,11 @@ def pipeline_cases(r):
                      [f"{click(r.count + 1)}:{loc(text, '->', 2)}: output port 3 of 'c' (Classifier) "
                       "out of range: Classifier has 1 output"])
 
+    text = "c :: Classifier(12/0800, -);\nFromInput -> c -> Discard;\n"
+    r.pipeline_error("unconnected output", text,
+                     [f"{click(r.count + 1)}:1:1: output 1 of 'c' (Classifier) is not connected",
+                      "connect it to Discard"])
+
     text = "FromInput -> q :: Counter;\nq -> [1] d :: Discard;\n"
     r.pipeline_error("input port out of range", text,
                      [f"{click(r.count + 1)}:{loc(text, '->', 2)}: input port 1 of 'd' (Discard) out of "
@@ -219,6 +224,10 @@ def cli_cases(r):
     r.expect_error("--branch bogus", ["run", click, "--port", "net_null0", "--branch", "both"], {2},
                    ["--branch is reuse or split"])
     r.expect_error("--port without a value", ["run", click, "--port"], {2}, ["--port needs a value"])
+    nowhere = r.path("no-such-folder/stats.json")
+    r.expect_error("--stats-json into a missing folder (found before the run)",
+                   ["run", click, "--port", "gen:size=64", "--packets", "10", "--stats-json", nowhere],
+                   {1}, [f"cannot write --stats-json file {nowhere}: folder", "No such file or directory"])
 
 
 def elements_cases(r):

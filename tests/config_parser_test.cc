@@ -241,6 +241,12 @@ TEST(ConfigParser, BadInputsGiveExactErrors) {
       {"a :: Foo(1)", "t.click:1:6: unknown element class 'Foo'"},
       {"x -> Foo(1)", "t.click:1:6: unknown element class 'Foo'"},
       {"a :: NoOp;\na -> foo", "t.click:2:6: unknown element class or undeclared element 'foo'"},
+      {"a :: Conter", "t.click:1:6: unknown element class 'Conter' (did you mean 'Counter'?)"},
+      {"FromInput -> Dicsard",
+       "t.click:1:14: unknown element class or undeclared element "
+       "'Dicsard' (did you mean 'Discard'?)"},
+      {"tally :: Counter;\nFromInput -> taly -> Discard",
+       "t.click:2:14: unknown element class or undeclared element 'taly' (did you mean 'tally'?)"},
       {"a :: NoOp;\na :: Discard",
        "t.click:2:1: element 'a' redeclared (first declared at "
        "t.click:1:1)"},

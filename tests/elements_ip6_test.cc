@@ -194,7 +194,8 @@ TEST(ElementsIp6, CheckIP6HeaderBadHeaders) {
 
 TEST(ElementsIp6, CheckIP6HeaderRejectsArguments) {
   EXPECT_EQ(testing::config_error("CheckIP6Header", {"CHECKSUM true"}),
-            "test.click:1:1: test :: CheckIP6Header: unknown keyword 'CHECKSUM'");
+            "test.click:1:1: test :: CheckIP6Header: unknown keyword 'CHECKSUM'; CheckIP6Header "
+            "takes no keywords");
   EXPECT_EQ(testing::config_error("DecIP6HLim", {"x"}),
             "test.click:1:1: test :: DecIP6HLim: unexpected argument 'x'");
 }
@@ -296,7 +297,9 @@ TEST_F(IP6LookupTest, AlgorithmErrors) {
   EXPECT_EQ(err,
             "test.click:1:1: test :: IP6Lookup: ALGORITHM: expected trie or bsearch, got 'dir24'");
   EXPECT_EQ(testing::make_element("IP6Lookup", {path_, "STRIDE 8"}, &err), nullptr);
-  EXPECT_EQ(err, "test.click:1:1: test :: IP6Lookup: unknown keyword 'STRIDE'");
+  EXPECT_EQ(
+      err,
+      "test.click:1:1: test :: IP6Lookup: unknown keyword 'STRIDE'; IP6Lookup takes ALGORITHM");
 }
 
 // Random bytes after a valid Ethernet + IPv6 start: no element may crash or read past the frame

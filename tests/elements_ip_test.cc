@@ -244,7 +244,11 @@ TEST(ElementsIp, CheckIPHeaderConfigErrors) {
   EXPECT_EQ(testing::config_error("CheckIPHeader", {"BADSRC 10.0.0.1 1.2.3"}),
             prefix + "BADSRC: expected IPv4 address, got '1.2.3'");
   EXPECT_EQ(testing::config_error("CheckIPHeader", {"INTERFACES 10.0.0.1"}),
-            prefix + "unknown keyword 'INTERFACES'");
+            prefix + "unknown keyword 'INTERFACES'; CheckIPHeader takes CHECKSUM, BADSRC");
+  EXPECT_EQ(testing::config_error("CheckIPHeader", {"CHEKSUM true"}),
+            prefix +
+                "unknown keyword 'CHEKSUM' (did you mean 'CHECKSUM'?); CheckIPHeader takes "
+                "CHECKSUM, BADSRC");
 }
 
 static_assert(DecIPTTL::checksum_adjust(0xDD2F, 0x5555, 0x3285) == 0x0000,

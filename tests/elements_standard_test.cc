@@ -84,7 +84,7 @@ TEST(ElementsStandard, CounterCountsPacketsAndBytes) {
   EXPECT_EQ(c[1].name, "bytes");
   EXPECT_EQ(c[1].value, 64u + 60 + 1514 + kMaxRobustLen * (kMaxRobustLen + 1) / 2);
   EXPECT_EQ(testing::config_error("Counter", {"FOO 1"}),
-            "test.click:1:1: test :: Counter: unknown keyword 'FOO'");
+            "test.click:1:1: test :: Counter: unknown keyword 'FOO'; Counter takes no keywords");
 }
 
 TEST(ElementsStandard, ClassifierDispatchesOnEthertype) {

@@ -254,8 +254,10 @@ TYPED_TEST(OffloadLookupElement, ConfigErrors) {
 
 // The offloaded IPv6 lookup runs the trie only: IP6Lookup's ALGORITHM is not one of its keys.
 TEST(OffloadIpv6Element, HasNoAlgorithmChoice) {
-  EXPECT_EQ(testing::config_error("IP6LookupOffload", {Ipv6::route_file(), "ALGORITHM bsearch"}),
-            "test.click:1:1: test :: IP6LookupOffload: unknown keyword 'ALGORITHM'");
+  EXPECT_EQ(
+      testing::config_error("IP6LookupOffload", {Ipv6::route_file(), "ALGORITHM bsearch"}),
+      "test.click:1:1: test :: IP6LookupOffload: unknown keyword 'ALGORITHM'; IP6LookupOffload "
+      "takes AGGREGATE, FLUSH_US, AFFINITY, TASK_TIMEOUT_MS, CHAIN, FUSE");
 }
 
 TEST(OffloadBalancers, ConfigErrors) {

@@ -2,10 +2,12 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cli/commands.hh"
 #include "core/args.hh"
 #include "core/registry.hh"
+#include "core/suggest.hh"
 
 namespace fulcrum::cli {
 namespace {
@@ -76,9 +78,12 @@ int cmd_elements(const std::vector<std::string>& args) {
   }
   const ElementClassInfo* info = reg.find(args[0]);
   if (info == nullptr) {
+    std::vector<std::string> names;
+    for (const auto& [name, i] : reg.all()) names.emplace_back(name);
     std::fprintf(stderr,
-                 "fulcrum elements: no element class '%s' (run `fulcrum elements` for the list)\n",
-                 args[0].c_str());
+                 "fulcrum elements: no element class '%s'%s (run `fulcrum elements` for the "
+                 "list)\n",
+                 args[0].c_str(), did_you_mean(args[0], names).c_str());
     return 1;
   }
   std::string_view doc = element_doc(args[0]);

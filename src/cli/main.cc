@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "cli/commands.hh"
+#include "core/suggest.hh"
 #include "core/version.hh"
 
 namespace {
@@ -47,6 +48,10 @@ int main(int argc, char** argv) {
   if (cmd == "check") return fulcrum::cli::cmd_check(args);
   if (cmd == "graph") return fulcrum::cli::cmd_graph(args);
   if (cmd == "profile") return fulcrum::cli::cmd_profile(args);
-  std::fprintf(stderr, "fulcrum: unknown command '%s'\n\n%s", cmd.c_str(), kUsage);
+  std::fprintf(stderr, "fulcrum: unknown command '%s'%s\n\n%s", cmd.c_str(),
+               fulcrum::did_you_mean(cmd, {"run", "check", "graph", "elements", "bench", "devices",
+                                           "profile", "help", "--version"})
+                   .c_str(),
+               kUsage);
   return 2;
 }

@@ -10,6 +10,7 @@
 #include "cli/commands.hh"
 #include "cli/device_option.hh"
 #include "core/args.hh"
+#include "core/suggest.hh"
 #include "core/text_file.hh"
 #include "io/eal.hh"
 #include "io/port.hh"
@@ -107,7 +108,10 @@ int cmd_run(const std::vector<std::string>& args) {
       if (!value(v)) return usage_error("--device needs a value");
       if (Status st = devices.add(v); !st) return usage_error(st.error());
     } else if (!a.empty() && a[0] == '-') {
-      return usage_error("unknown option '" + a + "'");
+      return usage_error(
+          "unknown option '" + a + "'" +
+          did_you_mean(a, {"--port", "--workers", "--batch", "--packets", "--seconds", "--branch",
+                           "--watchdog", "--stats-json", "--quiet", "--device", "--help"}));
     } else if (opt.pipeline_file.empty()) {
       opt.pipeline_file = a;
     } else {

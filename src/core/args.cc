@@ -2,11 +2,14 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+
+#include "core/suggest.hh"
 
 namespace fulcrum {
 namespace {
@@ -138,6 +141,7 @@ Args Args::describe(std::string_view class_name) {
 }
 
 std::optional<std::string> Args::take_keyword(std::string_view key) {
+  if (std::find(asked_.begin(), asked_.end(), key) == asked_.end()) asked_.emplace_back(key);
   for (size_t i = 0; i < keywords_.size(); ++i) {
     if (keywords_[i].first == key && !keyword_used_[i]) {
       keyword_used_[i] = true;
@@ -170,13 +174,21 @@ void Args::bad_value(std::string_view key, std::string_view text, std::string_vi
   fail(key, "expected " + std::string(expected) + ", got '" + std::string(text) + "'");
 }
 
+std::string Args::unknown_keyword(const std::string& key) const {
+  std::string out = "unknown keyword '" + key + "'" + did_you_mean(key, asked_) + "; " + class_;
+  if (asked_.empty()) return out + " takes no keywords";
+  out += " takes ";
+  for (size_t i = 0; i < asked_.size(); ++i) out += (i ? ", " : "") + asked_[i];
+  return out;
+}
+
 Status Args::finish() {
   if (describing_) return error("described, not configured");
   if (!error_.empty()) return error(error_);
   if (next_positional_ < positional_.size())
     return error("unexpected argument '" + positional_[next_positional_] + "'");
   for (size_t i = 0; i < keywords_.size(); ++i)
-    if (!keyword_used_[i]) return error("unknown keyword '" + keywords_[i].first + "'");
+    if (!keyword_used_[i]) return error(unknown_keyword(keywords_[i].first));
   return {};
 }
 

@@ -131,12 +131,14 @@ class Args {
     return *this;
   }
   std::optional<std::string> take_keyword(std::string_view key);
+  std::string unknown_keyword(const std::string& key) const;
   void fail(std::string_view key, std::string_view what);
   void bad_value(std::string_view key, std::string_view text, std::string_view expected);
 
   std::vector<std::string> positional_;
   std::vector<std::pair<std::string, std::string>> keywords_;
   std::vector<bool> keyword_used_;
+  std::vector<std::string> asked_;  // the keywords the element looked for (for "did you mean")
   size_t next_positional_ = 0;
   SourceLoc loc_;
   std::string element_;

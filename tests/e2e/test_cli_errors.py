@@ -205,6 +205,11 @@ def cli_cases(r):
     click = r.write("ok.click", "FromInput -> EtherMirror -> ToOutput;\n")
     r.expect_error("unknown option", ["run", click, "--port", "net_null0", "--bogus"], {2},
                    ["unknown option '--bogus'", "usage: fulcrum run"])
+    r.expect_error("mistyped option", ["run", click, "--prot", "net_null0"], {2},
+                   ["unknown option '--prot' (did you mean '--port'?)"])
+    r.pipeline_error("mistyped element class", "FromInput -> EtherMirorr -> ToOutput;\n",
+                     ["unknown element class or undeclared element 'EtherMirorr' (did you mean "
+                      "'EtherMirror'?)"])
     r.expect_error("missing --port", ["run", click, "--packets", "10"], {2}, ["no --port given"])
     r.expect_error("missing pipeline file argument", ["run", "--port", "net_null0"], {2},
                    ["no pipeline file given"])

@@ -4,10 +4,14 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "core/config/ast.hh"
 #include "core/config/lexer.hh"
+#include "core/registry.hh"
+#include "core/suggest.hh"
 #include "core/text_file.hh"
 
 namespace fulcrum {
@@ -16,6 +20,12 @@ namespace {
 using config::Lexer;
 using config::Token;
 using config::TokenKind;
+
+std::vector<std::string> class_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, info] : Registry::instance().all()) names.emplace_back(name);
+  return names;
+}
 
 // An element as used in a chain: an index into the elements, or a name not declared yet.
 struct ElementRef {
@@ -222,7 +232,9 @@ Result<size_t> Parser::add_element(const Token& name, const Token& cls,
     return make_error(e.loc.str() + ": element '" + e.name + "' redeclared (first declared at " +
                       config_.elements[it->second].loc.str() + ")");
   }
-  if (!is_class_(cls.text)) return error_at(cls, "unknown element class '" + e.class_name + "'");
+  if (!is_class_(cls.text))
+    return error_at(cls, "unknown element class '" + e.class_name + "'" +
+                             did_you_mean(e.class_name, class_names()));
   names_.emplace(e.name, config_.elements.size());
   config_.elements.push_back(std::move(e));
   return config_.elements.size() - 1;
@@ -234,8 +246,10 @@ Status Parser::resolve() {
   for (const PendingName& p : pending_) {
     auto it = names_.find(p.name);
     if (it == names_.end()) {
+      std::vector<std::string> known = class_names();
+      for (const auto& [name, index] : names_) known.push_back(name);
       return make_error(p.loc.str() + ": unknown element class or undeclared element '" + p.name +
-                        "'");
+                        "'" + did_you_mean(p.name, known));
     }
     resolved.push_back(it->second);
   }

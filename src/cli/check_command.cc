@@ -7,6 +7,7 @@
 
 #include "cli/commands.hh"
 #include "cli/device_option.hh"
+#include "cli/pipeline_options.hh"
 #include "core/args.hh"
 #include "core/shared_storage.hh"
 #include "core/text_file.hh"
@@ -63,26 +64,12 @@ int cmd_check(const std::vector<std::string>& args) {
     } else if (a == "--ports") {
       if (!value(v) || !parse_value(v, ports) || ports < 1 || ports > kMaxPortCount)
         return usage_error("--ports needs an integer 1.." + std::to_string(kMaxPortCount));
-    } else if (a == "--port") {
-      if (!value(v)) return usage_error("--port needs a value");
-      opt.ports.push_back(v);
-    } else if (a == "--workers") {
-      if (!value(v) || !parse_value(v, opt.workers) || opt.workers < 1)
-        return usage_error("--workers needs a positive integer");
-    } else if (a == "--batch") {
-      if (!value(v) || !parse_value(v, opt.batch) || opt.batch < 1 || opt.batch > kMaxBatch)
-        return usage_error("--batch needs an integer 1.." + std::to_string(kMaxBatch));
     } else if (a == "--stats-json") {
       if (!value(stats_json)) return usage_error("--stats-json needs a file name");
-    } else if (a == "--device") {
-      if (!value(v)) return usage_error("--device needs a value");
-      if (Status st = devices.add(v); !st) return usage_error(st.error());
-    } else if (!a.empty() && a[0] == '-') {
-      return usage_error("unknown option '" + a + "'");
-    } else if (opt.pipeline_file.empty()) {
-      opt.pipeline_file = a;
-    } else {
-      return usage_error("unexpected argument '" + a + "'");
+    } else if (std::optional<std::string> e = shared_run_option(args, i, opt, devices)) {
+      if (!e->empty()) return usage_error(*e);
+    } else if (std::string e = positional_pipeline(a, opt.pipeline_file, {}); !e.empty()) {
+      return usage_error(e);
     }
   }
   if (opt.pipeline_file.empty()) return usage_error("no pipeline file given");

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cli/commands.hh"
+#include "cli/pipeline_options.hh"
 #include "core/args.hh"
 #include "core/registry.hh"
 #include "runtime/runtime.hh"
@@ -155,12 +156,8 @@ int cmd_graph(const std::vector<std::string>& args) {
     } else if (a == "--out") {
       if (i + 1 >= args.size()) return usage_error("--out needs a file name");
       out = args[++i];
-    } else if (!a.empty() && a[0] == '-') {
-      return usage_error("unknown option '" + a + "'");
-    } else if (opt.pipeline_file.empty()) {
-      opt.pipeline_file = a;
-    } else {
-      return usage_error("unexpected argument '" + a + "'");
+    } else if (std::string e = positional_pipeline(a, opt.pipeline_file, {}); !e.empty()) {
+      return usage_error(e);
     }
   }
   if (opt.pipeline_file.empty()) return usage_error("no pipeline file given");

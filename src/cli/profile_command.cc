@@ -8,6 +8,7 @@
 
 #include "cli/commands.hh"
 #include "cli/device_option.hh"
+#include "cli/pipeline_options.hh"
 #include "core/args.hh"
 #include "io/eal.hh"
 #include "io/port.hh"
@@ -96,9 +97,6 @@ int cmd_profile(const std::vector<std::string>& args) {
     if (a == "--help" || a == "-h") {
       std::printf("%s%s", kProfileUsage, kDeviceOptionHelp);
       return 0;
-    } else if (a == "--port") {
-      if (!value(v)) return usage_error("--port needs a value");
-      opt.ports.push_back(v);
     } else if (a == "--out") {
       if (!value(out)) return usage_error("--out needs a file name");
     } else if (a == "--fractions") {
@@ -115,26 +113,15 @@ int cmd_profile(const std::vector<std::string>& args) {
     } else if (a == "--seconds") {
       if (!value(v) || !parse_value(v, sweep.seconds) || sweep.seconds <= 0)
         return usage_error("--seconds needs a positive number");
-    } else if (a == "--workers") {
-      if (!value(v) || !parse_value(v, opt.workers) || opt.workers < 1)
-        return usage_error("--workers needs a positive integer");
-    } else if (a == "--batch") {
-      if (!value(v) || !parse_value(v, opt.batch) || opt.batch < 1 || opt.batch > kMaxBatch)
-        return usage_error("--batch needs an integer 1.." + std::to_string(kMaxBatch));
     } else if (a == "--power") {
       if (!value(v) || !parse_power(v, sweep.power))
         return usage_error(
             "--power needs cpu_idle=W,cpu_busy=W,device_idle=W,device_busy=W "
             "(idle at most busy)");
-    } else if (a == "--device") {
-      if (!value(v)) return usage_error("--device needs a value");
-      if (Status st = devices.add(v); !st) return usage_error(st.error());
-    } else if (!a.empty() && a[0] == '-') {
-      return usage_error("unknown option '" + a + "'");
-    } else if (opt.pipeline_file.empty()) {
-      opt.pipeline_file = a;
-    } else {
-      return usage_error("unexpected argument '" + a + "'");
+    } else if (std::optional<std::string> e = shared_run_option(args, i, opt, devices)) {
+      if (!e->empty()) return usage_error(*e);
+    } else if (std::string e = positional_pipeline(a, opt.pipeline_file, {}); !e.empty()) {
+      return usage_error(e);
     }
   }
   if (opt.pipeline_file.empty()) return usage_error("no pipeline file given");

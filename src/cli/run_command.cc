@@ -9,8 +9,8 @@
 
 #include "cli/commands.hh"
 #include "cli/device_option.hh"
+#include "cli/pipeline_options.hh"
 #include "core/args.hh"
-#include "core/suggest.hh"
 #include "core/text_file.hh"
 #include "io/eal.hh"
 #include "io/port.hh"
@@ -79,15 +79,6 @@ int cmd_run(const std::vector<std::string>& args) {
     if (a == "--help" || a == "-h") {
       std::printf("%s%s", kRunUsage, kDeviceOptionHelp);
       return 0;
-    } else if (a == "--port") {
-      if (!value(v)) return usage_error("--port needs a value");
-      opt.ports.push_back(v);
-    } else if (a == "--workers") {
-      if (!value(v) || !parse_num(v, opt.workers) || opt.workers < 1)
-        return usage_error("--workers needs a positive integer");
-    } else if (a == "--batch") {
-      if (!value(v) || !parse_num(v, opt.batch) || opt.batch < 1 || opt.batch > kMaxBatch)
-        return usage_error("--batch needs an integer 1.." + std::to_string(kMaxBatch));
     } else if (a == "--packets") {
       if (!value(v) || !parse_num(v, opt.packets)) return usage_error("--packets needs an integer");
     } else if (a == "--seconds") {
@@ -104,18 +95,14 @@ int cmd_run(const std::vector<std::string>& args) {
       if (!value(stats_json)) return usage_error("--stats-json needs a file name");
     } else if (a == "--quiet") {
       quiet = true;
-    } else if (a == "--device") {
-      if (!value(v)) return usage_error("--device needs a value");
-      if (Status st = devices.add(v); !st) return usage_error(st.error());
-    } else if (!a.empty() && a[0] == '-') {
-      return usage_error(
-          "unknown option '" + a + "'" +
-          did_you_mean(a, {"--port", "--workers", "--batch", "--packets", "--seconds", "--branch",
-                           "--watchdog", "--stats-json", "--quiet", "--device", "--help"}));
-    } else if (opt.pipeline_file.empty()) {
-      opt.pipeline_file = a;
-    } else {
-      return usage_error("unexpected argument '" + a + "'");
+    } else if (std::optional<std::string> e = shared_run_option(args, i, opt, devices)) {
+      if (!e->empty()) return usage_error(*e);
+    } else if (std::string e = positional_pipeline(
+                   a, opt.pipeline_file,
+                   {"--port", "--workers", "--batch", "--packets", "--seconds", "--branch",
+                    "--watchdog", "--stats-json", "--quiet", "--device", "--help"});
+               !e.empty()) {
+      return usage_error(e);
     }
   }
   if (opt.pipeline_file.empty()) return usage_error("no pipeline file given");

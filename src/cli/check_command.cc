@@ -79,6 +79,7 @@ int cmd_check(const std::vector<std::string>& args) {
   devices.apply();
 
   std::vector<std::string> problems;
+  if (Status s = check_port_list(opt.ports); !s) problems.push_back(s.error());
   for (const std::string& spec : opt.ports)
     if (Status s = check_port_spec(spec); !s) problems.push_back(s.error());
   if (!stats_json.empty())

@@ -9,6 +9,8 @@
 #include <algorithm>
 
 #include "core/text_file.hh"
+#include "io/dpdk_drivers.hh"
+#include "io/eal.hh"
 #include "io/mempool.hh"
 
 namespace fulcrum {
@@ -51,6 +53,9 @@ Result<int64_t> count_pcap_packets(const std::string& path) {
 }  // namespace
 
 Status DpdkPort::check(const std::string& spec) {
+  if (eal_device_for(spec).is_vdev)
+    if (std::string problem = vdev_spec_problem(spec); !problem.empty())
+      return make_error("--port " + spec + ": " + problem);
   for (const std::string& f : devarg_values(spec, "rx_pcap")) {
     struct stat st {};
     if (::stat(f.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
@@ -86,9 +91,11 @@ Result<std::unique_ptr<Port>> DpdkPort::open(const std::string& spec, const Port
       eal_device_for(spec).is_vdev) {
     const size_t comma = spec.find(',');
     const std::string args = comma == std::string::npos ? "" : spec.substr(comma + 1);
-    if (int rc = rte_vdev_init(name.c_str(), args.c_str()); rc != 0)
+    DpdkLogCapture log;
+    if (int rc = rte_vdev_init(name.c_str(), args.c_str()); rc != 0) {
       return make_error("--port " + spec + ": cannot create virtual device '" + name +
-                        "': " + rte_strerror(-rc));
+                        "': " + explain_vdev_failure(spec, log.reason(), rte_strerror(-rc)));
+    }
     port->vdev_name_ = name;
   }
   if (rte_eth_dev_get_port_by_name(name.c_str(), &port->port_id_) != 0)

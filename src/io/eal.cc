@@ -5,6 +5,7 @@
 #include <rte_log.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -78,6 +79,47 @@ Status init_eal(const EalOptions& options) {
     std::atexit(remove_eal_runtime_dir);
   });
   return g_status;
+}
+
+DpdkLogCapture::DpdkLogCapture() {
+  stream_ = open_memstream(&buffer_, &size_);
+  if (stream_ != nullptr) rte_openlog_stream(stream_);
+}
+
+DpdkLogCapture::~DpdkLogCapture() {
+  restore();
+  std::free(buffer_);
+}
+
+void DpdkLogCapture::restore() {
+  if (stream_ == nullptr) return;
+  rte_openlog_stream(nullptr);
+  std::fclose(stream_);
+  stream_ = nullptr;
+}
+
+std::string DpdkLogCapture::reason() {
+  restore();
+  if (buffer_ == nullptr) return "";
+  std::string text(buffer_, size_), out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(pos, end - pos);
+    pos = end + 1;
+    // "VDEV: failed to ..." or "EAL:   ..." -> the message itself.
+    if (size_t colon = line.find(": "); colon != std::string::npos && colon < 16 &&
+                                         line.find(' ') > colon)
+      line.erase(0, colon + 2);
+    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.front())))
+      line.erase(0, 1);
+    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
+    if (line.empty()) continue;
+    out += (out.empty() ? "" : "; ") + line;
+  }
+  if (out.size() > kMaxReason) out = out.substr(0, kMaxReason - 3) + "...";
+  return out;
 }
 
 void remove_eal_runtime_dir() {

@@ -2,6 +2,7 @@
 // process so tests and runs can go in parallel) and uses hugepages when the machine has them.
 #pragma once
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,27 @@ Status init_eal(const EalOptions& options);
 void remove_eal_runtime_dir();
 bool eal_ready();
 bool hugepages_available();
+
+// Collects what DPDK logs while it lives (instead of printing it), so that a failing DPDK call
+// can report DPDK's own reason: `DpdkLogCapture log; rc = rte_vdev_init(...); log.reason()`.
+// Not thread-safe: use it on the control thread, before workers start.
+class DpdkLogCapture {
+ public:
+  DpdkLogCapture();
+  ~DpdkLogCapture();
+  DpdkLogCapture(const DpdkLogCapture&) = delete;
+  DpdkLogCapture& operator=(const DpdkLogCapture&) = delete;
+  // The logged lines joined by "; ", each without DPDK's "SUBSYSTEM: " prefix and trailing
+  // newline, at most kMaxReason characters; empty when DPDK said nothing.
+  std::string reason();
+  static constexpr size_t kMaxReason = 400;
+
+ private:
+  void restore();
+  FILE* stream_ = nullptr;
+  char* buffer_ = nullptr;
+  size_t size_ = 0;
+};
 
 // For tests: initialises the EAL with defaults (no devices, one worker) if it is not yet.
 void init_eal_for_tests();

@@ -54,6 +54,19 @@ Status check_port_spec(const std::string& spec) {
   return DpdkPort::check(spec);
 }
 
+Status check_port_list(const std::vector<std::string>& specs) {
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (!eal_device_for(specs[i]).is_vdev && !eal_device_for(specs[i]).is_pci) continue;
+    const std::string name = specs[i].substr(0, specs[i].find(','));
+    for (size_t j = 0; j < i; ++j)
+      if (specs[j].substr(0, specs[j].find(',')) == name)
+        return make_error("--port " + specs[i] + ": device '" + name + "' is already port " +
+                          std::to_string(j) + " (--port " + specs[j] +
+                          "); every port needs its own device (net_null0, net_null1, ...)");
+  }
+  return {};
+}
+
 Result<std::unique_ptr<Port>> open_port(const std::string& spec, const PortConfig& config) {
   if (spec.rfind("gen:", 0) == 0 || spec == "gen") return GenPort::open(spec, config);
   return DpdkPort::open(spec, config);

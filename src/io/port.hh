@@ -52,6 +52,10 @@ Result<std::unique_ptr<Port>> open_port(const std::string& spec, const PortConfi
 // tx_pcap= files could be written. Errors start "--port SPEC: ".
 Status check_port_spec(const std::string& spec);
 
+// A port list names each DPDK device once ("net_null0" twice is two ports on one device, which
+// DPDK cannot configure twice). Errors name both --port positions.
+Status check_port_list(const std::vector<std::string>& specs);
+
 // The EAL arguments a spec needs before initialisation (--vdev, -a).
 struct EalDevice {
   bool is_vdev = false;

@@ -330,6 +330,7 @@ Result<RunReport> run(const RunOptions& options) {
   if (options.batch == 0 || options.batch > kMaxBatch)
     return make_error("--batch must be 1.." + std::to_string(kMaxBatch));
   if (options.ports.empty()) return make_error("at least one --port is needed");
+  if (Status s = check_port_list(options.ports); !s) return make_error(s.error());
   if (static_cast<int>(rte_lcore_count()) < options.workers + 1)
     return make_error("not enough lcores for " + std::to_string(options.workers) + " workers");
 

@@ -79,6 +79,15 @@ def check_problems(work, failures):
     if res.returncode != 1 or f"{several}:1:1: output 1 of 'c' (Classifier) is not connected" not in res.stderr:
         failures.append(f"unconnected output: exit {res.returncode}, stderr {res.stderr!r}")
 
+    res = run_cmd(["check", os.path.join("configs", "l2-echo.click"), "--port", "net_nul0",
+                   "--port", "net_null1,norx=1", "--port", "net_null1"])
+    for e in ["--port net_nul0: no DPDK driver for a device named 'net_nul0' (did you mean 'net_null0'?)",
+              "--port net_null1,norx=1: driver net_null does not take 'norx' (did you mean 'no-rx'?)",
+              "--port net_null1: device 'net_null1' is already port 1"]:
+        if res.returncode != 1 or e not in res.stderr:
+            failures.append(f"device strings DPDK would refuse: exit {res.returncode}, stderr lacks {e!r}: "
+                            f"{res.stderr!r}")
+
     out = work.file("written.pcap")
     res = run_cmd(["check", os.path.join("configs", "l2-echo.click"),
                    "--port", f"net_pcap0,rx_pcap={work.file('in.pcap', '')},tx_pcap={out}"])

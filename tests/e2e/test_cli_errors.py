@@ -229,6 +229,29 @@ def cli_cases(r):
     r.expect_error("--branch bogus", ["run", click, "--port", "net_null0", "--branch", "both"], {2},
                    ["--branch is reuse or split"])
     r.expect_error("--port without a value", ["run", click, "--port"], {2}, ["--port needs a value"])
+    r.expect_error("mistyped DPDK driver", ["run", click, "--port", "net_nul0", "--packets", "10"], {1},
+                   ["--port net_nul0: cannot create virtual device 'net_nul0': no DPDK driver for a device "
+                    "named 'net_nul0' (did you mean 'net_null0'?)"])
+    r.expect_error("a kernel interface as a port", ["run", click, "--port", "lo", "--packets", "10"], {1},
+                   ["'lo' is a kernel network interface, not a DPDK device",
+                    "--port net_af_packet0,iface=lo"])
+    r.expect_error("mistyped DPDK driver argument", ["run", click, "--port", "net_null0,norx=1"], {1},
+                   ["driver net_null does not take 'norx' (did you mean 'no-rx'?); net_null takes: "
+                    "size=<int> copy=<int> no-rx=0|1"])
+    r.expect_error("one device as two ports", ["run", click, "--port", "net_null0", "--port", "net_null0,no-rx=1"],
+                   {1}, ["--port net_null0,no-rx=1: device 'net_null0' is already port 0 (--port net_null0)"])
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() == 0 and setpriv:
+        # Root without CAP_NET_RAW: DPDK's own message and the missing capability.
+        r.count += 1
+        res = subprocess.run([setpriv, "--bounding-set=-net_raw", FULCRUM, "run", click, "--port",
+                              "net_af_packet0,iface=lo", "--packets", "10"], capture_output=True, text=True,
+                             timeout=TIMEOUT_S, cwd=r.work)
+        for needle in ["Could not open AF_PACKET socket", "Operation not permitted", "CAP_NET_RAW"]:
+            if res.returncode != 1 or needle not in res.stderr:
+                r.failures.append(f"af_packet without CAP_NET_RAW: exit {res.returncode}, stderr lacks "
+                                  f"{needle!r}: {res.stderr.strip()!r}")
+                break
     nowhere = r.path("no-such-folder/stats.json")
     r.expect_error("--stats-json into a missing folder (found before the run)",
                    ["run", click, "--port", "gen:size=64", "--packets", "10", "--stats-json", nowhere],

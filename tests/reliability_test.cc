@@ -19,6 +19,7 @@
 #include "io/mempool.hh"
 #include "lib/ids/alert_log.hh"
 #include "lib/ids/packet_view.hh"
+#include "lib/table_file.hh"
 #include "lib/table_memory.hh"
 #include "runtime/runtime.hh"
 #include "runtime/worker.hh"
@@ -99,6 +100,32 @@ TEST(InputFile, OnlyRegularFilesAreRead) {
   EXPECT_EQ(read_input_file(big, "rule file", 9).error(),
             "rule file " + big + " is larger than 9 bytes");
   std::filesystem::remove(big);
+}
+
+TEST(InputFile, ErrorsQuoteAnExcerptNeverTheWholeText) {
+  EXPECT_EQ(quote_excerpt("10.0.0.0/8 x"), "'10.0.0.0/8 x'");
+  EXPECT_EQ(quote_excerpt(std::string_view("a\0\x01\xff\tb", 6)), "'a\\x00\\x01\\xff\\tb'");
+  const std::string long_line(100000, 'z');
+  EXPECT_EQ(quote_excerpt(long_line, 4), "'zzzz'... (100000 bytes)");
+  EXPECT_LT(quote_excerpt(long_line).size(), 120u);
+}
+
+TEST(TableFile, OverlongLinesAndNulBytesAreRefusedAtTheirLine) {
+  const std::string path = testing::temp_path("table");
+  auto write = [&](const std::string& text) {
+    std::FILE* out = std::fopen(path.c_str(), "wb");
+    std::fwrite(text.data(), 1, text.size(), out);
+    std::fclose(out);
+  };
+  write("10.0.0.0/8 1\n" + std::string(kMaxTableLineBytes, '1') + "\n");
+  EXPECT_TRUE(read_table_file(path, "route file").ok());
+  write("10.0.0.0/8 1\n\n" + std::string(kMaxTableLineBytes + 1, '1') + "\n");
+  EXPECT_EQ(read_table_file(path, "route file").error(),
+            path + ":3: line is 65537 bytes long, more than the limit of 64 KiB");
+  write(std::string("10.0.0.0/8 1\n10.1.0.0/16 \0\n", 27));
+  EXPECT_EQ(read_table_file(path, "route file").error(),
+            path + ":2:13: a NUL byte: route file must be text");
+  std::filesystem::remove(path);
 }
 
 TEST(OutputFile, CheckedWithoutBeingCreated) {

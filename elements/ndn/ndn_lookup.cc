@@ -4,14 +4,14 @@
 #include <sstream>
 
 #include "core/shared_storage.hh"
-#include "core/text_file.hh"
+#include "lib/table_file.hh"
 
 namespace fulcrum {
 namespace {
 
 // A name routed to a port above max_port (the run's last port) is an error.
 Result<std::shared_ptr<NameTable>> load_names(const std::string& file, uint32_t max_port) {
-  Result<std::string> text = read_input_file(file, "name file");
+  Result<std::string> text = read_table_file(file, "name file");
   if (!text) return make_error(text.error());
   auto table = std::make_shared<NameTable>();
   std::istringstream in(text.value());

@@ -54,6 +54,31 @@ Result<std::string> read_input_file(const std::string& path, const std::string& 
   return text;
 }
 
+std::string quote_excerpt(std::string_view text, size_t max) {
+  std::string out = "'";
+  const std::string_view shown = text.substr(0, max);
+  for (char ch : shown) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c < 0x20 || c >= 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xf];
+    } else {
+      out += ch;
+    }
+  }
+  out += "'";
+  if (shown.size() < text.size()) out += "... (" + std::to_string(text.size()) + " bytes)";
+  return out;
+}
+
 Status check_output_file(const std::string& path, const std::string& what) {
   const std::string prefix = "cannot write " + what + " " + path + ": ";
   if (path.empty()) return make_error("cannot write " + what + ": no file name");

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 #include "core/result.hh"
 
@@ -17,6 +18,11 @@ inline constexpr size_t kMaxInputFileBytes = size_t{1} << 30;
 // "WHAT PATH is larger than 1 GiB".
 Result<std::string> read_input_file(const std::string& path, const std::string& what,
                                     size_t max_bytes = kMaxInputFileBytes);
+
+// TEXT quoted for an error message: 'text', with bytes that are not printable ASCII written as
+// \xNN (\t, \r, \n as such) and, past `max` bytes, cut with "..." and the full length, so binary
+// garbage or a megabyte line is never echoed whole.
+std::string quote_excerpt(std::string_view text, size_t max = 80);
 
 // Whether `path` could be created or overwritten as an output file (a statistics file, a
 // capture), without creating or changing it: its folder exists and is writable, and the path, if

@@ -10,7 +10,7 @@
 #include <map>
 
 #include "core/shared_storage.hh"
-#include "core/text_file.hh"
+#include "lib/table_file.hh"
 
 namespace fulcrum {
 namespace {
@@ -93,7 +93,7 @@ uint32_t mask_of(uint32_t len) {
 std::string parse_line(std::string_view content, SaConfig& sa) {
   const std::vector<std::string_view> f = split(content);
   if (f.size() < kMinFields || f.size() > kMaxFields)
-    return std::string(kExpected) + ", got '" + std::string(content) + "'";
+    return std::string(kExpected) + ", got " + quote_excerpt(content);
   if (!parse_u32(f[0], sa.spi)) return "SPI '" + std::string(f[0]) + "' is not a number";
   if (sa.spi < kMinSpi)
     return "SPI " + std::string(f[0]) + " is reserved (use 256..4294967295, RFC 4303 2.1)";
@@ -110,12 +110,12 @@ std::string parse_line(std::string_view content, SaConfig& sa) {
   } else {
     return "encryption key must be " + std::to_string(2 * kEncKeyMaterialLen) +
            " hex digits (16-byte AES key + 4-byte nonce: AES-CTR) or " +
-           std::to_string(2 * kAesKeyLen) + " (AES-CBC), got '" + std::string(f[3]) + "'";
+           std::to_string(2 * kAesKeyLen) + " (AES-CBC), got " + quote_excerpt(f[3]);
   }
   std::memcpy(sa.enc_key, material, kAesKeyLen);
   if (!parse_hex(f[4], sa.auth_key, kHmacSha1KeyLen))
     return "authentication key must be " + std::to_string(2 * kHmacSha1KeyLen) +
-           " hex digits (HMAC-SHA1), got '" + std::string(f[4]) + "'";
+           " hex digits (HMAC-SHA1), got " + quote_excerpt(f[4]);
   const std::string_view prefix = f[5];
   const size_t slash = prefix.find('/');
   uint32_t len = 0;
@@ -126,7 +126,7 @@ std::string parse_line(std::string_view content, SaConfig& sa) {
   sa.selector_len = static_cast<uint8_t>(len);
   std::string_view dir;
   if (f.size() == kMaxFields) {
-    if (f[6] != "DIR") return std::string(kExpected) + ", got '" + std::string(content) + "'";
+    if (f[6] != "DIR") return std::string(kExpected) + ", got " + quote_excerpt(content);
     dir = f[7];
   } else if (f.size() == kMinFields + 1) {
     dir = f[6];
@@ -206,7 +206,7 @@ Result<std::vector<SaConfig>> parse_sa_file(std::string_view text, const std::st
 }
 
 Result<std::vector<SaConfig>> load_sa_file(const std::string& path) {
-  Result<std::string> text = read_input_file(path, "SA file");
+  Result<std::string> text = read_table_file(path, "SA file");
   if (!text) return make_error(text.error());
   return parse_sa_file(text.value(), path);
 }

@@ -19,9 +19,31 @@
 
 namespace fulcrum {
 
-// The whole file (core/text_file.hh: a regular file of at most 1 GiB).
+inline constexpr size_t kMaxTableLineBytes = size_t{64} << 10;
+
+// The whole file (core/text_file.hh: a regular file of at most 1 GiB), checked to be text: a
+// line longer than 64 KiB or a NUL byte is an error at its line ("PATH:LINE: line is N bytes
+// long, more than the limit of 64 KiB", "PATH:LINE:COL: a NUL byte: WHAT must be text").
 inline Result<std::string> read_table_file(const std::string& path, const std::string& what) {
-  return read_input_file(path, what);
+  Result<std::string> text = read_input_file(path, what);
+  if (!text) return text;
+  const std::string_view t = text.value();
+  size_t start = 0;
+  for (uint32_t line_no = 1; start <= t.size(); ++line_no) {
+    size_t nl = t.find('\n', start);
+    if (nl == std::string_view::npos) nl = t.size();
+    const std::string_view line = t.substr(start, nl - start);
+    const std::string where = path + ":" + std::to_string(line_no) + ":";
+    if (line.size() > kMaxTableLineBytes)
+      return make_error(where + " line is " + std::to_string(line.size()) +
+                        " bytes long, more than the limit of " +
+                        std::to_string(kMaxTableLineBytes >> 10) + " KiB");
+    if (const size_t nul = line.find('\0'); nul != std::string_view::npos)
+      return make_error(where + std::to_string(nul + 1) + ": a NUL byte: " + what +
+                        " must be text");
+    start = nl + 1;
+  }
+  return text;
 }
 
 // `header` as comment lines: "# LINE\n" each, "#\n" for an empty one.
@@ -77,7 +99,7 @@ bool parse_route_line(std::string_view content, std::string_view form, uint32_t 
                       uint32_t max_port, ParseAddr&& parse_addr, RouteLine& out,
                       std::string& error) {
   auto expected = [&] {
-    error = "expected '" + std::string(form) + "', got '" + std::string(content) + "'";
+    error = "expected '" + std::string(form) + "', got " + quote_excerpt(content);
     return false;
   };
   const size_t sp = content.find_first_of(" \t");

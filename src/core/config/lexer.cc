@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <utility>
 
+#include "core/text_file.hh"
+
 namespace fulcrum::config {
 namespace {
 
@@ -73,7 +75,7 @@ std::string describe(const Token& token) {
     default:
       break;
   }
-  return "'" + std::string(token.text) + "'";
+  return quote_excerpt(token.text);
 }
 
 Lexer::Lexer(std::string_view text, std::string file) : text_(text), file_(std::move(file)) {}

@@ -16,7 +16,7 @@ constexpr uint32_t kMaxPort = 0xFFFF;
 constexpr int kNibbleBits = 4;
 
 std::string quote(std::string_view s) {
-  return "'" + std::string(s) + "'";
+  return quote_excerpt(s);
 }
 
 bool parse_u32(std::string_view s, uint32_t& out) {

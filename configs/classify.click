@@ -4,6 +4,6 @@
 
 c :: Classifier(12/0800, 12/0806, -);
 FromInput -> DropBroadcasts -> c;
-c[0] -> CheckIPHeader -> IPLookup(configs/routes-demo.txt) -> DecIPTTL -> ToOutput;
+c[0] -> CheckIPHeader -> IPLookup(routes-demo.txt) -> DecIPTTL -> ToOutput;
 c[1] -> arp :: Counter -> EtherMirror -> ToOutput;
 c[2] -> Discard;

@@ -7,7 +7,7 @@
 //
 //   build/fulcrum run configs/ids-offload.click --port gen:size=512,flows=1024 \
 //       --port net_null0,no-rx=1 --seconds 5
-ids :: IDSMatchOffload(configs/ids-rules-demo.rules, ALERTS /tmp/fulcrum-ids-alerts.jsonl,
+ids :: IDSMatchOffload(ids-rules-demo.rules, ALERTS /tmp/fulcrum-ids-alerts.jsonl,
                        AGGREGATE 32);
 FromInput -> DeviceOnly -> ids -> ToOutput;
 ids[1] -> Counter -> Discard;

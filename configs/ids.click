@@ -9,7 +9,7 @@
 //       --port net_pcap1,rx_pcap=empty.pcap,tx_pcap=out1.pcap
 //
 // The generator's UDP payloads are zeros, so built-in traffic raises no alert.
-ids :: IDSMatch(configs/ids-rules-demo.rules, ENGINE hyperscan,
+ids :: IDSMatch(ids-rules-demo.rules, ENGINE hyperscan,
                 ALERTS /tmp/fulcrum-ids-alerts.jsonl);
 FromInput -> ids -> ToOutput;
 ids[1] -> Counter -> Discard;

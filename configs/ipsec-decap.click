@@ -4,5 +4,5 @@
 //   fulcrum run configs/ipsec-decap.click --port net_pcap0,rx_pcap=esp.pcap,tx_pcap=inner.pcap
 
 FromInput
-  -> IPsecESPDecap(configs/sa-demo.txt)
+  -> IPsecESPDecap(sa-demo.txt)
   -> ToOutput;

@@ -10,8 +10,8 @@
 //     --port net_null0,no-rx=1
 
 FromInput
-  -> IPsecESPEncap(configs/sa-demo.txt)
+  -> IPsecESPEncap(sa-demo.txt)
   -> DeviceOnly
-  -> IPsecAESOffload(configs/sa-demo.txt, AGGREGATE 32)
-  -> IPsecAuthHMACSHA1Offload(configs/sa-demo.txt, AGGREGATE 32)
+  -> IPsecAESOffload(sa-demo.txt, AGGREGATE 32)
+  -> IPsecAuthHMACSHA1Offload(sa-demo.txt, AGGREGATE 32)
   -> ToOutput;

@@ -6,7 +6,7 @@
 //     --port net_pcap0,rx_pcap=in.pcap,tx_pcap=esp.pcap
 
 FromInput
-  -> IPsecESPEncap(configs/sa-demo.txt)
-  -> IPsecAES(configs/sa-demo.txt)
-  -> IPsecAuthHMACSHA1(configs/sa-demo.txt)
+  -> IPsecESPEncap(sa-demo.txt)
+  -> IPsecAES(sa-demo.txt)
+  -> IPsecAuthHMACSHA1(sa-demo.txt)
   -> ToOutput;

@@ -11,7 +11,7 @@
 FromInput
   -> CheckIPHeader
   -> DeviceOnly
-  -> IPLookupOffload(configs/routes-demo.txt, AGGREGATE 32)
+  -> IPLookupOffload(routes-demo.txt, AGGREGATE 32)
   -> DecIPTTL
   -> EtherRewrite(0 02:00:00:00:00:10 02:00:00:00:01:10,
                   1 02:00:00:00:00:11 02:00:00:00:01:11)

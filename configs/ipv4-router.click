@@ -6,7 +6,7 @@
 
 FromInput
   -> CheckIPHeader
-  -> IPLookup(configs/routes-demo.txt)
+  -> IPLookup(routes-demo.txt)
   -> DecIPTTL
   -> EtherRewrite(0 02:00:00:00:00:10 02:00:00:00:01:10,
                   1 02:00:00:00:00:11 02:00:00:00:01:11)

@@ -11,7 +11,7 @@
 FromInput
   -> CheckIP6Header
   -> DeviceOnly
-  -> IP6LookupOffload(configs/routes6-demo.txt, AGGREGATE 32)
+  -> IP6LookupOffload(routes6-demo.txt, AGGREGATE 32)
   -> DecIP6HLim
   -> EtherRewrite(0 02:00:00:00:00:10 02:00:00:00:01:10,
                   1 02:00:00:00:00:11 02:00:00:00:01:11)

@@ -7,7 +7,7 @@
 //       --port net_null0,no-rx=1 --packets 10000000
 FromInput
   -> CheckIP6Header
-  -> IP6Lookup(configs/routes6-demo.txt)
+  -> IP6Lookup(routes6-demo.txt)
   -> DecIP6HLim
   -> EtherRewrite(0 02:00:00:00:00:10 02:00:00:00:01:10,
                   1 02:00:00:00:00:11 02:00:00:00:01:11)

@@ -6,5 +6,5 @@
 //       --port net_pcap0,rx_pcap=interests.pcap,tx_pcap=out0.pcap \
 //       --port net_pcap1,rx_pcap=empty.pcap,tx_pcap=out1.pcap
 FromInput
-  -> NDNLookup(configs/ndn-names-demo.txt)
+  -> NDNLookup(ndn-names-demo.txt)
   -> ToOutput;

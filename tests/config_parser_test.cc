@@ -1,11 +1,14 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/args.hh"
 #include "core/config/ast.hh"
 #include "testing.hh"
 
@@ -305,6 +308,65 @@ TEST(ConfigParser, SpecialFilesAreRefused) {
     EXPECT_EQ(r.error(), std::string("pipeline file ") + path +
                              " is not a regular file (a device, FIFO or socket)");
   }
+}
+
+Result<PipelineConfig> with_parameters(std::string_view text,
+                                       const std::map<std::string, std::string>& parameters) {
+  return parse_pipeline(text, "t.click", known_class, parameters);
+}
+
+TEST(ConfigParameters, CommandLineValuesReplaceNamesInArguments) {
+  Result<PipelineConfig> r = with_parameters(
+      "FromInput -> IPLookup($ROUTES) -> c :: Classifier(12/${TYPE}, \"-$TYPE-\", $5) -> "
+      "ToOutput;\nc[1] -> Discard; c[2] -> Discard;",
+      {{"ROUTES", "/tmp/r 1.txt"}, {"TYPE", "0800"}});
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_EQ(r->elements[1].args, (std::vector<std::string>{"/tmp/r 1.txt"}));
+  EXPECT_EQ(r->elements[2].args, (std::vector<std::string>{"12/0800", "-0800-", "$5"}))
+      << "a '$' that starts no name stays";
+}
+
+TEST(ConfigParameters, DefineGivesDefaultsTheCommandLineOverrides) {
+  const std::string text = "define($N 3, $WHERE 10.0.0.1);\nFromInput -> Counter($N, $WHERE) -> ToOutput;";
+  Result<PipelineConfig> defaults = with_parameters(text, {});
+  ASSERT_TRUE(defaults.ok()) << defaults.error();
+  EXPECT_EQ(defaults->elements[1].args, (std::vector<std::string>{"3", "10.0.0.1"}));
+  Result<PipelineConfig> given = with_parameters(text, {{"N", "7"}});
+  ASSERT_TRUE(given.ok()) << given.error();
+  EXPECT_EQ(given->elements[1].args, (std::vector<std::string>{"7", "10.0.0.1"}));
+}
+
+TEST(ConfigParameters, MistakesAreNamedWithTheirPlace) {
+  EXPECT_EQ(with_parameters("FromInput -> Counter($COUNT) -> ToOutput;", {{"COUNTS", "1"}}).error(),
+            "t.click:1:22: undefined parameter $COUNT (did you mean 'COUNTS'?) (give COUNT=VALUE "
+            "after the pipeline file, or define($COUNT VALUE) before this line)");
+  EXPECT_EQ(with_parameters("FromInput -> Counter($N) -> ToOutput;", {{"N", "1"}, {"M", "2"}}).error(),
+            "t.click: parameter M= from the command line is not used in the pipeline (did you "
+            "mean 'N'?)");
+  EXPECT_EQ(with_parameters("define($N 1, $N 2);\nFromInput -> ToOutput;", {}).error(),
+            "t.click:1:7: define: $N is defined twice");
+  EXPECT_EQ(with_parameters("define(N 1);\nFromInput -> ToOutput;", {}).error(),
+            "t.click:1:7: define: expected '$NAME VALUE', got 'N 1'");
+  EXPECT_EQ(with_parameters("FromInput -> Counter(${N) -> ToOutput;", {{"N", "1"}}).error(),
+            "t.click:1:22: expected ${NAME}");
+  EXPECT_EQ(with_parameters("define($N 1) FromInput -> ToOutput;", {}).error(),
+            "t.click:1:14: expected ';' after define(...), got 'FromInput'");
+}
+
+TEST(ConfigArgs, InputFilesAreRelativeToThePipelineFolder) {
+  auto file_arg = [](const std::string& pipeline, const std::string& arg) {
+    Args a({arg}, SourceLoc{pipeline, 1, 1}, "e", "IPLookup");
+    std::string out;
+    a.positional_file("FILE", out, "route file");
+    EXPECT_TRUE(a.finish().ok());
+    return out;
+  };
+  EXPECT_EQ(file_arg("/etc/fulcrum/router.click", "routes.txt"), "/etc/fulcrum/routes.txt");
+  EXPECT_EQ(file_arg("/etc/fulcrum/router.click", "../tables/./r.txt"), "/etc/tables/r.txt");
+  EXPECT_EQ(file_arg("/etc/fulcrum/router.click", "/srv/r.txt"), "/srv/r.txt");
+  EXPECT_EQ(file_arg("router.click", "r.txt"),
+            (std::filesystem::current_path() / "r.txt").string());
+  EXPECT_EQ(file_arg("", "r.txt"), "r.txt") << "a pipeline given as text has no folder";
 }
 
 }  // namespace

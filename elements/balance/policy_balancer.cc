@@ -8,7 +8,7 @@ namespace fulcrum {
 Status PolicyBalancer::configure(Args& args) {
   std::string policy = "throughput";
   uint32_t seed = 1;
-  args.positional("PROFILE", profile_file_, "profile file written by `fulcrum profile`")
+  args.positional_file("PROFILE", profile_file_, "profile file written by `fulcrum profile`")
       .key("POLICY", policy, "throughput, latency or energy (paper 001 §5.2)")
       .key("LATENCY_US", policy_.latency_bound_us,
            "p99 bound: only configurations under it (0: none); with POLICY throughput, "

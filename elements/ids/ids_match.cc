@@ -7,7 +7,7 @@ namespace fulcrum {
 
 Status IDSMatch::configure(Args& args) {
   loc_ = args.loc();
-  Status s = args.positional("RULES", rules_file_, kRulesHelp)
+  Status s = args.positional_file("RULES", rules_file_, kRulesHelp)
                  .key("ENGINE", engine_name_,
                       "content prefilter: hyperscan (Hyperscan literal database) or ac (our "
                       "Aho-Corasick DFA, src/lib/ids); pcre options always run on Hyperscan")

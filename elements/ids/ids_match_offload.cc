@@ -9,7 +9,7 @@ namespace fulcrum {
 Status IDSMatchOffload::configure(Args& args) {
   std::string rules, engine = "ac", alerts;
   bool drop = false;
-  args.positional("RULES", rules, IDSMatch::kRulesHelp)
+  args.positional_file("RULES", rules, IDSMatch::kRulesHelp)
       .key("ENGINE", engine, "only ac: the Aho-Corasick DFA is what the device runs")
       .key("ALERTS", alerts, IDSMatch::kAlertsHelp)
       .key("DROP", drop, IDSMatch::kDropHelp);

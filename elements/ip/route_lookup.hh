@@ -28,7 +28,7 @@ class RouteLookup : public ElementBase<Derived> {
  public:
   Status configure(Args& args) override {
     loc_ = args.loc();
-    args.positional("FILE", file_, Derived::kFileHelp);
+    args.positional_file("FILE", file_, Derived::kFileHelp);
     if constexpr (requires(Derived & d) { d.configure_keys(args); })
       if (Status s = derived().configure_keys(args); !s) return s;
     return args.finish();

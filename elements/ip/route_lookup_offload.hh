@@ -30,7 +30,7 @@ class RouteLookupOffload : public OffloadElement<Derived> {
 
   Status configure(Args& args) override {
     std::string file;
-    args.positional("FILE", file, Cpu::kFileHelp);
+    args.positional_file("FILE", file, Cpu::kFileHelp);
     if (Status s = this->configure_offload(args); !s) return s;
     Args cpu_args({file}, args.loc(), this->name(), Derived::kTraits.class_name);
     return cpu_.configure(cpu_args);

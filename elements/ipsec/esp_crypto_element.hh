@@ -21,7 +21,7 @@ class EspCryptoElement : public ElementBase<Derived> {
 
   Status configure(Args& args) override {
     loc_ = args.loc();
-    return args.positional("SA_FILE", file_, kSaFileHelp).finish();
+    return args.positional_file("SA_FILE", file_, kSaFileHelp).finish();
   }
 
   Status initialize(const InitContext& ctx) override {

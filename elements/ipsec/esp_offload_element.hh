@@ -34,7 +34,7 @@ class EspOffloadElement : public OffloadElement<Derived> {
   }
 
   Status configure(Args& args) override {
-    args.positional("SA_FILE", file_, kSaFileHelp);
+    args.positional_file("SA_FILE", file_, kSaFileHelp);
     loc_ = args.loc();
     if (Status s = this->configure_offload(args); !s) return s;
     Args cpu_args({file_}, args.loc(), this->name(), Derived::kTraits.class_name);

@@ -17,7 +17,7 @@ constexpr uint32_t kIvSlotLen = 16;
 
 Status IPsecESPDecap::configure(Args& args) {
   loc_ = args.loc();
-  return args.positional("SA_FILE", file_, kSaFileHelp).finish();
+  return args.positional_file("SA_FILE", file_, kSaFileHelp).finish();
 }
 
 Status IPsecESPDecap::initialize(const InitContext& ctx) {

@@ -26,7 +26,7 @@ constexpr uint64_t kMaxSeq = 0xFFFFFFFFull;
 
 Status IPsecESPEncap::configure(Args& args) {
   loc_ = args.loc();
-  return args.positional("SA_FILE", file_, kSaFileHelp).finish();
+  return args.positional_file("SA_FILE", file_, kSaFileHelp).finish();
 }
 
 Status IPsecESPEncap::initialize(const InitContext& ctx) {

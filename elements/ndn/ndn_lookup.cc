@@ -39,7 +39,7 @@ Result<std::shared_ptr<NameTable>> load_names(const std::string& file, uint32_t 
 Status NDNLookup::configure(Args& args) {
   loc_ = args.loc();
   return args
-      .positional("FILE", file_,
+      .positional_file("FILE", file_,
                   "name file, lines \"/a/b/c PORT\" (NDN URIs, %XX escapes, at most 16 "
                   "components; \"/\" is the default route) with # comments; loaded once "
                   "per process and shared by every worker")

@@ -20,7 +20,7 @@ namespace fulcrum::cli {
 namespace {
 
 constexpr const char* kCheckUsage =
-    R"(usage: fulcrum check PIPELINE.click [--ports N | --port SPEC ...] [options]
+    R"(usage: fulcrum check PIPELINE.click [NAME=VALUE ...] [--ports N | --port SPEC ...] [options]
 
   Loads the pipeline as `fulcrum run` would (arguments, route/name/SA tables, IDS rules, offload
   devices) and reports every problem with FILE:LINE:COL, without opening a port:
@@ -68,7 +68,7 @@ int cmd_check(const std::vector<std::string>& args) {
       if (!value(stats_json)) return usage_error("--stats-json needs a file name");
     } else if (std::optional<std::string> e = shared_run_option(args, i, opt, devices)) {
       if (!e->empty()) return usage_error(*e);
-    } else if (std::string e = positional_pipeline(a, opt.pipeline_file, {}); !e.empty()) {
+    } else if (std::string e = positional_pipeline(a, opt, {}); !e.empty()) {
       return usage_error(e);
     }
   }

@@ -24,7 +24,7 @@ namespace fulcrum::cli {
 namespace {
 
 constexpr const char* kGraphUsage =
-    R"(usage: fulcrum graph PIPELINE.click [--dot | --svg] [--out FILE]
+    R"(usage: fulcrum graph PIPELINE.click [NAME=VALUE ...] [--dot | --svg] [--out FILE]
 
   Draws the pipeline: one box per element (name and class), one arrow per connection, labelled
   with the output (and input) port where an element has several; outputs left unconnected are
@@ -156,7 +156,7 @@ int cmd_graph(const std::vector<std::string>& args) {
     } else if (a == "--out") {
       if (i + 1 >= args.size()) return usage_error("--out needs a file name");
       out = args[++i];
-    } else if (std::string e = positional_pipeline(a, opt.pipeline_file, {}); !e.empty()) {
+    } else if (std::string e = positional_pipeline(a, opt, {}); !e.empty()) {
       return usage_error(e);
     }
   }

@@ -1,5 +1,8 @@
 #include "cli/pipeline_options.hh"
 
+#include <algorithm>
+#include <cctype>
+
 #include "core/args.hh"
 #include "core/suggest.hh"
 
@@ -29,12 +32,21 @@ std::optional<std::string> shared_run_option(const std::vector<std::string>& arg
   return "";
 }
 
-std::string positional_pipeline(const std::string& arg, std::string& pipeline_file,
+std::string positional_pipeline(const std::string& arg, RunOptions& run,
                                 const std::vector<std::string>& options) {
   if (!arg.empty() && arg[0] == '-')
     return "unknown option '" + arg + "'" + did_you_mean(arg, options);
-  if (!pipeline_file.empty()) return "unexpected argument '" + arg + "'";
-  pipeline_file = arg;
+  // NAME=value, NAME as in $NAME: letters, digits and '_', not starting with a digit.
+  const size_t eq = arg.find('=');
+  if (eq != std::string::npos && eq > 0 && !std::isdigit(static_cast<unsigned char>(arg[0])) &&
+      std::all_of(arg.begin(), arg.begin() + static_cast<std::ptrdiff_t>(eq),
+                  [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; })) {
+    if (!run.parameters.emplace(arg.substr(0, eq), arg.substr(eq + 1)).second)
+      return "parameter " + arg.substr(0, eq) + " given twice";
+    return "";
+  }
+  if (!run.pipeline_file.empty()) return "unexpected argument '" + arg + "'";
+  run.pipeline_file = arg;
   return "";
 }
 

@@ -17,10 +17,11 @@ namespace fulcrum::cli {
 std::optional<std::string> shared_run_option(const std::vector<std::string>& args, size_t& i,
                                              RunOptions& options, DeviceOption& devices);
 
-// args[i] is no option the command knows: the pipeline file when it is the first positional
-// argument (""), otherwise the usage error ("unknown option '-x'" with the closest of
-// `options`, or "unexpected argument 'x'").
-std::string positional_pipeline(const std::string& arg, std::string& pipeline_file,
+// args[i] is no option the command knows: a parameter NAME=value for $NAME in the pipeline,
+// or the pipeline file when it is the first other positional argument (""), otherwise the usage
+// error ("unknown option '-x'" with the closest of `options`, "unexpected argument 'x'",
+// "parameter NAME given twice").
+std::string positional_pipeline(const std::string& arg, RunOptions& run,
                                 const std::vector<std::string>& options);
 
 }  // namespace fulcrum::cli

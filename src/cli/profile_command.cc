@@ -20,7 +20,7 @@ namespace fulcrum::cli {
 namespace {
 
 constexpr const char* kProfileUsage =
-    R"(usage: fulcrum profile PIPELINE.click --port SPEC [--port SPEC ...] --out PROFILE.json
+    R"(usage: fulcrum profile PIPELINE.click [NAME=VALUE ...] --port SPEC [--port SPEC ...] --out PROFILE.json
                        [options]
 
   The pipeline holds one balancer (FixedFraction, AdaptiveBalancer, PolicyBalancer, CPUOnly or
@@ -120,7 +120,7 @@ int cmd_profile(const std::vector<std::string>& args) {
             "(idle at most busy)");
     } else if (std::optional<std::string> e = shared_run_option(args, i, opt, devices)) {
       if (!e->empty()) return usage_error(*e);
-    } else if (std::string e = positional_pipeline(a, opt.pipeline_file, {}); !e.empty()) {
+    } else if (std::string e = positional_pipeline(a, opt, {}); !e.empty()) {
       return usage_error(e);
     }
   }

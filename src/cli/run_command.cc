@@ -30,7 +30,7 @@ constexpr int kExitOutputLost = 4;
 constexpr int kExitStalled = 5;
 
 constexpr const char* kRunUsage =
-    R"(usage: fulcrum run PIPELINE.click --port SPEC [--port SPEC ...] [options]
+    R"(usage: fulcrum run PIPELINE.click [NAME=VALUE ...] --port SPEC [--port SPEC ...] [options]
 
   --port SPEC        a port, in order (port index = position): a DPDK device string
                      (net_pcap0,rx_pcap=in.pcap,tx_pcap=out.pcap | net_null0 | net_ring0 |
@@ -44,6 +44,9 @@ constexpr const char* kRunUsage =
   --watchdog S       report a worker that makes no progress for S seconds (10; 0: off)
   --stats-json FILE  write the run statistics as JSON
   --quiet            no live progress line
+NAME=VALUE replaces $NAME in the pipeline's arguments (define($NAME default) in the file gives
+a default). Files a pipeline reads (routes, rules, SAs, names, profiles) are found relative to
+the pipeline file's folder.
 Without --packets/--seconds the run ends when all pcap inputs are drained, or on Ctrl-C
 (SIGINT/SIGTERM), which stops it cleanly with the summary.
 Exit status: 0 done; 1 error; 2 usage; 3 the packet balance does not hold; 4 output lost (a
@@ -98,7 +101,7 @@ int cmd_run(const std::vector<std::string>& args) {
     } else if (std::optional<std::string> e = shared_run_option(args, i, opt, devices)) {
       if (!e->empty()) return usage_error(*e);
     } else if (std::string e = positional_pipeline(
-                   a, opt.pipeline_file,
+                   a, opt,
                    {"--port", "--workers", "--batch", "--packets", "--seconds", "--branch",
                     "--watchdog", "--stats-json", "--quiet", "--device", "--help"});
                !e.empty()) {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 
 #include "core/suggest.hh"
 
@@ -117,6 +118,22 @@ bool parse_ipv4(std::string_view s, uint32_t& out) {
   if (inet_pton(AF_INET, t.c_str(), &a) != 1) return false;
   out = ntohl(a.s_addr);
   return true;
+}
+
+Args& Args::positional_file(std::string_view key, std::string& out, std::string_view help) {
+  if (describing_) {
+    docs_.push_back({ArgDoc::Kind::kPositional, std::string(key),
+                     "file relative to the pipeline's folder", "", true,
+                     std::string(help)});
+    return *this;
+  }
+  positional(key, out, help);
+  if (!error_.empty() || out.empty() || out.front() == '/' || loc_.file.empty()) return *this;
+  std::error_code ec;
+  const std::filesystem::path folder =
+      std::filesystem::absolute(std::filesystem::path(loc_.file), ec).parent_path();
+  if (!ec) out = (folder / out).lexically_normal().string();
+  return *this;
 }
 
 Args::Args(const std::vector<std::string>& raw, SourceLoc loc, std::string element_name,

@@ -95,6 +95,11 @@ class Args {
     return *this;
   }
 
+  // Next positional argument naming a file the element reads: a relative path is taken from
+  // the folder of the pipeline file (so a configuration runs from any directory) and comes back
+  // absolute; an absolute path, or any path of a pipeline given as text, stays as written.
+  Args& positional_file(std::string_view key, std::string& out, std::string_view help);
+
   // Keyword argument "KEY value" into `out` (left unchanged when absent and not required).
   template <class T>
   Args& key(std::string_view key, T& out, std::string_view help, bool required = false) {

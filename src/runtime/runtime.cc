@@ -303,8 +303,9 @@ class Watchdog {
 Result<PipelineConfig> load_pipeline(const RunOptions& options) {
   Result<PipelineConfig> config =
       options.pipeline_text.empty()
-          ? parse_pipeline_file(options.pipeline_file, is_class)
-          : parse_pipeline(options.pipeline_text, options.pipeline_file, is_class);
+          ? parse_pipeline_file(options.pipeline_file, is_class, options.parameters)
+          : parse_pipeline(options.pipeline_text, options.pipeline_file, is_class,
+                           options.parameters);
   if (config && options.rewrite)
     if (Status s = options.rewrite(config.value()); !s) return make_error(s.error());
   return config;

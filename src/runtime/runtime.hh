@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,7 @@ inline constexpr unsigned kSourcePoolSize = 2047;
 struct RunOptions {
   std::string pipeline_file;
   std::string pipeline_text;  // used instead of the file when not empty (benchmarks, tests)
+  std::map<std::string, std::string> parameters;  // NAME=value for $NAME in the pipeline
   std::vector<std::string> ports;
   int workers = 1;
   uint32_t batch = kDefaultBatch;

@@ -131,10 +131,10 @@ class Family:
 
 
 IPV4 = Family("offload-router", 11, 6000, "routes.txt", "ipv4-router-offload.click",
-              "configs/routes-demo.txt", "IPLookupOffload", IP, ipv4_routes, ipv4_destination,
+              "routes-demo.txt", "IPLookupOffload", IP, ipv4_routes, ipv4_destination,
               ipv4_frame, ipv4_output_problem, False)
 IPV6 = Family("offload-ipv6-router", 13, 3000, "routes6.txt", "ipv6-router-offload.click",
-              "configs/routes6-demo.txt", "IP6LookupOffload", IPv6, ipv6_routes, ipv6_destination,
+              "routes6-demo.txt", "IP6LookupOffload", IPv6, ipv6_routes, ipv6_destination,
               ipv6_frame, ipv6_output_problem, True)
 
 

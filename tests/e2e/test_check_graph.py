@@ -4,7 +4,9 @@
 check: every shipped configuration passes against 4 ports; each planted problem (an unconnected
 output, a route to a port the run does not have, an L2 port beyond the port count, an unreadable
 rx_pcap, a tx_pcap or --stats-json that cannot be written) is reported with its place and exit 1,
-several at once; nothing is written (no capture file appears). graph: the DOT text has one node
+several at once; nothing is written (no capture file appears). Shipped configurations check from
+any folder (their tables are found next to them); NAME=value parameters replace $NAME, with
+define() defaults, and a mistyped one is an error. graph: the DOT text has one node
 per element and one edge per connection (checked by Graphviz's own parser, which also lays it
 out as SVG), with unconnected outputs marked. --version names the commit git reports, and a
 run's --stats-json records the version, the commit, the page size and per-worker figures that
@@ -24,20 +26,52 @@ CONFIGS = os.path.join(SOURCE_DIR, "configs")
 BINARY = os.path.abspath(FULCRUM)
 
 
-def run_cmd(args, timeout=300):
-    """`fulcrum ARGS...` from the source folder (the shipped configurations name their tables
-    relative to it)."""
-    return subprocess.run([BINARY, *args], capture_output=True, text=True, timeout=timeout,
-                          cwd=SOURCE_DIR)
+def run_cmd(args, timeout=300, cwd=SOURCE_DIR):
+    """`fulcrum ARGS...`, from the source folder unless told otherwise."""
+    return subprocess.run([BINARY, *args], capture_output=True, text=True, timeout=timeout, cwd=cwd)
 
 
-def check_shipped(failures):
+def check_shipped(work, failures):
+    """Every shipped configuration passes, checked from a folder that is not the source tree:
+    the tables they name are found next to them."""
     for name in sorted(os.listdir(CONFIGS)):
         if not name.endswith(".click"):
             continue
-        res = run_cmd(["check", os.path.join("configs", name), "--ports", "4"], timeout=120)
+        res = run_cmd(["check", os.path.join(CONFIGS, name), "--ports", "4"], timeout=120,
+                      cwd=work.path)
         if res.returncode != 0 or not res.stdout.strip().endswith("ok"):
             failures.append(f"check configs/{name}: exit {res.returncode}: {res.stderr.strip()!r}")
+
+
+def relative_paths_and_parameters(work, failures):
+    """A pipeline in a sub-folder names its route file relatively and takes the route file and a
+    counter's name as NAME=value parameters with define() defaults; run from elsewhere."""
+    sub = os.path.join(work.path, "site")
+    os.mkdir(sub)
+    with open(os.path.join(sub, "main.txt"), "w") as f:
+        f.write("0.0.0.0/0 0\n")
+    with open(os.path.join(sub, "other.txt"), "w") as f:
+        f.write("0.0.0.0/0 1\n")
+    click = os.path.join(sub, "router.click")
+    with open(click, "w") as f:
+        f.write("define($ROUTES main.txt);\n"
+                "FromInput -> CheckIPHeader -> IPLookup($ROUTES) -> ToOutput;\n")
+    gen = "gen:size=64,flows=16"
+    for params, port in [([], 0), (["ROUTES=other.txt"], 1)]:
+        stats = os.path.join(work.path, f"params-{port}.json")
+        res = run_cmd(["run", click, *params, "--port", gen, "--port", "net_null0,no-rx=1",
+                       "--packets", "1000", "--quiet", "--stats-json", stats], cwd="/")
+        if res.returncode != 0:
+            failures.append(f"run {params} from /: exit {res.returncode}: {res.stderr.strip()!r}")
+            continue
+        with open(stats) as f:
+            ports = json.load(f)["ports"]
+        if ports[port]["tx_packets"] != 1000:
+            failures.append(f"run {params}: the routes should send all to port {port}: {ports}")
+    res = run_cmd(["check", click, "ROUTE=other.txt"], cwd="/")
+    if res.returncode != 1 or "parameter ROUTE= from the command line is not used in the pipeline " \
+            "(did you mean 'ROUTES'?)" not in res.stderr:
+        failures.append(f"a mistyped parameter: exit {res.returncode}, stderr {res.stderr!r}")
 
 
 def check_problems(work, failures):
@@ -160,7 +194,8 @@ def version_and_meta(work, failures):
 def main():
     work = Workdir("check")
     failures = []
-    check_shipped(failures)
+    check_shipped(work, failures)
+    relative_paths_and_parameters(work, failures)
     check_problems(work, failures)
     graph(work, failures)
     version_and_meta(work, failures)

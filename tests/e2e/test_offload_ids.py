@@ -21,7 +21,7 @@ from scapy.all import IP, TCP, rdpcap  # noqa: E402
 import fulcrum_e2e as e2e
 import test_ids_scapy as ref
 
-DEMO_RULES = "configs/ids-rules-demo.rules"
+DEMO_RULES = "ids-rules-demo.rules"
 DEMO_LOG = "/tmp/fulcrum-ids-alerts.jsonl"
 ELEMENT_ARGS = "AGGREGATE 32)"
 

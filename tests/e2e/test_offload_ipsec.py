@@ -29,7 +29,7 @@ from scapy.layers.ipsec import ESP, SecurityAssociation  # noqa: E402
 import fulcrum_e2e as e2e  # noqa: E402
 
 CONFIG = "ipsec-gateway-offload.click"
-OLD_ARGS = "configs/sa-demo.txt, AGGREGATE 32"
+OLD_ARGS = "sa-demo.txt, AGGREGATE 32"
 SPI_A, SPI_B = 0x1000, 0x2000
 KEY_A, NONCE_A = bytes.fromhex("2b7e151628aed2a6abf7158809cf4f3c"), bytes.fromhex("deadbeef")
 AUTH_A = bytes.fromhex("0102030405060708090a0b0c0d0e0f1011121314")
@@ -103,7 +103,7 @@ def main():
     new_args = f"{sa_path}, AGGREGATE 2, TASK_TIMEOUT_MS 10000"
     # The runs read a copy of the configuration whose IPsecESPEncap uses our SA file too.
     with open(os.path.join(e2e.SOURCE_DIR, "configs", CONFIG)) as f:
-        text = f.read().replace("IPsecESPEncap(configs/sa-demo.txt)", f"IPsecESPEncap({sa_path})")
+        text = f.read().replace("IPsecESPEncap(sa-demo.txt)", f"IPsecESPEncap({sa_path})")
     os.makedirs(work.file("configs"))
     work.file(os.path.join("configs", CONFIG), text)
     e2e.SOURCE_DIR = work.path

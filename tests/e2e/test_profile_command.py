@@ -24,7 +24,7 @@ def main():
     work = e2e.Workdir("profile-command")
     routes = os.path.join(e2e.SOURCE_DIR, "configs", "routes-demo.txt")
     text = open(os.path.join(e2e.SOURCE_DIR, "configs", "ipv4-router-offload.click")).read()
-    text = text.replace("configs/routes-demo.txt, AGGREGATE 32", f"{routes}, AGGREGATE 32")
+    text = text.replace("routes-demo.txt, AGGREGATE 32", f"{routes}, AGGREGATE 32")
     config = work.file("router.click", text)
     gen = f"gen:size=64,flows=1024,dst=routes,routes={routes}"
     ports = ["--port", gen, "--port", "net_null0,no-rx=1"]

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,9 +38,14 @@ struct PipelineConfig {
 using ClassLookup = std::function<bool(std::string_view)>;
 
 // Parses `text` (the contents of `file`). Errors read "file:line:column: expected ..., got ...".
+// `parameters` (NAME -> value, from the command line) replace $NAME in element arguments and
+// take precedence over the file's define($NAME value); each must be used or defined by the file.
 Result<PipelineConfig> parse_pipeline(std::string_view text, const std::string& file,
-                                      const ClassLookup& is_class);
+                                      const ClassLookup& is_class,
+                                      const std::map<std::string, std::string>& parameters = {});
 
-Result<PipelineConfig> parse_pipeline_file(const std::string& path, const ClassLookup& is_class);
+Result<PipelineConfig> parse_pipeline_file(
+    const std::string& path, const ClassLookup& is_class,
+    const std::map<std::string, std::string>& parameters = {});
 
 }  // namespace fulcrum

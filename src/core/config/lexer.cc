@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "core/suggest.hh"
 #include "core/text_file.hh"
 
 namespace fulcrum::config {
@@ -169,7 +170,41 @@ Result<Token> Lexer::next() {
   return token;
 }
 
-Result<std::vector<std::string>> Lexer::read_args(const Token& open) {
+Status Lexer::expand_parameter(Parameters& parameters, std::string& value) {
+  const int line = line_, column = column_;
+  const bool braced = peek(1) == '{';
+  if (!braced && !is_ident_start(peek(1))) {
+    advance();
+    value = "$";
+    return {};
+  }
+  advance();  // '$'
+  if (braced) advance();
+  std::string name;
+  while (!at_end() && (is_ident_start(peek()) || is_digit(peek()))) {
+    name += peek();
+    advance();
+  }
+  if (braced) {
+    if (peek() != '}' || name.empty())
+      return make_error(file_ + ":" + position(line, column) + ": expected ${NAME}");
+    advance();
+  }
+  parameters.referenced.insert(name);
+  auto it = parameters.values.find(name);
+  if (it == parameters.values.end()) {
+    std::vector<std::string> known;
+    for (const auto& [k, v] : parameters.values) known.push_back(k);
+    return make_error(file_ + ":" + position(line, column) + ": undefined parameter $" + name +
+                      did_you_mean(name, known) + " (give " + name +
+                      "=VALUE after the pipeline file, or define($" + name +
+                      " VALUE) before this line)");
+  }
+  value = it->second;
+  return {};
+}
+
+Result<std::vector<std::string>> Lexer::read_args(const Token& open, Parameters* parameters) {
   std::vector<std::string> args;
   ArgBuilder arg;
   bool any_comma = false;
@@ -186,11 +221,23 @@ Result<std::vector<std::string>> Lexer::read_args(const Token& open) {
                         position(open.line, open.column) + ", got end of file");
     }
     char c = peek();
+    if (c == '$' && parameters != nullptr) {
+      std::string value;
+      if (Status s = expand_parameter(*parameters, value); !s) return make_error(s.error());
+      for (char v : value) arg.add(v, true);
+      continue;
+    }
     if (c == '"') {
       int line = line_, column = column_;
       advance();
       arg.begin_quote();
       while (!at_end() && peek() != '"') {
+        if (peek() == '$' && parameters != nullptr) {
+          std::string value;
+          if (Status s = expand_parameter(*parameters, value); !s) return make_error(s.error());
+          for (char v : value) arg.add(v, true);
+          continue;
+        }
         if (peek() == '\\' && (peek(1) == '"' || peek(1) == '\\')) advance();
         arg.add(peek(), true);
         advance();

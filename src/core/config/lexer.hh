@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +38,14 @@ struct Token {
 // How a token reads in an error message: 'foo', '->', integer, end of file.
 std::string describe(const Token& token);
 
+// Values for $NAME and ${NAME} in argument lists (Click's convention): NAME=value from the
+// command line, then define($NAME value) statements for names the command line leaves out.
+struct Parameters {
+  std::map<std::string, std::string> values;
+  std::set<std::string> from_command_line;
+  std::set<std::string> referenced;  // names an argument used
+};
+
 class Lexer {
  public:
   Lexer(std::string_view text, std::string file);
@@ -45,8 +55,9 @@ class Lexer {
 
   // Reads the argument list that follows `open`, the '(' token next() has just returned, up to
   // and including its closing ')'. Arguments are split on top-level commas, trimmed, comments
-  // removed and double quotes resolved.
-  Result<std::vector<std::string>> read_args(const Token& open);
+  // removed and double quotes resolved; with `parameters`, $NAME and ${NAME} (also inside double
+  // quotes) are replaced by their values, and an undefined one is an error at its place.
+  Result<std::vector<std::string>> read_args(const Token& open, Parameters* parameters);
 
   SourceLoc loc(int line, int column) const { return SourceLoc{file_, line, column}; }
   SourceLoc loc(const Token& token) const { return loc(token.line, token.column); }
@@ -61,6 +72,9 @@ class Lexer {
   // If a comment starts here, skips it and returns true. Fails if it never ends.
   Result<bool> skip_comment();
   Error error_here(const std::string& message) const;
+  // At a '$': appends the parameter's value to the argument being read (a '$' that starts no
+  // name is kept as it is).
+  Status expand_parameter(Parameters& parameters, std::string& value);
 
   std::string_view text_;
   std::string file_;

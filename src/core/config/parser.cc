@@ -1,9 +1,11 @@
 // The parser of the Click configuration language (grammar in docs/config-language.md).
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +19,7 @@
 namespace fulcrum {
 namespace {
 
+using config::Parameters;
 using config::Lexer;
 using config::Token;
 using config::TokenKind;
@@ -49,9 +52,14 @@ struct PendingName {
 
 class Parser {
  public:
-  Parser(std::string_view text, const std::string& file, const ClassLookup& is_class)
+  Parser(std::string_view text, const std::string& file, const ClassLookup& is_class,
+         const std::map<std::string, std::string>& parameters)
       : lexer_(text, file), is_class_(is_class) {
     config_.file = file;
+    for (const auto& [name, value] : parameters) {
+      parameters_.values.emplace(name, value);
+      parameters_.from_command_line.insert(name);
+    }
   }
 
   Result<PipelineConfig> parse();
@@ -62,6 +70,8 @@ class Parser {
   Error expected(const std::string& what) const;
   Status statement();
   Status declare_several(const Token& first);
+  Status define();
+  Status unused_parameters() const;
   Result<ElementRef> element(const Token& word);
   Result<int> port();
   Result<std::vector<std::string>> optional_args();
@@ -76,6 +86,8 @@ class Parser {
   int anonymous_ = 0;
   std::vector<PendingName> pending_;
   std::vector<RawConnection> connections_;
+  Parameters parameters_;
+  std::set<std::string> defined_;  // names a define() statement gave
 };
 
 Status Parser::advance() {
@@ -100,6 +112,7 @@ Result<PipelineConfig> Parser::parse() {
     if (!s.ok()) return make_error(s.error());
   }
   if (Status s = resolve(); !s.ok()) return make_error(s.error());
+  if (Status s = unused_parameters(); !s.ok()) return make_error(s.error());
   return std::move(config_);
 }
 
@@ -110,6 +123,7 @@ Status Parser::statement() {
   if (tok_.kind != TokenKind::kIdent) return expected("element name or class");
   Token word = tok_;
   if (Status s = advance(); !s.ok()) return s;
+  if (word.text == "define" && tok_.kind == TokenKind::kLParen) return define();
   if (tok_.kind == TokenKind::kComma) return declare_several(word);
   Result<ElementRef> from = element(word);
   if (!from.ok()) return make_error(from.error());
@@ -136,6 +150,46 @@ Status Parser::statement() {
     connections_.push_back(RawConnection{*from, *from_port, *to, *to_port, std::move(arrow)});
     from = to;
   }
+}
+
+// define($NAME value, ...), with tok_ at the '(': a default for each name the command line
+// leaves out. The statement ends there.
+Status Parser::define() {
+  const Token open = tok_;
+  Result<std::vector<std::string>> args = lexer_.read_args(open, nullptr);
+  if (!args.ok()) return make_error(args.error());
+  for (const std::string& a : *args) {
+    size_t end = 1;
+    while (end < a.size() && (std::isalnum(static_cast<unsigned char>(a[end])) || a[end] == '_'))
+      ++end;
+    if (a.size() < 2 || a[0] != '$' || std::isdigit(static_cast<unsigned char>(a[1])) ||
+        end == 1 || (end < a.size() && a[end] != ' ' && a[end] != '\t'))
+      return error_at(open, "define: expected '$NAME VALUE', got " + quote_excerpt(a));
+    const std::string name = a.substr(1, end - 1);
+    const size_t start = a.find_first_not_of(" \t", end);
+    const std::string value = start == std::string::npos ? "" : a.substr(start);
+    if (!defined_.insert(name).second)
+      return error_at(open, "define: $" + name + " is defined twice");
+    if (!parameters_.from_command_line.count(name)) parameters_.values[name] = value;
+  }
+  if (Status s = advance(); !s.ok()) return s;
+  if (tok_.kind != TokenKind::kSemicolon && tok_.kind != TokenKind::kEnd)
+    return expected("';' after define(...)");
+  return {};
+}
+
+// A NAME=value from the command line that the file neither uses nor defines is most likely a
+// typo: an error naming the closest name the file knows.
+Status Parser::unused_parameters() const {
+  std::set<std::string> names = parameters_.referenced;
+  names.insert(defined_.begin(), defined_.end());
+  const std::vector<std::string> known(names.begin(), names.end());
+  for (const std::string& name : parameters_.from_command_line)
+    if (!parameters_.referenced.count(name) && !defined_.count(name))
+      return make_error(config_.file + ": parameter " + name +
+                        "= from the command line is not used in the pipeline" +
+                        did_you_mean(name, known));
+  return {};
 }
 
 // After the first name and its ',': the other names, '::', the class and its arguments.
@@ -209,7 +263,7 @@ Result<int> Parser::port() {
 
 Result<std::vector<std::string>> Parser::optional_args() {
   if (tok_.kind != TokenKind::kLParen) return std::vector<std::string>{};
-  Result<std::vector<std::string>> args = lexer_.read_args(tok_);
+  Result<std::vector<std::string>> args = lexer_.read_args(tok_, &parameters_);
   if (!args.ok()) return args;
   if (Status s = advance(); !s.ok()) return make_error(s.error());
   return args;
@@ -264,14 +318,16 @@ Status Parser::resolve() {
 }  // namespace
 
 Result<PipelineConfig> parse_pipeline(std::string_view text, const std::string& file,
-                                      const ClassLookup& is_class) {
-  return Parser(text, file, is_class).parse();
+                                      const ClassLookup& is_class,
+                                      const std::map<std::string, std::string>& parameters) {
+  return Parser(text, file, is_class, parameters).parse();
 }
 
-Result<PipelineConfig> parse_pipeline_file(const std::string& path, const ClassLookup& is_class) {
+Result<PipelineConfig> parse_pipeline_file(const std::string& path, const ClassLookup& is_class,
+                                           const std::map<std::string, std::string>& parameters) {
   Result<std::string> text = read_input_file(path, "pipeline file");
   if (!text) return make_error(text.error());
-  return parse_pipeline(text.value(), path, is_class);
+  return parse_pipeline(text.value(), path, is_class, parameters);
 }
 
 }  // namespace fulcrum

@@ -12,6 +12,7 @@
 #include "cli/pipeline_options.hh"
 #include "core/args.hh"
 #include "core/text_file.hh"
+#include "io/cores.hh"
 #include "io/eal.hh"
 #include "io/port.hh"
 #include "runtime/runtime.hh"
@@ -37,6 +38,8 @@ constexpr const char* kRunUsage =
                      net_af_packet0,iface=veth0 | a PCI address) or the built-in generator
                      gen:size=64,flows=1024,dst=uniform|routes|zipf,routes=FILE,rate=PPS,seed=N
   --workers N        worker threads, each pinned to a core with its own pipeline replica (1)
+  --cores LIST       the CPUs the workers run on, in worker order (2,3 or 2-5); sets --workers
+                     to their number. Default: the CPUs after the first one this process may use
   --batch N          packets per batch, 1..256 (64)
   --packets N        stop after N received packets
   --seconds S        stop after S seconds
@@ -70,6 +73,7 @@ int cmd_run(const std::vector<std::string>& args) {
   RunOptions opt;
   DeviceOption devices;
   std::string stats_json;
+  std::vector<int> cores;
   bool quiet = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -96,6 +100,11 @@ int cmd_run(const std::vector<std::string>& args) {
       opt.branch = v == "reuse" ? BranchMode::kReuse : BranchMode::kSplit;
     } else if (a == "--stats-json") {
       if (!value(stats_json)) return usage_error("--stats-json needs a file name");
+    } else if (a == "--cores") {
+      if (!value(v)) return usage_error("--cores needs a CPU list such as 2,3 or 2-5");
+      Result<std::vector<int>> list = parse_core_list(v);
+      if (!list) return usage_error(list.error());
+      cores = list.value();
     } else if (a == "--quiet") {
       quiet = true;
     } else if (std::optional<std::string> e = shared_run_option(args, i, opt, devices)) {
@@ -103,12 +112,19 @@ int cmd_run(const std::vector<std::string>& args) {
     } else if (std::string e = positional_pipeline(
                    a, opt,
                    {"--port", "--workers", "--batch", "--packets", "--seconds", "--branch",
-                    "--watchdog", "--stats-json", "--quiet", "--device", "--help"});
+                    "--watchdog", "--stats-json", "--quiet", "--device", "--cores", "--help"});
                !e.empty()) {
       return usage_error(e);
     }
   }
   if (opt.pipeline_file.empty()) return usage_error("no pipeline file given");
+  if (!cores.empty()) {
+    const bool workers_given = std::find(args.begin(), args.end(), "--workers") != args.end();
+    if (workers_given && static_cast<size_t>(opt.workers) != cores.size())
+      return usage_error("--workers " + std::to_string(opt.workers) + " but --cores names " +
+                         std::to_string(cores.size()) + " CPUs (one CPU per worker)");
+    opt.workers = static_cast<int>(cores.size());
+  }
   devices.apply();
   if (opt.ports.empty()) return usage_error("no --port given");
   opt.progress = !quiet && isatty(STDERR_FILENO);
@@ -132,12 +148,15 @@ int cmd_run(const std::vector<std::string>& args) {
 
   EalOptions eal;
   eal.workers = opt.workers;
+  eal.cores = cores;
+  eal.announce_cores = true;
   for (const std::string& p : opt.ports)
     if (eal_device_for(p).is_pci) eal.pci.push_back(p);
   if (Status s = init_eal(eal); !s) {
     std::fprintf(stderr, "fulcrum run: %s\n", s.error().c_str());
     return 1;
   }
+  for (const std::string& w : eal_warnings()) std::fprintf(stderr, "fulcrum run: warning: %s\n", w.c_str());
   // Ctrl-C or SIGTERM ends the run cleanly: workers stop, pcap outputs are closed, the summary
   // is printed.
   opt.interrupt = &g_interrupted;

@@ -13,6 +13,8 @@
 #include <mutex>
 #include <thread>
 
+#include "io/cores.hh"
+
 namespace fulcrum {
 namespace {
 
@@ -21,14 +23,18 @@ std::string g_runtime_dir;
 Status g_status = make_error("EAL not initialised");
 bool g_ready = false;
 
-// "0@0,1@1,2@0": lcore 0 is the control thread; workers are spread over the other CPUs first.
-std::string lcore_map(int workers) {
-  int cpus = static_cast<int>(std::thread::hardware_concurrency());
-  if (cpus < 1) cpus = 1;
-  std::string map = "0@0";
-  for (int w = 1; w <= workers; ++w)
-    map += "," + std::to_string(w) + "@" + std::to_string(w % cpus);
-  return map;
+std::vector<std::string> g_warnings;
+
+void announce(const std::vector<int>& cpus) {
+  const std::filesystem::path dir(g_runtime_dir);
+  if (Status s = publish_cores(g_runtime_dir, cpus); !s) g_warnings.push_back(s.error());
+  for (const CoreNeighbour& n :
+       core_neighbours(dir.parent_path().string(), g_runtime_dir, cpus))
+    g_warnings.push_back("CPU " + format_core_list(n.shared) +
+                         (n.shared.size() > 1 ? " are" : " is") +
+                         " also a worker CPU of fulcrum pid " + std::to_string(n.pid) +
+                         ": workers sharing a core run at a fraction of their rate; choose "
+                         "others with --cores");
 }
 
 }  // namespace
@@ -46,9 +52,14 @@ bool hugepages_available() {
 
 Status init_eal(const EalOptions& options) {
   std::call_once(g_once, [&] {
+    Result<CorePlan> plan = plan_cores(options.workers, options.cores);
+    if (!plan) {
+      g_status = make_error(plan.error());
+      return;
+    }
     std::vector<std::string> args = {"fulcrum",
                                      "--lcores",
-                                     lcore_map(options.workers),
+                                     lcore_map(plan.value()),
                                      "--file-prefix",
                                      "fulcrum" + std::to_string(getpid()),
                                      "--no-telemetry"};
@@ -77,6 +88,7 @@ Status init_eal(const EalOptions& options) {
     // DPDK leaves its runtime directory (/var/run/dpdk/fulcrumPID) behind: one per run.
     g_runtime_dir = rte_eal_get_runtime_dir();
     std::atexit(remove_eal_runtime_dir);
+    if (options.announce_cores) announce(plan.value().worker_cpus);
   });
   return g_status;
 }
@@ -127,6 +139,10 @@ void remove_eal_runtime_dir() {
   std::error_code ec;
   std::filesystem::remove_all(g_runtime_dir, ec);
   g_runtime_dir.clear();
+}
+
+const std::vector<std::string>& eal_warnings() {
+  return g_warnings;
 }
 
 bool eal_ready() {

@@ -16,6 +16,10 @@ struct EalOptions {
   int memory_mb = 1024;          // memory when running without hugepages
   bool force_no_huge = false;
   bool quiet = true;
+  std::vector<int> cores;  // --cores: worker w on cores[w] (io/cores.hh); empty: the default
+  // Leave this run's worker CPUs in its runtime folder, and warn about other Fulcrum runs that
+  // use the same ones (eal_warnings()). For commands that run workers.
+  bool announce_cores = false;
 };
 
 // Initialises the EAL once per process. Later calls return the first call's status. The EAL's
@@ -24,6 +28,8 @@ Status init_eal(const EalOptions& options);
 // Removes the runtime directory now (for exits that skip atexit handlers).
 void remove_eal_runtime_dir();
 bool eal_ready();
+// Warnings from initialisation: "CPU 1 is also a worker CPU of fulcrum pid 4242 ...".
+const std::vector<std::string>& eal_warnings();
 bool hugepages_available();
 
 // Collects what DPDK logs while it lives (instead of printing it), so that a failing DPDK call

@@ -10,14 +10,17 @@ define() defaults, and a mistyped one is an error. graph: the DOT text has one n
 per element and one edge per connection (checked by Graphviz's own parser, which also lays it
 out as SVG), with unconnected outputs marked. --version names the commit git reports, and a
 run's --stats-json records the version, the commit, the page size and per-worker figures that
-add up to the totals.
+add up to the totals. --cores places the worker, and a run on a CPU another live run's worker
+uses is warned about.
 """
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from fulcrum_e2e import FULCRUM, SOURCE_DIR, Workdir  # noqa: E402
@@ -191,6 +194,53 @@ def version_and_meta(work, failures):
         failures.append(f"the summary lacks the version line or the workers: {res.stdout!r}")
 
 
+def runtime_parent():
+    """Where DPDK puts the runs' runtime folders (rte_eal_get_runtime_dir)."""
+    if os.geteuid() == 0:
+        return "/var/run/dpdk"
+    return os.path.join(os.environ.get("XDG_RUNTIME_DIR", "/tmp"), "dpdk")
+
+
+def cores(work, failures):
+    """--cores puts the worker on the CPU named (per_worker cpu); a second run on a CPU a live
+    run's worker uses is warned about, naming the other run's pid; --workers and --cores must
+    agree."""
+    res = run_cmd(["run", os.path.join(CONFIGS, "l2-echo.click"), "--port", "gen:size=64",
+                   "--workers", "2", "--cores", "1"])
+    if res.returncode != 2 or "--workers 2 but --cores names 1 CPUs" not in res.stderr:
+        failures.append(f"--workers 2 --cores 1: exit {res.returncode}, stderr {res.stderr!r}")
+    if len(os.sched_getaffinity(0)) < 2 or 1 not in os.sched_getaffinity(0):
+        print("skip: --cores 1 needs CPU 1")
+        return
+    first = subprocess.Popen([BINARY, "run", os.path.join(CONFIGS, "l2-echo.click"), "--port",
+                              "gen:size=64,rate=1000", "--cores", "1", "--seconds", "300", "--quiet"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        published = os.path.join(runtime_parent(), f"fulcrum{first.pid}", "cores")
+        for _ in range(600):
+            if os.path.exists(published) or first.poll() is not None:
+                break
+            time.sleep(0.1)
+        if not os.path.exists(published):
+            failures.append(f"the first run never published its cores in {published}")
+            return
+        stats = os.path.join(work.path, "cores.json")
+        res = run_cmd(["run", os.path.join(CONFIGS, "l2-echo.click"), "--port", "gen:size=64",
+                       "--cores", "1", "--packets", "2000", "--quiet", "--stats-json", stats])
+        warning = f"warning: CPU 1 is also a worker CPU of fulcrum pid {first.pid}"
+        if res.returncode != 0 or warning not in res.stderr:
+            failures.append(f"a second run on CPU 1: exit {res.returncode}, stderr lacks {warning!r}: "
+                            f"{res.stderr!r}")
+        else:
+            with open(stats) as f:
+                workers = json.load(f)["per_worker"]
+            if [w["cpu"] for w in workers] != [1]:
+                failures.append(f"--cores 1: the worker ran on {[w['cpu'] for w in workers]}")
+    finally:
+        first.send_signal(signal.SIGINT)
+        first.wait(timeout=120)
+
+
 def main():
     work = Workdir("check")
     failures = []
@@ -199,6 +249,7 @@ def main():
     check_problems(work, failures)
     graph(work, failures)
     version_and_meta(work, failures)
+    cores(work, failures)
     if not failures:
         print("ok: check, graph, --version and run metadata")
     return work.finish(failures)

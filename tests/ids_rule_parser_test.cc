@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "lib/ids/rule_engine.hh"
 #include "lib/ids/rule_parser.hh"
 
 namespace fulcrum::ids {
@@ -96,8 +97,10 @@ TEST(IdsRuleParser, RejectsMalformedRulesWithWhatWasExpected) {
             "expected source address (any, A.B.C.D, A.B.C.D/LEN or [list], optionally '!'), got "
             "'10.0.0'");
   EXPECT_EQ(parse_error("alert tcp $HOME_NET any -> any any" + opts),
-            "expected source address (any, A.B.C.D, A.B.C.D/LEN or [list], optionally '!'), got "
-            "'$HOME_NET' (variables are not supported)");
+            "got '$HOME_NET' in the header: variables ($HOME_NET, $HTTP_PORTS) are not supported");
+  EXPECT_EQ(parse_error("alert tcp any any -> any [80,$HTTP_PORTS]" + opts),
+            "got '[80,$HTTP_PORTS]' in the header: variables ($HOME_NET, $HTTP_PORTS) are not "
+            "supported");
   EXPECT_EQ(parse_error("alert tcp any any -> 1.2.3.4/33 any" + opts),
             "expected destination address (any, A.B.C.D, A.B.C.D/LEN or [list], optionally "
             "'!'), got '1.2.3.4/33'");
@@ -155,6 +158,50 @@ TEST(IdsRuleParser, FileErrorsNameTheLine) {
   Result<std::vector<Rule>> missing = load_rules("/nonexistent/x.rules");
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().rfind("cannot open rule file /nonexistent/x.rules", 0), 0u);
+}
+
+// A rule set as found: rules needing what Fulcrum lacks are skipped and counted by that
+// feature; the rest loads. Strictly, the first such rule is an error.
+constexpr const char* kMixed =
+    "alert tcp any any -> any 80 (msg:\"ok\"; content:\"GET\"; sid:1;)\n"
+    "alert tcp any any -> any any (flow:established,to_server; content:\"x\"; sid:2;)\n"
+    "alert tcp any any -> any any (flow:established; content:\"y\"; sid:3;)\n"
+    "drop tcp any any -> any any (content:\"z\"; sid:4;)\n"
+    "alert http any any -> any any (content:\"z\"; sid:5;)\n"
+    "alert tcp $HOME_NET any -> any $HTTP_PORTS (content:\"z\"; sid:6;)\n"
+    "alert tcp any any -> any any (pcre:\"/(a)\\1/\"; sid:7;)\n"
+    "alert tcp any any -> any any (content:\"w\"; sid:1;)\n"
+    "alert tcp any any -> any any (msg:\"bad\" content:\"w\"; sid:8;)\n"
+    "alert tcp any any -> any any (content:\"a\"; pcre:\"/b/R\"; sid:9;)\n"
+    "alert tcp any any -> any any (content:\"ok\"; sid:10;)\n";
+
+TEST(RuleFile, UnsupportedRulesAreSkippedAndCountedByFeature) {
+  Result<RuleFile> file = parse_rule_file(kMixed, "r.rules", false);
+  ASSERT_TRUE(file.ok()) << file.error();
+  std::vector<uint32_t> sids;
+  for (const Rule& r : file->rules) sids.push_back(r.sid);
+  EXPECT_EQ(sids, (std::vector<uint32_t>{1, 7, 10}));
+  std::vector<SkippedRule> skipped = file->skipped;
+  EXPECT_EQ(skipped_summary(skipped),
+            "flow 2, action drop 1, duplicate sid 1, malformed 1, pcre flag R 1, protocol http 1, "
+            "variables 1");
+  EXPECT_EQ(skipped[0].line, 2u);
+  EXPECT_EQ(skipped[0].reason, "unsupported option 'flow'");
+  // sid 7's backreference parses but Hyperscan cannot compile it: left out at compile time.
+  Result<std::shared_ptr<RuleSet>> set = RuleSet::compile(file->rules, &skipped);
+  ASSERT_TRUE(set.ok()) << set.error();
+  EXPECT_EQ(set.value()->rules().size(), 2u);
+  ASSERT_EQ(skipped.size(), 9u);
+  EXPECT_EQ(skipped.back().line, 7u);
+  EXPECT_EQ(skipped.back().feature, "pcre: Hyperscan");
+  EXPECT_EQ(skipped.back().reason.rfind("sid 7 (line 7): ", 0), 0u) << skipped.back().reason;
+  EXPECT_FALSE(RuleSet::compile(file->rules).ok()) << "without a list, an error";
+}
+
+TEST(RuleFile, StrictRefusesTheFirstRuleThatDoesNotLoad) {
+  Result<RuleFile> file = parse_rule_file(kMixed, "r.rules", true);
+  ASSERT_FALSE(file.ok());
+  EXPECT_EQ(file.error(), "r.rules:2: unsupported option 'flow'");
 }
 
 }  // namespace

@@ -160,11 +160,14 @@ TEST(AlertLog, WriteFailuresCountLostAlerts) {
   ids::ParseResult r;
   const ids::PacketView v = view_of(f, r);
   ASSERT_EQ(r, ids::ParseResult::kOk);
-  for (int i = 0; i < 5; ++i) log.value()->write(1, "x", static_cast<uint64_t>(i), v);
+  ids::Rule rule;
+  rule.sid = 1;
+  rule.msg = "x";
+  for (int i = 0; i < 5; ++i) log.value()->write(rule, static_cast<uint64_t>(i), v);
   EXPECT_FALSE(log.value()->flush());
   EXPECT_EQ(log.value()->lost(), 5u);
   EXPECT_EQ(log.value()->first_error(), std::strerror(ENOSPC));
-  log.value()->write(1, "x", 5, v);
+  log.value()->write(rule, 5, v);
   log.value()->flush();
   EXPECT_EQ(log.value()->lost(), 6u);
 }

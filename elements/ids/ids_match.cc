@@ -1,5 +1,7 @@
 #include "elements/ids/ids_match.hh"
 
+#include <algorithm>
+
 #include "core/shared_storage.hh"
 #include "lib/ids/rule_parser.hh"
 
@@ -12,9 +14,12 @@ Status IDSMatch::configure(Args& args) {
                       "content prefilter: hyperscan (Hyperscan literal database) or ac (our "
                       "Aho-Corasick DFA, src/lib/ids); pcre options always run on Hyperscan")
                  .key("ALERTS", alerts_file_, kAlertsHelp)
+                 .key("ALERT_FORMAT", alert_format_, kAlertFormatHelp)
                  .key("DROP", drop_, kDropHelp)
                  .finish();
   if (!s) return s;
+  if (alert_format_ != "fulcrum" && alert_format_ != "eve")
+    return args.error("ALERT_FORMAT: expected fulcrum or eve, got '" + alert_format_ + "'");
   if (engine_name_ == "hyperscan") {
     engine_ = ids::Engine::kHyperscan;
   } else if (engine_name_ == "ac") {
@@ -25,14 +30,34 @@ Status IDSMatch::configure(Args& args) {
   return {};
 }
 
+std::string IDSMatch::skipped_note(size_t loaded, std::vector<ids::SkippedRule> skipped) const {
+  std::sort(skipped.begin(), skipped.end(),
+            [](const ids::SkippedRule& a, const ids::SkippedRule& b) { return a.line < b.line; });
+  const ids::SkippedRule& first = skipped.front();
+  return name() + " (" + std::string(kTraits.class_name) + "): " + rules_file_ + ": " +
+         std::to_string(loaded) + " rules loaded, " + std::to_string(skipped.size()) +
+         " skipped (" + ids::skipped_summary(skipped) + "); first skipped: line " +
+         std::to_string(first.line) + ": " + first.reason +
+         ". --strict-rules refuses the file instead; docs/ids.md lists what is supported";
+}
+
 Status IDSMatch::initialize(const InitContext& ctx) {
   const Args args({}, loc_, name(), kTraits.class_name);
   Result<std::shared_ptr<const ids::RuleSet>> rules = shared_or_own<ids::RuleSet>(
-      ctx.shared, "ids-rules:" + rules_file_, [this]() -> Result<std::shared_ptr<ids::RuleSet>> {
-        Result<std::vector<ids::Rule>> parsed = ids::load_rules(rules_file_);
+      ctx.shared, "ids-rules:" + rules_file_,
+      [this, &ctx]() -> Result<std::shared_ptr<ids::RuleSet>> {
+        Result<ids::RuleFile> parsed = ids::load_rule_file(rules_file_, ctx.strict_rules);
         if (!parsed) return make_error(parsed.error());
-        Result<std::shared_ptr<ids::RuleSet>> set = ids::RuleSet::compile(std::move(*parsed));
+        std::vector<ids::SkippedRule> skipped = std::move(parsed->skipped);
+        Result<std::shared_ptr<ids::RuleSet>> set = ids::RuleSet::compile(
+            std::move(parsed->rules), ctx.strict_rules ? nullptr : &skipped);
         if (!set) return make_error(rules_file_ + ": " + set.error());
+        if (set.value()->rules().empty() && !skipped.empty())
+          return make_error(rules_file_ + ": none of its " + std::to_string(skipped.size()) +
+                            " rules can be loaded (" + ids::skipped_summary(skipped) +
+                            "); docs/ids.md lists what is supported");
+        if (ctx.notes != nullptr && !skipped.empty())
+          ctx.notes->push_back(skipped_note(set.value()->rules().size(), skipped));
         return set;
       });
   if (!rules) return args.error(rules.error());
@@ -43,7 +68,8 @@ Status IDSMatch::initialize(const InitContext& ctx) {
   if (!alerts_file_.empty()) {
     const std::string path =
         ctx.workers > 1 ? alerts_file_ + "." + std::to_string(ctx.worker) : alerts_file_;
-    Result<std::unique_ptr<ids::AlertLog>> log = ids::AlertLog::open(path);
+    Result<std::unique_ptr<ids::AlertLog>> log = ids::AlertLog::open(
+        path, alert_format_ == "eve" ? ids::AlertFormat::kEve : ids::AlertFormat::kJsonLines);
     if (!log) return args.error(log.error());
     log_ = std::move(log.value());
   }

@@ -47,8 +47,11 @@ class IDSMatch final : public ElementBase<IDSMatch> {
       "rule file (docs/ids.md); loaded and compiled once per process and shared by the workers "
       "and by IDSMatchOffload on the same file";
   static constexpr std::string_view kAlertsHelp =
-      "alert log, JSON lines (src/lib/ids/alert_log.hh); with more than one worker, worker W "
-      "writes ALERTS.W";
+      "alert log, JSON lines (src/lib/ids/alert_log.hh; its format: ALERT_FORMAT); with more "
+      "than one worker, worker W writes ALERTS.W";
+  static constexpr std::string_view kAlertFormatHelp =
+      "fulcrum (one {sid, msg, packet, flow} object a line) or eve (Suricata's EVE JSON alert "
+      "records, for tools that read eve.json)";
   static constexpr std::string_view kDropHelp =
       "drop alerted packets when output 1 is not connected";
 
@@ -83,7 +86,7 @@ class IDSMatch final : public ElementBase<IDSMatch> {
       alerted[k] = true;
       if (log_) {
         const ids::Rule& r = rules_->rules()[rule];
-        log_->write(r.sid, r.msg, index[k], views[k]);
+        log_->write(r, index[k], views[k]);
       }
     });
     for (uint32_t k = 0; k < n; ++k) {
@@ -113,7 +116,7 @@ class IDSMatch final : public ElementBase<IDSMatch> {
       alerted = true;
       if (log_) {
         const ids::Rule& rl = rules_->rules()[rule];
-        log_->write(rl.sid, rl.msg, idx, v);
+        log_->write(rl, idx, v);
       }
     };
     hits_.clear();
@@ -132,6 +135,8 @@ class IDSMatch final : public ElementBase<IDSMatch> {
   const std::string& rules_file() const { return rules_file_; }
 
  private:
+  // "ids (IDSMatch): FILE: N rules loaded, M skipped (flow 3, ...); first skipped: ...".
+  std::string skipped_note(size_t loaded, std::vector<ids::SkippedRule> skipped) const;
   static int drop_reason(ids::ParseResult r) {
     return r == ids::ParseResult::kNotIpv4       ? kDropReasons["not-ipv4"]
            : r == ids::ParseResult::kTruncated   ? kDropReasons["truncated"]
@@ -142,6 +147,7 @@ class IDSMatch final : public ElementBase<IDSMatch> {
   std::string rules_file_;
   std::string engine_name_ = "hyperscan";
   std::string alerts_file_;
+  std::string alert_format_ = "fulcrum";
   bool drop_ = false;
   SourceLoc loc_;
   ids::Engine engine_ = ids::Engine::kHyperscan;

@@ -7,17 +7,19 @@
 namespace fulcrum {
 
 Status IDSMatchOffload::configure(Args& args) {
-  std::string rules, engine = "ac", alerts;
+  std::string rules, engine = "ac", alerts, alert_format = "fulcrum";
   bool drop = false;
   args.positional_file("RULES", rules, IDSMatch::kRulesHelp)
       .key("ENGINE", engine, "only ac: the Aho-Corasick DFA is what the device runs")
       .key("ALERTS", alerts, IDSMatch::kAlertsHelp)
+      .key("ALERT_FORMAT", alert_format, IDSMatch::kAlertFormatHelp)
       .key("DROP", drop, IDSMatch::kDropHelp);
   if (Status s = configure_offload(args); !s) return s;
   if (engine != "ac") return args.error("ENGINE: only ac runs on a device, got '" + engine + "'");
   std::vector<std::string> raw = {rules, "ENGINE ac",
                                   std::string("DROP ") + (drop ? "true" : "false")};
   if (!alerts.empty()) raw.push_back("ALERTS " + alerts);
+  raw.push_back("ALERT_FORMAT " + alert_format);
   Args cpu_args(raw, args.loc(), name(), kTraits.class_name);
   return cpu_.configure(cpu_args);
 }

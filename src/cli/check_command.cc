@@ -33,6 +33,8 @@ constexpr const char* kCheckUsage =
   --workers N        worker threads (1)
   --batch N          packets per batch (64)
   --stats-json FILE  the statistics file the run would write
+  --strict-rules     an IDS rule Fulcrum cannot load is a problem (default: it is skipped, and
+                     the rules skipped are counted by feature in a "note:" line)
 Exit status: 0 no problem; 1 problems (listed on stderr); 2 usage.
 )";
 
@@ -103,9 +105,10 @@ int cmd_check(const std::vector<std::string>& args) {
     }
     PoolHandle pool_handle(pool.value());
     SharedStorage shared;
+    std::vector<std::string> notes;
     const int nports = opt.ports.empty() ? std::max(ports, 0) : static_cast<int>(opt.ports.size());
     Result<std::vector<std::string>> unconnected =
-        check_pipeline(config.value(), opt, nports, shared, pool_handle.get());
+        check_pipeline(config.value(), opt, nports, shared, pool_handle.get(), &notes);
     if (!unconnected) {
       problems.push_back(unconnected.error());
     } else {
@@ -116,6 +119,7 @@ int cmd_check(const std::vector<std::string>& args) {
         std::printf("checked against %d port%s\n", nports, nports == 1 ? "" : "s");
       else
         std::printf("no port count given (--ports N): port numbers not checked\n");
+      for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());
     }
   }
   std::fflush(stdout);

@@ -11,6 +11,10 @@ namespace fulcrum::cli {
 std::optional<std::string> shared_run_option(const std::vector<std::string>& args, size_t& i,
                                              RunOptions& options, DeviceOption& devices) {
   const std::string& a = args[i];
+  if (a == "--strict-rules") {
+    options.strict_rules = true;
+    return "";
+  }
   if (a != "--port" && a != "--workers" && a != "--batch" && a != "--device") return std::nullopt;
   if (i + 1 >= args.size()) {
     if (a == "--port" || a == "--device") return a + " needs a value";

@@ -1,5 +1,5 @@
 // What the commands that read a pipeline share on their command line: the options --port,
-// --workers, --batch and --device (run, check, profile), and the one positional argument,
+// --workers, --batch, --device and --strict-rules (run, check, profile), and the one positional argument,
 // PIPELINE, next to which anything else starting with '-' is an unknown option.
 #pragma once
 
@@ -13,7 +13,7 @@
 namespace fulcrum::cli {
 
 // Reads args[i] when it is --port, --workers, --batch or --device, with its value (i moves past
-// it). nullopt: args[i] is none of them; "": read; otherwise the usage error.
+// it), or --strict-rules. nullopt: args[i] is none of them; "": read; otherwise the usage error.
 std::optional<std::string> shared_run_option(const std::vector<std::string>& args, size_t& i,
                                              RunOptions& options, DeviceOption& devices);
 

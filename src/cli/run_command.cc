@@ -46,6 +46,8 @@ constexpr const char* kRunUsage =
   --branch MODE      reuse (default: reuse the batch for the majority output) | split
   --watchdog S       report a worker that makes no progress for S seconds (10; 0: off)
   --stats-json FILE  write the run statistics as JSON
+  --strict-rules     an IDS rule file with a rule Fulcrum cannot load is an error (default: such
+                     rules are skipped and counted by feature, as Suricata does)
   --quiet            no live progress line
 NAME=VALUE replaces $NAME in the pipeline's arguments (define($NAME default) in the file gives
 a default). Files a pipeline reads (routes, rules, SAs, names, profiles) are found relative to
@@ -112,7 +114,7 @@ int cmd_run(const std::vector<std::string>& args) {
     } else if (std::string e = positional_pipeline(
                    a, opt,
                    {"--port", "--workers", "--batch", "--packets", "--seconds", "--branch",
-                    "--watchdog", "--stats-json", "--quiet", "--device", "--cores", "--help"});
+                    "--watchdog", "--stats-json", "--quiet", "--device", "--cores", "--strict-rules", "--help"});
                !e.empty()) {
       return usage_error(e);
     }

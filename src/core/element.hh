@@ -62,6 +62,12 @@ struct InitContext {
   SharedStorage* shared = nullptr;
   PacketSink* sink = nullptr;   // the worker's transmit path
   rte_mempool* pool = nullptr;  // the worker's packet pool (for sources)
+  // IDS rule files: refuse the whole file for one rule that does not load (--strict-rules),
+  // instead of skipping and counting such rules.
+  bool strict_rules = false;
+  // Where an element leaves what the user should know about how it loaded ("ids: 212 of 2046
+  // rules skipped: ..."); printed by run and check. May be null.
+  std::vector<std::string>* notes = nullptr;
 };
 
 struct Counter {

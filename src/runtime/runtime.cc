@@ -313,9 +313,12 @@ Result<PipelineConfig> load_pipeline(const RunOptions& options) {
 
 Result<std::vector<std::string>> check_pipeline(const PipelineConfig& config,
                                                 const RunOptions& options, int ports,
-                                                SharedStorage& shared, rte_mempool* pool) {
+                                                SharedStorage& shared, rte_mempool* pool,
+                                                std::vector<std::string>* notes) {
   NullSink sink;
   InitContext ctx;
+  ctx.strict_rules = options.strict_rules;
+  ctx.notes = notes;
   ctx.workers = options.workers;
   ctx.batch = options.batch;
   ctx.ports = ports;
@@ -346,9 +349,11 @@ Result<RunReport> run(const RunOptions& options) {
     if (!pool) return make_error(pool.error());
     source_pools.emplace_back(pool.value());
   }
+  std::vector<std::string> notes;
   Result<std::vector<std::string>> unconnected =
       check_pipeline(config.value(), options, static_cast<int>(options.ports.size()), shared,
-                     source_pools.front().get());
+                     source_pools.front().get(), &notes);
+  for (const std::string& n : notes) std::fprintf(stderr, "fulcrum: note: %s\n", n.c_str());
   if (!unconnected) return make_error(unconnected.error());
   // As in Click, an output left unconnected is a configuration error, not a silent drop.
   if (!unconnected.value().empty()) {
@@ -395,6 +400,7 @@ Result<RunReport> run(const RunOptions& options) {
     ctx.shared = &shared;
     ctx.sink = worker.get();
     ctx.pool = source_pools[static_cast<size_t>(w)].get();
+    ctx.strict_rules = options.strict_rules;
     Result<std::unique_ptr<Pipeline>> pipe = Pipeline::build(config.value(), ctx, options.branch);
     if (!pipe) return make_error(pipe.error());
     worker->set_pipeline(std::move(pipe.value()));
@@ -495,6 +501,7 @@ Result<RunReport> run(const RunOptions& options) {
   if (options.progress) std::fprintf(stderr, "\n");
 
   RunReport report = build_report(workers, ports, lcores, duration, options);
+  report.meta.notes = notes;
   report.devices = device_reports(shared);
   report.energy = energy_report(rapl, energy_start, rapl.read(), report);
   report.stalls = watchdog.stalls();

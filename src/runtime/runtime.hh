@@ -26,6 +26,7 @@ struct RunOptions {
   std::string pipeline_file;
   std::string pipeline_text;  // used instead of the file when not empty (benchmarks, tests)
   std::map<std::string, std::string> parameters;  // NAME=value for $NAME in the pipeline
+  bool strict_rules = false;  // InitContext::strict_rules
   std::vector<std::string> ports;
   int workers = 1;
   uint32_t batch = kDefaultBatch;
@@ -58,10 +59,11 @@ Result<PipelineConfig> load_pipeline(const RunOptions& options);
 // element finds while loading (arguments, tables, rules, SAs, devices) comes out with nothing
 // started; the tables it loads stay in `shared` for the replicas that follow. `ports` is the port
 // count (0: not known, port numbers unchecked); `pool` feeds source elements. Returns
-// Pipeline::unconnected_outputs().
+// Pipeline::unconnected_outputs(); what elements note about their loading goes to `notes`.
 Result<std::vector<std::string>> check_pipeline(const PipelineConfig& config,
                                                 const RunOptions& options, int ports,
-                                                SharedStorage& shared, rte_mempool* pool);
+                                                SharedStorage& shared, rte_mempool* pool,
+                                                std::vector<std::string>* notes = nullptr);
 
 // Runs the pipeline until a stop condition (packets, seconds, end of all pcap inputs).
 // The EAL must be initialised with at least options.workers worker lcores.

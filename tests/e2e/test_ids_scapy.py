@@ -10,6 +10,7 @@ with net_pcap ports and the alert log, once per engine (hyperscan, ac), and chec
   * clean packets leave unchanged on port 0, alerted ones are dropped by Discard behind
     output 1, malformed ones with their named reason; the buffer balance holds.
 """
+import datetime
 import json
 import os
 import random
@@ -234,11 +235,12 @@ def make_traffic(rng):
     return frames
 
 
-def run(engine, work, inp, empty):
-    click = os.path.join(work, f"ids-{engine}.click")
-    log = os.path.join(work, f"alerts-{engine}.jsonl")
+def run(engine, work, inp, empty, alert_format="fulcrum"):
+    click = os.path.join(work, f"ids-{engine}-{alert_format}.click")
+    log = os.path.join(work, f"alerts-{engine}-{alert_format}.jsonl")
     with open(click, "w") as f:
-        f.write(f'ids :: IDSMatch("{work}/e2e.rules", ENGINE {engine}, ALERTS "{log}");\n'
+        f.write(f'ids :: IDSMatch("{work}/e2e.rules", ENGINE {engine}, ALERTS "{log}", '
+                f'ALERT_FORMAT {alert_format});\n'
                 "FromInput -> ids -> ToOutput;\nids[1] -> Discard;\n")
     out0, out1 = os.path.join(work, f"out0-{engine}.pcap"), os.path.join(work, f"out1-{engine}.pcap")
     stats = os.path.join(work, f"stats-{engine}.json")
@@ -251,6 +253,45 @@ def run(engine, work, inp, empty):
     with open(log) as f:
         alerts = [json.loads(line) for line in f]
     return alerts, json.load(open(stats)), [bytes(p) for p in rdpcap(out0)]
+
+
+def eve_problems(records, want, frames):
+    """Suricata's EVE alert records: the same (packet, sid) pairs as the reference, each with the
+    packet's addresses, protocol name and ports as Suricata writes them, the rule's sid, rev and
+    msg, and a timestamp in Suricata's format."""
+    rules = {}
+    for line in RULES.splitlines():
+        sid = re.search(r"sid:(\d+);", line)
+        if sid:
+            msg = re.search(r'msg:"([^"]*)";', line)
+            rev = re.search(r"rev:(\d+);", line)
+            rules[int(sid.group(1))] = (msg.group(1) if msg else "", int(rev.group(1)) if rev else 0)
+    got = {(r.get("pkt_index"), r.get("alert", {}).get("signature_id")) for r in records}
+    if got != want:
+        return [f"eve: alerts differ from the reference: missing {sorted(want - got)[:5]}, "
+                f"extra {sorted(got - want)[:5]}"]
+    names = {6: "TCP", 17: "UDP", 1: "ICMP"}
+    for r in records:
+        p = frames[r["pkt_index"]]
+        a = r["alert"]
+        expected = {"event_type": "alert", "src_ip": p[IP].src, "dest_ip": p[IP].dst,
+                    "proto": names.get(p[IP].proto, str(p[IP].proto))}
+        if p[IP].proto in (6, 17) and p[IP].frag == 0:
+            l4 = p[TCP] if TCP in p else p[UDP]
+            expected.update(src_port=l4.sport, dest_port=l4.dport)
+        else:
+            expected.update(src_port=None, dest_port=None)
+        for k, v in expected.items():
+            if r.get(k) != v:
+                return [f"eve: {k} is {r.get(k)!r}, expected {v!r}: {r}"]
+        msg, rev = rules[a["signature_id"]]
+        if (a.get("signature"), a.get("rev"), a.get("gid"), a.get("action")) != (msg, rev, 1, "allowed"):
+            return [f"eve: alert fields differ from the rule {a['signature_id']}: {a}"]
+        try:
+            datetime.datetime.strptime(r["timestamp"], "%Y-%m-%dT%H:%M:%S.%f%z")
+        except (KeyError, ValueError):
+            return [f"eve: timestamp not in Suricata's format: {r.get('timestamp')!r}"]
+    return []
 
 
 def main():
@@ -307,13 +348,15 @@ def main():
         if out0 != clean:
             failures.append(f"{engine}: port 0 sent {len(out0)} frames, expected {len(clean)} "
                             "clean ones unchanged")
+    eve, _, _ = run("hyperscan", work, inp, empty, "eve")
+    failures += eve_problems(eve, want, frames)
     shutil.rmtree(work)
     if failures:
         print("\n".join(failures), file=sys.stderr)
         return 1
     print(f"ok: {len(frames)} packets, {len(want)} alerts on "
           f"{len({i for i, _ in want})} packets identical to the reference for both engines; "
-          f"malformed {MALFORMED}")
+          f"malformed {MALFORMED}; the same alerts as Suricata EVE records")
     return 0
 
 

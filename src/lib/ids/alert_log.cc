@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 
 namespace fulcrum::ids {
 namespace {
@@ -45,7 +46,7 @@ void append_json_string(std::string& out, std::string_view s) {
 
 }  // namespace
 
-Result<std::unique_ptr<AlertLog>> AlertLog::open(const std::string& path) {
+Result<std::unique_ptr<AlertLog>> AlertLog::open(const std::string& path, AlertFormat format) {
   constexpr mode_t kMode = 0644;
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, kMode);
   if (fd < 0) return make_error("cannot open alert log " + path + ": " + std::strerror(errno));
@@ -61,7 +62,7 @@ Result<std::unique_ptr<AlertLog>> AlertLog::open(const std::string& path) {
                       (pseudo ? " is in a kernel pseudo file system"
                               : " is not a regular file, FIFO or character device"));
   }
-  std::unique_ptr<AlertLog> log(new AlertLog(fd, path));
+  std::unique_ptr<AlertLog> log(new AlertLog(fd, path, format));
   log->buf_.reserve(kFlushBytes + kFlushBytes / 4);
   return log;
 }
@@ -89,6 +90,38 @@ void AlertLog::append(uint32_t sid, std::string_view msg, uint64_t packet, const
   buf_ += ",\"proto\":";
   buf_ += std::to_string(v.proto);
   buf_ += "}}\n";
+}
+
+void AlertLog::append_eve(const Rule& rule, uint64_t packet, const PacketView& v) {
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  tm utc{};
+  ::gmtime_r(&now.tv_sec, &utc);
+  char stamp[sizeof "2026-11-24T10:00:00.123456+0000"];
+  const size_t n = std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &utc);
+  std::snprintf(stamp + n, sizeof stamp - n, ".%06ld+0000", now.tv_nsec / 1000);
+  buf_ += "{\"timestamp\":\"";
+  buf_ += stamp;
+  buf_ += "\",\"event_type\":\"alert\",\"src_ip\":\"";
+  append_ip(buf_, v.src);
+  buf_ += "\",";
+  const bool ports = (v.proto == kIpProtoTcp || v.proto == kIpProtoUdp) && !v.fragment;
+  if (ports) buf_ += "\"src_port\":" + std::to_string(v.sport) + ",";
+  buf_ += "\"dest_ip\":\"";
+  append_ip(buf_, v.dst);
+  buf_ += "\",";
+  if (ports) buf_ += "\"dest_port\":" + std::to_string(v.dport) + ",";
+  buf_ += "\"proto\":\"";
+  buf_ += v.proto == kIpProtoTcp    ? "TCP"
+          : v.proto == kIpProtoUdp  ? "UDP"
+          : v.proto == kIpProtoIcmp ? "ICMP"
+                                    : std::to_string(v.proto);
+  buf_ += "\",\"pkt_index\":" + std::to_string(packet);
+  buf_ += ",\"alert\":{\"action\":\"allowed\",\"gid\":1,\"signature_id\":";
+  buf_ += std::to_string(rule.sid);
+  buf_ += ",\"rev\":" + std::to_string(rule.rev) + ",\"signature\":";
+  append_json_string(buf_, rule.msg);
+  buf_ += ",\"category\":\"\",\"severity\":3}}\n";
 }
 
 bool AlertLog::flush() {

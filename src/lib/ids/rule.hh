@@ -101,4 +101,13 @@ struct Rule {
   std::vector<Pcre> pcres;
 };
 
+// A rule of a rule file that was not loaded (Suricata's behaviour: the rest still loads), with
+// the Snort/Suricata feature it needs that Fulcrum lacks ("flow", "action drop", "protocol
+// http", "address variables", "pcre: Hyperscan") or "malformed", and the full reason.
+struct SkippedRule {
+  uint32_t line = 0;
+  std::string feature;
+  std::string reason;
+};
+
 }  // namespace fulcrum::ids

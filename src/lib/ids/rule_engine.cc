@@ -4,9 +4,38 @@
 
 namespace fulcrum::ids {
 
-Result<std::shared_ptr<RuleSet>> RuleSet::compile(std::vector<Rule> rules) {
+namespace {
+
+unsigned hs_flags(const Pcre& p) {
+  unsigned flags = 0;
+  if (p.caseless) flags |= HS_FLAG_CASELESS;
+  if (p.dotall) flags |= HS_FLAG_DOTALL;
+  if (p.multiline) flags |= HS_FLAG_MULTILINE;
+  return flags;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<RuleSet>> RuleSet::compile(std::vector<Rule> rules,
+                                                  std::vector<SkippedRule>* skipped) {
   auto set = std::make_shared<RuleSet>();
-  set->rules_ = std::move(rules);
+  // Each regex alone first, so that an error names its rule.
+  for (const Rule& rule : rules) {
+    std::string why;
+    for (const Pcre& p : rule.pcres)
+      if (Result<HsDatabase> alone = compile_regexes({HsRegex{p.expr, hs_flags(p), 0}}); !alone) {
+        why = "sid " + std::to_string(rule.sid) + " (line " + std::to_string(rule.line) +
+              "): " + alone.error();
+        break;
+      }
+    if (why.empty()) {
+      set->rules_.push_back(rule);
+    } else if (skipped == nullptr) {
+      return make_error(why);
+    } else {
+      skipped->push_back({rule.line, "pcre: Hyperscan", why});
+    }
+  }
   std::vector<HsLiteral> literals;
   std::vector<HsRegex> regexes[kDomains];
   for (uint32_t r = 0; r < set->rules_.size(); ++r) {
@@ -25,18 +54,8 @@ Result<std::shared_ptr<RuleSet>> RuleSet::compile(std::vector<Rule> rules) {
       literals.push_back({c.bytes, c.nocase, id});
       positive |= !c.negated;
     }
-    for (const Pcre& p : rule.pcres) {
-      unsigned flags = 0;
-      if (p.caseless) flags |= HS_FLAG_CASELESS;
-      if (p.dotall) flags |= HS_FLAG_DOTALL;
-      if (p.multiline) flags |= HS_FLAG_MULTILINE;
-      // Each regex alone first, so that an error names its rule.
-      HsRegex re{p.expr, flags, set->pcres_++};
-      if (Result<HsDatabase> alone = compile_regexes({re}); !alone)
-        return make_error("sid " + std::to_string(rule.sid) + " (line " +
-                          std::to_string(rule.line) + "): " + alone.error());
-      regexes[ref.domain].push_back(std::move(re));
-    }
+    for (const Pcre& p : rule.pcres)
+      regexes[ref.domain].push_back(HsRegex{p.expr, hs_flags(p), set->pcres_++});
     if (!positive) set->always_.push_back(r);
     set->refs_.push_back(ref);
   }

@@ -52,8 +52,11 @@ class RuleSet {
   };
 
   // Compiles the rules: the DFA, the Hyperscan literal database and one regex database per
-  // domain. Fails on a pcre that Hyperscan does not support, naming the rule's sid.
-  static Result<std::shared_ptr<RuleSet>> compile(std::vector<Rule> rules);
+  // domain. A rule with a pcre Hyperscan does not support (backreferences, lookbehind of
+  // variable length, an anchor inside the pattern...) fails the compile, naming the rule's sid;
+  // with `skipped`, it is left out and listed there instead (feature "pcre: Hyperscan").
+  static Result<std::shared_ptr<RuleSet>> compile(std::vector<Rule> rules,
+                                                  std::vector<SkippedRule>* skipped = nullptr);
 
   const std::vector<Rule>& rules() const { return rules_; }
   const std::vector<RuleRef>& refs() const { return refs_; }

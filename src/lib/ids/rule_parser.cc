@@ -1,5 +1,7 @@
 #include "lib/ids/rule_parser.hh"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdint>
 #include <map>
@@ -264,7 +266,7 @@ bool split_options(std::string_view s, std::vector<std::pair<std::string, std::s
 }
 
 bool apply_option(const std::string& name, const std::string& value, Rule& r, bool& have_sid,
-                  std::string* error) {
+                  std::string* error, std::string* feature) {
   static const char* const kIgnored[] = {"classtype", "reference", "metadata", "priority", "gid"};
   auto number = [&](uint32_t& out) {
     if (parse_u32(value, out)) return true;
@@ -324,7 +326,11 @@ bool apply_option(const std::string& name, const std::string& value, Rule& r, bo
   }
   if (name == "pcre") {
     Pcre p;
-    if (!parse_pcre(value, p, error)) return false;
+    if (!parse_pcre(value, p, error)) {
+      if (const size_t at = error->find("unsupported flag '"); at != std::string::npos)
+        *feature = "pcre flag " + error->substr(at + 18, 1);
+      return false;
+    }
     r.pcres.push_back(std::move(p));
     return true;
   }
@@ -337,12 +343,16 @@ bool apply_option(const std::string& name, const std::string& value, Rule& r, bo
   for (const char* ignored : kIgnored)
     if (name == ignored) return true;
   *error = "unsupported option " + quote(name);
+  *feature = name;
   return false;
 }
 
 }  // namespace
 
-Result<Rule> parse_rule(std::string_view text) {
+Result<Rule> parse_rule(std::string_view text, std::string* feature) {
+  std::string ignored;
+  if (feature == nullptr) feature = &ignored;
+  *feature = "malformed";
   Rule r;
   std::string_view s = trim_blanks(text);
   const size_t open = s.find('(');
@@ -352,7 +362,13 @@ Result<Rule> parse_rule(std::string_view text) {
   const std::string_view body = s.substr(open + 1, s.size() - open - 2);
 
   const std::string_view action = next_word(head);
-  if (action != "alert") return make_error("expected action 'alert', got " + quote(action));
+  if (action != "alert") {
+    static const char* const kActions[] = {"drop", "reject", "pass", "log", "rejectsrc",
+                                           "rejectdst", "rejectboth", "activate", "dynamic"};
+    for (const char* a : kActions)
+      if (action == a) *feature = "action " + std::string(action);
+    return make_error("expected action 'alert', got " + quote(action));
+  }
   const std::string_view proto = next_word(head);
   if (proto == "tcp")
     r.proto = Proto::kTcp;
@@ -362,17 +378,26 @@ Result<Rule> parse_rule(std::string_view text) {
     r.proto = Proto::kIcmp;
   else if (proto == "ip")
     r.proto = Proto::kIp;
-  else
+  else {
+    if (!proto.empty() && std::all_of(proto.begin(), proto.end(), [](char c) {
+          return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
+                 c == '-';
+        }))
+      *feature = "protocol " + std::string(proto);
     return make_error("expected protocol tcp, udp, icmp or ip, got " + quote(proto));
+  }
 
   const char* const kAddrForm = "(any, A.B.C.D, A.B.C.D/LEN or [list], optionally '!')";
   const char* const kPortForm = "(any, N, N:M or [list], optionally '!')";
   const std::string_view src = next_word(head), sport = next_word(head);
   const std::string_view dir = next_word(head);
   const std::string_view dst = next_word(head), dport = next_word(head);
-  if (!src.empty() && src.front() == '$')
-    return make_error("expected source address " + std::string(kAddrForm) + ", got " + quote(src) +
-                      " (variables are not supported)");
+  for (std::string_view field : {src, sport, dst, dport})
+    if (field.find('$') != std::string_view::npos) {
+      *feature = "variables";
+      return make_error("got " + quote(field) +
+                        " in the header: variables ($HOME_NET, $HTTP_PORTS) are not supported");
+    }
   if (!parse_addr(src, r.src))
     return make_error("expected source address " + std::string(kAddrForm) + ", got " + quote(src));
   if (!parse_ports(sport, r.sport))
@@ -400,13 +425,13 @@ Result<Rule> parse_rule(std::string_view text) {
   if (!split_options(body, options, &error)) return make_error(error);
   bool have_sid = false;
   for (const auto& [name, value] : options)
-    if (!apply_option(name, value, r, have_sid, &error)) return make_error(error);
+    if (!apply_option(name, value, r, have_sid, &error, feature)) return make_error(error);
   if (!have_sid) return make_error("expected a sid:N option");
   return r;
 }
 
-Result<std::vector<Rule>> parse_rules(std::string_view text, const std::string& path) {
-  std::vector<Rule> rules;
+Result<RuleFile> parse_rule_file(std::string_view text, const std::string& path, bool strict) {
+  RuleFile file;
   std::map<uint32_t, uint32_t> sid_line;
   uint32_t line_no = 0;
   size_t pos = 0;
@@ -418,22 +443,55 @@ Result<std::vector<Rule>> parse_rules(std::string_view text, const std::string& 
     ++line_no;
     if (line.empty() || line.front() == '#') continue;
     const std::string where = path + ":" + std::to_string(line_no) + ": ";
-    Result<Rule> r = parse_rule(line);
-    if (!r) return make_error(where + r.error());
+    std::string feature;
+    Result<Rule> r = parse_rule(line, &feature);
+    if (!r) {
+      if (strict) return make_error(where + r.error());
+      file.skipped.push_back({line_no, feature, r.error()});
+      continue;
+    }
     r->line = line_no;
     const auto [it, fresh] = sid_line.emplace(r->sid, line_no);
-    if (!fresh)
-      return make_error(where + "duplicate sid " + std::to_string(r->sid) + " (first on line " +
-                        std::to_string(it->second) + ")");
-    rules.push_back(std::move(r.value()));
+    if (!fresh) {
+      const std::string why = "duplicate sid " + std::to_string(r->sid) + " (first on line " +
+                              std::to_string(it->second) + ")";
+      if (strict) return make_error(where + why);
+      file.skipped.push_back({line_no, "duplicate sid", why});
+      continue;
+    }
+    file.rules.push_back(std::move(r.value()));
   }
-  return rules;
+  return file;
+}
+
+Result<RuleFile> load_rule_file(const std::string& path, bool strict) {
+  Result<std::string> text = read_table_file(path, "rule file");
+  if (!text) return make_error(text.error());
+  return parse_rule_file(text.value(), path, strict);
+}
+
+Result<std::vector<Rule>> parse_rules(std::string_view text, const std::string& path) {
+  Result<RuleFile> file = parse_rule_file(text, path, true);
+  if (!file) return make_error(file.error());
+  return std::move(file->rules);
 }
 
 Result<std::vector<Rule>> load_rules(const std::string& path) {
-  Result<std::string> text = read_table_file(path, "rule file");
-  if (!text) return make_error(text.error());
-  return parse_rules(text.value(), path);
+  Result<RuleFile> file = load_rule_file(path, true);
+  if (!file) return make_error(file.error());
+  return std::move(file->rules);
+}
+
+std::string skipped_summary(const std::vector<SkippedRule>& skipped) {
+  std::map<std::string, size_t> counts;
+  for (const SkippedRule& s : skipped) ++counts[s.feature];
+  std::vector<std::pair<std::string, size_t>> sorted(counts.begin(), counts.end());
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string out;
+  for (const auto& [feature, n] : sorted)
+    out += (out.empty() ? "" : ", ") + feature + " " + std::to_string(n);
+  return out;
 }
 
 }  // namespace fulcrum::ids

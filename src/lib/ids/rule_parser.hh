@@ -5,8 +5,9 @@
 // Options: msg, content (with `!`, |hex| bytes and the escapes \" \\ \; \:), nocase, offset,
 // depth (modifiers apply to the content before them), pcre, sid (required, unique), rev.
 // Ignored (accepted, no effect on matching): classtype, reference, metadata, priority, gid.
-// Any other option is an error ("unsupported option 'flow'"), so that a rule never silently
-// matches more than it says.
+// Any other option makes the rule unsupported ("unsupported option 'flow'"): a rule never
+// silently matches more than it says. Such a rule is skipped and counted by the feature it needs
+// (parse_rule_file), or, strictly, an error.
 #pragma once
 
 #include <string>
@@ -18,13 +19,25 @@
 
 namespace fulcrum::ids {
 
-// One rule (the text of one line); errors come without a location prefix.
-Result<Rule> parse_rule(std::string_view text);
+// One rule (the text of one line); errors come without a location prefix. On an error,
+// `feature` (if given) names the unsupported feature, or is "malformed".
+Result<Rule> parse_rule(std::string_view text, std::string* feature = nullptr);
 
-// Every rule of a rule file's text; `path` prefixes errors. Rejects a repeated sid.
+// The rules of a rule file's text; `path` prefixes errors. Strict: the first rule that does
+// not load (unsupported, malformed, a repeated sid) is an error. Otherwise such rules are
+// skipped and listed, as Suricata does.
+struct RuleFile {
+  std::vector<Rule> rules;
+  std::vector<SkippedRule> skipped;
+};
+Result<RuleFile> parse_rule_file(std::string_view text, const std::string& path, bool strict);
+Result<RuleFile> load_rule_file(const std::string& path, bool strict);
+
+// Strict parse_rule_file, the rules only.
 Result<std::vector<Rule>> parse_rules(std::string_view text, const std::string& path);
-
-// Reads and parses the rule file at `path`.
 Result<std::vector<Rule>> load_rules(const std::string& path);
+
+// "flow 812, flowbits 40, malformed 1": the skipped rules counted by feature, most first.
+std::string skipped_summary(const std::vector<SkippedRule>& skipped);
 
 }  // namespace fulcrum::ids

@@ -35,9 +35,11 @@ SOAK_SECONDS ?= 600
 soak: build
 	python3 tools/soak.py --seconds $(SOAK_SECONDS)
 
+# The figures as JSON, then one plot per series next to it (tools/plot_bench.py, PNG).
 bench: build
 	@scripts/hugepages.sh
 	$(BUILD_DIR)/fulcrum bench --out $(BUILD_DIR)/bench.json
+	tools/plot_bench.py $(BUILD_DIR)/bench.json $(BUILD_DIR)/bench-plots
 
 format:
 	@find src elements tests bench -name '*.cc' -o -name '*.hh' | xargs clang-format -i

@@ -60,7 +60,8 @@ int run_benchmarks(const BenchOptions& options) {
                      ",\n  \"seconds_per_point\": " + fmt(options.seconds) +
                      ",\n  \"workers\": 1,\n  \"batch\": 64";
   for (const BenchGroup& g : bench_groups()) {
-    if (!options.only.empty() && std::string(g.name).find(options.only) == std::string::npos)
+    if (!options.only.empty() &&
+        std::find(options.only.begin(), options.only.end(), g.name) == options.only.end())
       continue;
     json += ",\n  \"" + std::string(g.name) + "\": " + g.run(ctx);
   }

@@ -4,12 +4,13 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace fulcrum::bench {
 
 struct BenchOptions {
   double seconds = 1.0;      // per measured configuration
-  std::string only;          // run only the groups whose name contains this
+  std::vector<std::string> only;  // run only these groups (exact names); empty: all
   std::string out;           // JSON file; stdout when empty
   bool large_tables = true;  // include the 500k-route router
 };

@@ -2,7 +2,7 @@
 // Route file: one "A.B.C.D/LEN PORT" a line; PORT is the index of the --port it leaves by.
 //
 //   fulcrum run configs/ipv4-router.click \
-//     --port gen:size=64,flows=1024,dst=routes,routes=configs/routes-demo.txt --port net_null0
+//     --port gen:size=64,flows=1024,dst=routes,routes=configs/routes-demo.txt --port net_null0,no-rx=1
 
 FromInput
   -> CheckIPHeader

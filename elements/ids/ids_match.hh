@@ -14,7 +14,8 @@
 //            prefilter_hits (content occurrences within offset/depth), rules_evaluated,
 //            regex_scans, scan_errors (Hyperscan failures), log_errors (failed log writes),
 //            alerts_lost (alerts not written: the run reports them and exits with status 4).
-// Offload:   none yet; matching runs on whole batches and the DFA is a flat table
+// Offload:   none in this element; IDSMatchOffload runs the content prefilter (this DFA) on a
+//            device and the rest of the matching here; the DFA is a flat table
 //            (AhoCorasick::table/classes/out_begin/out_ids) ready to be copied to a device.
 //
 // Per batch: parse every frame into a PacketView, match the views in groups of four

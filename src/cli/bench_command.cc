@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -6,6 +7,7 @@
 #include "cli/commands.hh"
 #include "cli/device_option.hh"
 #include "core/args.hh"
+#include "core/suggest.hh"
 
 namespace fulcrum::cli {
 
@@ -24,7 +26,25 @@ int cmd_bench(const std::vector<std::string>& args) {
         return 2;
       }
     } else if (a == "--only" && has_value) {
-      opt.only = args[++i];
+      // Exact group names, comma-separated; an unknown one is an error (with the closest).
+      std::vector<std::string> names;
+      for (const bench::BenchGroup& g : bench::bench_groups()) names.emplace_back(g.name);
+      const std::string list = args[++i];
+      size_t pos = 0;
+      while (pos <= list.size()) {
+        const size_t comma = std::min(list.find(',', pos), list.size());
+        const std::string name = list.substr(pos, comma - pos);
+        pos = comma + 1;
+        if (std::find(names.begin(), names.end(), name) == names.end()) {
+          std::fprintf(stderr, "fulcrum bench: --only: no group '%s'%s; `fulcrum bench --list` lists them\n",
+                       name.c_str(), did_you_mean(name, names).c_str());
+          return 2;
+        }
+        opt.only.push_back(name);
+      }
+    } else if (a == "--list") {
+      for (const bench::BenchGroup& g : bench::bench_groups()) std::printf("%s\n", g.name);
+      return 0;
     } else if (a == "--device" && has_value) {
       if (Status st = devices.add(args[++i]); !st) {
         std::fprintf(stderr, "fulcrum bench: %s\n", st.error().c_str());
@@ -34,8 +54,8 @@ int cmd_bench(const std::vector<std::string>& args) {
       opt.large_tables = false;
     } else {
       std::fprintf(stderr,
-                   "usage: fulcrum bench [--out FILE] [--seconds S per point (1)] [--only GROUP] "
-                   "[--small] [--device emu:K=V,...]\n%s  groups:",
+                   "usage: fulcrum bench [--out FILE] [--seconds S per point (1)] "
+                   "[--only GROUP,GROUP...] [--list] [--small] [--device emu:K=V,...]\n%s  groups:",
                    kDeviceOptionHelp);
       for (const bench::BenchGroup& g : bench::bench_groups()) std::fprintf(stderr, " %s", g.name);
       std::fprintf(stderr, "\n");

@@ -13,5 +13,6 @@ int cmd_devices(const std::vector<std::string>& args);
 int cmd_profile(const std::vector<std::string>& args);
 int cmd_check(const std::vector<std::string>& args);
 int cmd_graph(const std::vector<std::string>& args);
+int cmd_pcap(const std::vector<std::string>& args);
 
 }  // namespace fulcrum::cli

@@ -67,12 +67,14 @@ int cmd_elements(const std::vector<std::string>& args) {
   const Registry& reg = Registry::instance();
   if (args.empty()) {
     for (const auto& [name, info] : reg.all()) {
-      std::string_view doc = element_doc(name);
-      std::string_view summary = doc.substr(0, doc.find('\n'));
-      const size_t dash = summary.find(" — ");
-      if (dash != std::string_view::npos)
-        summary = summary.substr(dash + std::string_view(" — ").size());
-      std::printf("%-18s %.*s\n", name.c_str(), static_cast<int>(summary.size()), summary.data());
+      // The first sentence of the manual's first paragraph, however many lines it spans.
+      const std::string_view doc = element_doc(name);
+      std::string summary(doc.substr(0, doc.find("\n\n")));
+      std::replace(summary.begin(), summary.end(), '\n', ' ');
+      if (const size_t dash = summary.find(" — "); dash != std::string::npos)
+        summary.erase(0, dash + std::string_view(" — ").size());
+      if (const size_t stop = summary.find(". "); stop != std::string::npos) summary.resize(stop + 1);
+      std::printf("%-18s %s\n", name.c_str(), summary.c_str());
     }
     return 0;
   }

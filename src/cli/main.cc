@@ -11,12 +11,14 @@ namespace {
 constexpr const char* kUsage = R"(fulcrum: a batch-oriented packet-processing framework on DPDK
 
 usage:
-  fulcrum run PIPELINE.click --port SPEC [--port SPEC ...] [options]
-  fulcrum check PIPELINE.click [--ports N | --port SPEC ...]
+  fulcrum run PIPELINE.click [NAME=VALUE ...] --port SPEC [--port SPEC ...] [options]
+  fulcrum check PIPELINE.click [NAME=VALUE ...] [--ports N | --port SPEC ...]
                                    load and check a pipeline without moving packets
   fulcrum graph PIPELINE.click [--dot | --svg] [--out FILE]
                                    draw the pipeline (Graphviz)
   fulcrum elements [NAME]          list element classes, or print one element's manual
+  fulcrum pcap OUT.pcap [gen:...] [--packets N]
+                                   write the built-in generator's frames as a capture
   fulcrum bench [--out FILE]       run the benchmark harness (JSON)
   fulcrum devices [--json]         list the offload backends and devices (GPUs, OpenCL)
   fulcrum profile PIPELINE.click --port SPEC ... --out PROFILE.json
@@ -48,9 +50,10 @@ int main(int argc, char** argv) {
   if (cmd == "check") return fulcrum::cli::cmd_check(args);
   if (cmd == "graph") return fulcrum::cli::cmd_graph(args);
   if (cmd == "profile") return fulcrum::cli::cmd_profile(args);
+  if (cmd == "pcap") return fulcrum::cli::cmd_pcap(args);
   std::fprintf(stderr, "fulcrum: unknown command '%s'%s\n\n%s", cmd.c_str(),
                fulcrum::did_you_mean(cmd, {"run", "check", "graph", "elements", "bench", "devices",
-                                           "profile", "help", "--version"})
+                                           "profile", "pcap", "help", "--version"})
                    .c_str(),
                kUsage);
   return 2;

@@ -70,7 +70,11 @@ int cmd_check(const std::vector<std::string>& args) {
       if (!value(stats_json)) return usage_error("--stats-json needs a file name");
     } else if (std::optional<std::string> e = shared_run_option(args, i, opt, devices)) {
       if (!e->empty()) return usage_error(*e);
-    } else if (std::string e = positional_pipeline(a, opt, {}); !e.empty()) {
+    } else if (std::string e =
+                   positional_pipeline(a, opt,
+                                       {"--ports", "--stats-json", "--help", "--port", "--workers",
+                                        "--batch", "--device", "--strict-rules"});
+               !e.empty()) {
       return usage_error(e);
     }
   }

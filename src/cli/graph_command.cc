@@ -156,7 +156,8 @@ int cmd_graph(const std::vector<std::string>& args) {
     } else if (a == "--out") {
       if (i + 1 >= args.size()) return usage_error("--out needs a file name");
       out = args[++i];
-    } else if (std::string e = positional_pipeline(a, opt, {}); !e.empty()) {
+    } else if (std::string e = positional_pipeline(a, opt, {"--dot", "--svg", "--out", "--help"});
+               !e.empty()) {
       return usage_error(e);
     }
   }

@@ -120,7 +120,11 @@ int cmd_profile(const std::vector<std::string>& args) {
             "(idle at most busy)");
     } else if (std::optional<std::string> e = shared_run_option(args, i, opt, devices)) {
       if (!e->empty()) return usage_error(*e);
-    } else if (std::string e = positional_pipeline(a, opt, {}); !e.empty()) {
+    } else if (std::string e = positional_pipeline(
+                   a, opt,
+                   {"--out", "--seconds", "--fractions", "--aggregates", "--power", "--help",
+                    "--port", "--workers", "--batch", "--device", "--strict-rules"});
+               !e.empty()) {
       return usage_error(e);
     }
   }

@@ -16,6 +16,7 @@
 #include <random>
 #include <set>
 
+#include "core/suggest.hh"
 #include "io/mempool.hh"
 #include "lib/route6_table.hh"
 #include "lib/route_table.hh"
@@ -132,8 +133,10 @@ Result<GenConfig> parse_gen_spec(const std::string& spec) {
     } else if (key == "step_rate") {
       ok = parse_double(val, c.step_rate) && c.step_rate >= 0;
     } else {
-      return make_error("--port " + spec + ": unknown generator key '" + key +
-                        "' (known: proto, size, flows, dst, routes, zipf, rate, seed, step_after, "
+      return make_error("--port " + spec + ": unknown generator key '" + key + "'" +
+                        did_you_mean(key, {"proto", "size", "flows", "dst", "routes", "zipf",
+                                           "rate", "seed", "step_after", "step_rate"}) +
+                        " (known: proto, size, flows, dst, routes, zipf, rate, seed, step_after, "
                         "step_rate)");
     }
     if (!ok) return make_error("--port " + spec + ": bad value for " + key + ": '" + val + "'");

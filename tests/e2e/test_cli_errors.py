@@ -217,7 +217,13 @@ def cli_cases(r):
     r.expect_error("pipeline file does not exist", ["run", missing, "--port", "net_null0"], {1},
                    [f"cannot open pipeline file {missing}: No such file or directory"])
     r.expect_error("bad generator key", ["run", click, "--port", "gen:sizee=64", "--packets", "10"], {1, 2},
-                   ["gen:sizee=64", "unknown generator key 'sizee'"])
+                   ["gen:sizee=64", "unknown generator key 'sizee' (did you mean 'size'?)"])
+    for cmd, typo, meant in [("check", "--prots", "--ports"), ("graph", "--dto", "--dot"),
+                             ("profile", "--fraction", "--fractions")]:
+        res = r.fulcrum([cmd, click, typo])
+        want = f"unknown option '{typo}' (did you mean '{meant}'?)"
+        if res is None or res.returncode != 2 or want not in res.stderr:
+            r.failures.append(f"mistyped {cmd} option: {res and (res.returncode, res.stderr)}")
     r.expect_error("--batch 0", ["run", click, "--port", "net_null0", "--batch", "0"], {2},
                    ["--batch needs an integer 1..256"])
     r.expect_error("--batch 257", ["run", click, "--port", "net_null0", "--batch", "257"], {2},

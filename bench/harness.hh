@@ -9,10 +9,10 @@
 namespace fulcrum::bench {
 
 struct BenchOptions {
-  double seconds = 1.0;      // per measured configuration
+  double seconds = 1.0;           // per measured configuration
   std::vector<std::string> only;  // run only these groups (exact names); empty: all
-  std::string out;           // JSON file; stdout when empty
-  bool large_tables = true;  // include the 500k-route router
+  std::string out;                // JSON file; stdout when empty
+  bool large_tables = true;       // include the 500k-route router
 };
 
 int run_benchmarks(const BenchOptions& options);

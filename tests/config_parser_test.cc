@@ -327,7 +327,8 @@ TEST(ConfigParameters, CommandLineValuesReplaceNamesInArguments) {
 }
 
 TEST(ConfigParameters, DefineGivesDefaultsTheCommandLineOverrides) {
-  const std::string text = "define($N 3, $WHERE 10.0.0.1);\nFromInput -> Counter($N, $WHERE) -> ToOutput;";
+  const std::string text =
+      "define($N 3, $WHERE 10.0.0.1);\nFromInput -> Counter($N, $WHERE) -> ToOutput;";
   Result<PipelineConfig> defaults = with_parameters(text, {});
   ASSERT_TRUE(defaults.ok()) << defaults.error();
   EXPECT_EQ(defaults->elements[1].args, (std::vector<std::string>{"3", "10.0.0.1"}));
@@ -340,9 +341,10 @@ TEST(ConfigParameters, MistakesAreNamedWithTheirPlace) {
   EXPECT_EQ(with_parameters("FromInput -> Counter($COUNT) -> ToOutput;", {{"COUNTS", "1"}}).error(),
             "t.click:1:22: undefined parameter $COUNT (did you mean 'COUNTS'?) (give COUNT=VALUE "
             "after the pipeline file, or define($COUNT VALUE) before this line)");
-  EXPECT_EQ(with_parameters("FromInput -> Counter($N) -> ToOutput;", {{"N", "1"}, {"M", "2"}}).error(),
-            "t.click: parameter M= from the command line is not used in the pipeline (did you "
-            "mean 'N'?)");
+  EXPECT_EQ(
+      with_parameters("FromInput -> Counter($N) -> ToOutput;", {{"N", "1"}, {"M", "2"}}).error(),
+      "t.click: parameter M= from the command line is not used in the pipeline (did you "
+      "mean 'N'?)");
   EXPECT_EQ(with_parameters("define($N 1, $N 2);\nFromInput -> ToOutput;", {}).error(),
             "t.click:1:7: define: $N is defined twice");
   EXPECT_EQ(with_parameters("define(N 1);\nFromInput -> ToOutput;", {}).error(),

@@ -34,15 +34,17 @@ TEST(Cores, RequestedCpusMustBeAllowedAndOnePerWorker) {
   const CorePlan p = plan_cores(2, {3, 1}, {0, 1, 2, 3}).value();
   EXPECT_EQ(p.worker_cpus, (std::vector<int>{3, 1}));
   EXPECT_EQ(p.control_cpu, 0) << "the first allowed CPU no worker uses";
-  EXPECT_EQ(plan_cores(2, {0, 1}, {0, 1}).value().control_cpu, 0) << "all taken: the first worker's";
+  EXPECT_EQ(plan_cores(2, {0, 1}, {0, 1}).value().control_cpu, 0)
+      << "all taken: the first worker's";
   EXPECT_EQ(plan_cores(1, {5}, {0, 1, 2, 3}).error(),
             "--cores: CPU 5 is not available to this process (it may use 0-3)");
-  EXPECT_EQ(plan_cores(3, {0, 1}, {0, 1}).error(), "--cores names 2 CPUs for 3 workers (one CPU per worker)");
+  EXPECT_EQ(plan_cores(3, {0, 1}, {0, 1}).error(),
+            "--cores names 2 CPUs for 3 workers (one CPU per worker)");
 }
 
 TEST(Cores, NeighboursAreLiveRunsSharingACpu) {
   const std::filesystem::path parent = testing::temp_path("runtime");
-  std::filesystem::create_directories(parent / "fulcrum1" );
+  std::filesystem::create_directories(parent / "fulcrum1");
   std::filesystem::create_directories(parent / "fulcrum2");
   std::filesystem::create_directories(parent / "fulcrum3");
   std::filesystem::create_directories(parent / "other");

@@ -32,7 +32,8 @@ TEST(DpdkDrivers, ParamKeysIncludeThoseAfterAMissingSpace) {
 }
 
 TEST(DpdkDrivers, AMistypedDriverNameGetsTheClosestDevice) {
-  const std::string why = explain_vdev_failure("net_nul0", "", "Operation not permitted", drivers());
+  const std::string why =
+      explain_vdev_failure("net_nul0", "", "Operation not permitted", drivers());
   EXPECT_NE(why.find("no DPDK driver for a device named 'net_nul0'"), std::string::npos) << why;
   EXPECT_NE(why.find("did you mean 'net_null0'?"), std::string::npos) << why;
   EXPECT_NE(why.find("net_null, net_pcap"), std::string::npos) << why;
@@ -78,7 +79,8 @@ TEST(DpdkDrivers, TheInstalledDriversIncludeTheVirtualOnesWeUse) {
 }
 
 TEST(PortList, ADeviceNamedTwiceIsAnError) {
-  EXPECT_TRUE(check_port_list({"net_null0", "net_null1,no-rx=1", "gen:size=64", "gen:size=64"}).ok());
+  EXPECT_TRUE(
+      check_port_list({"net_null0", "net_null1,no-rx=1", "gen:size=64", "gen:size=64"}).ok());
   Status dup = check_port_list({"gen", "net_null0", "net_null0,no-rx=1"});
   ASSERT_FALSE(dup.ok());
   EXPECT_NE(dup.error().find("--port net_null0,no-rx=1: device 'net_null0' is already port 1"),

@@ -201,8 +201,8 @@ struct Ipv6 {
          "r6.txt:1: expected 'X:X::/LEN PORT', got '2001:db8::/32 1 2'"},
         {"\n\nhello\n", "r6.txt:3: expected 'X:X::/LEN PORT', got 'hello'"},
         // A long line is quoted cut at 80 bytes, with its length.
-        {long_text + "/8 1\n",
-         "r6.txt:1: expected 'X:X::/LEN PORT', got '" + long_text.substr(0, 80) + "'... (104 bytes)"},
+        {long_text + "/8 1\n", "r6.txt:1: expected 'X:X::/LEN PORT', got '" +
+                                   long_text.substr(0, 80) + "'... (104 bytes)"},
     };
   }
   static std::vector<ErrorCase> range_errors() {

@@ -49,8 +49,8 @@ Status IDSMatch::initialize(const InitContext& ctx) {
         Result<ids::RuleFile> parsed = ids::load_rule_file(rules_file_, ctx.strict_rules);
         if (!parsed) return make_error(parsed.error());
         std::vector<ids::SkippedRule> skipped = std::move(parsed->skipped);
-        Result<std::shared_ptr<ids::RuleSet>> set = ids::RuleSet::compile(
-            std::move(parsed->rules), ctx.strict_rules ? nullptr : &skipped);
+        Result<std::shared_ptr<ids::RuleSet>> set =
+            ids::RuleSet::compile(std::move(parsed->rules), ctx.strict_rules ? nullptr : &skipped);
         if (!set) return make_error(rules_file_ + ": " + set.error());
         if (set.value()->rules().empty() && !skipped.empty())
           return make_error(rules_file_ + ": none of its " + std::to_string(skipped.size()) +

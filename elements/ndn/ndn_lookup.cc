@@ -40,9 +40,9 @@ Status NDNLookup::configure(Args& args) {
   loc_ = args.loc();
   return args
       .positional_file("FILE", file_,
-                  "name file, lines \"/a/b/c PORT\" (NDN URIs, %XX escapes, at most 16 "
-                  "components; \"/\" is the default route) with # comments; loaded once "
-                  "per process and shared by every worker")
+                       "name file, lines \"/a/b/c PORT\" (NDN URIs, %XX escapes, at most 16 "
+                       "components; \"/\" is the default route) with # comments; loaded once "
+                       "per process and shared by every worker")
       .finish();
 }
 

@@ -36,8 +36,9 @@ int cmd_bench(const std::vector<std::string>& args) {
         const std::string name = list.substr(pos, comma - pos);
         pos = comma + 1;
         if (std::find(names.begin(), names.end(), name) == names.end()) {
-          std::fprintf(stderr, "fulcrum bench: --only: no group '%s'%s; `fulcrum bench --list` lists them\n",
-                       name.c_str(), did_you_mean(name, names).c_str());
+          std::fprintf(
+              stderr, "fulcrum bench: --only: no group '%s'%s; `fulcrum bench --list` lists them\n",
+              name.c_str(), did_you_mean(name, names).c_str());
           return 2;
         }
         opt.only.push_back(name);

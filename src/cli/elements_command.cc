@@ -73,7 +73,8 @@ int cmd_elements(const std::vector<std::string>& args) {
       std::replace(summary.begin(), summary.end(), '\n', ' ');
       if (const size_t dash = summary.find(" — "); dash != std::string::npos)
         summary.erase(0, dash + std::string_view(" — ").size());
-      if (const size_t stop = summary.find(". "); stop != std::string::npos) summary.resize(stop + 1);
+      if (const size_t stop = summary.find(". "); stop != std::string::npos)
+        summary.resize(stop + 1);
       std::printf("%-18s %s\n", name.c_str(), summary.c_str());
     }
     return 0;

@@ -1,6 +1,6 @@
 // What the commands that read a pipeline share on their command line: the options --port,
-// --workers, --batch, --device and --strict-rules (run, check, profile), and the one positional argument,
-// PIPELINE, next to which anything else starting with '-' is an unknown option.
+// --workers, --batch, --device and --strict-rules (run, check, profile), and the one positional
+// argument, PIPELINE, next to which anything else starting with '-' is an unknown option.
 #pragma once
 
 #include <optional>

@@ -111,10 +111,11 @@ int cmd_run(const std::vector<std::string>& args) {
       quiet = true;
     } else if (std::optional<std::string> e = shared_run_option(args, i, opt, devices)) {
       if (!e->empty()) return usage_error(*e);
-    } else if (std::string e = positional_pipeline(
-                   a, opt,
-                   {"--port", "--workers", "--batch", "--packets", "--seconds", "--branch",
-                    "--watchdog", "--stats-json", "--quiet", "--device", "--cores", "--strict-rules", "--help"});
+    } else if (std::string e =
+                   positional_pipeline(a, opt,
+                                       {"--port", "--workers", "--batch", "--packets", "--seconds",
+                                        "--branch", "--watchdog", "--stats-json", "--quiet",
+                                        "--device", "--cores", "--strict-rules", "--help"});
                !e.empty()) {
       return usage_error(e);
     }
@@ -158,7 +159,8 @@ int cmd_run(const std::vector<std::string>& args) {
     std::fprintf(stderr, "fulcrum run: %s\n", s.error().c_str());
     return 1;
   }
-  for (const std::string& w : eal_warnings()) std::fprintf(stderr, "fulcrum run: warning: %s\n", w.c_str());
+  for (const std::string& w : eal_warnings())
+    std::fprintf(stderr, "fulcrum run: warning: %s\n", w.c_str());
   // Ctrl-C or SIGTERM ends the run cleanly: workers stop, pcap outputs are closed, the summary
   // is printed.
   opt.interrupt = &g_interrupted;

@@ -123,8 +123,7 @@ bool parse_ipv4(std::string_view s, uint32_t& out) {
 Args& Args::positional_file(std::string_view key, std::string& out, std::string_view help) {
   if (describing_) {
     docs_.push_back({ArgDoc::Kind::kPositional, std::string(key),
-                     "file relative to the pipeline's folder", "", true,
-                     std::string(help)});
+                     "file relative to the pipeline's folder", "", true, std::string(help)});
     return *this;
   }
   positional(key, out, help);

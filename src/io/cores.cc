@@ -46,7 +46,8 @@ Result<std::vector<int>> parse_core_list(std::string_view text) {
     const size_t dash = item.find('-');
     int first = 0, last = 0;
     if (dash == std::string_view::npos) {
-      if (!parse_cpu(item, first)) return bad(item, "is not a CPU number 0.." + std::to_string(kMaxCpu));
+      if (!parse_cpu(item, first))
+        return bad(item, "is not a CPU number 0.." + std::to_string(kMaxCpu));
       last = first;
     } else if (!parse_cpu(item.substr(0, dash), first) || !parse_cpu(item.substr(dash + 1), last)) {
       return bad(item, "is not a range A-B of CPU numbers");

@@ -6,10 +6,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
-
-#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -34,7 +33,8 @@ void read_driver_file(const std::string& path, std::vector<PmdInfo>& out) {
     if (!j.is_object() || !j.contains("name") || !j["name"].is_string()) continue;
     PmdInfo info;
     info.name = j["name"].get<std::string>();
-    if (j.contains("params") && j["params"].is_string()) info.params = j["params"].get<std::string>();
+    if (j.contains("params") && j["params"].is_string())
+      info.params = j["params"].get<std::string>();
     info.keys = param_keys(info.params);
     info.is_virtual = !j.contains("pci_ids") || (j["pci_ids"].is_array() && j["pci_ids"].empty());
     out.push_back(std::move(info));
@@ -118,11 +118,12 @@ std::string vdev_spec_problem(const std::string& spec, const std::vector<PmdInfo
     if (is_kernel_interface(name))
       return "'" + name +
              "' is a kernel network interface, not a DPDK device; to use it through the kernel: "
-             "--port net_af_packet0,iface=" + name + " (or net_pcap0,iface=" + name + ")";
+             "--port net_af_packet0,iface=" +
+             name + " (or net_pcap0,iface=" + name + ")";
     // Every virtual driver is a candidate for the suggestion; the list names the ones that need
     // no special hardware.
-    static const std::vector<std::string> kCommon = {"net_af_packet", "net_memif", "net_null",
-                                                     "net_pcap",      "net_ring",  "net_tap",
+    static const std::vector<std::string> kCommon = {"net_af_packet", "net_memif",      "net_null",
+                                                     "net_pcap",      "net_ring",       "net_tap",
                                                      "net_vhost",     "net_virtio_user"};
     std::vector<std::string> devices;
     std::string listed;
@@ -133,8 +134,7 @@ std::string vdev_spec_problem(const std::string& spec, const std::vector<PmdInfo
         listed += (listed.empty() ? "" : ", ") + d.name;
     }
     std::string stem = name;
-    while (!stem.empty() && std::isdigit(static_cast<unsigned char>(stem.back())))
-      stem.pop_back();
+    while (!stem.empty() && std::isdigit(static_cast<unsigned char>(stem.back()))) stem.pop_back();
     std::string msg = "no DPDK driver for a device named '" + name + "'" +
                       did_you_mean(stem + "0", devices) +
                       "; a virtual device is a driver name and a number (net_null0, net_pcap1)";
@@ -147,8 +147,8 @@ std::string vdev_spec_problem(const std::string& spec, const std::vector<PmdInfo
     const size_t next = spec.find(',', pos + 1);
     const std::string kv = spec.substr(pos + 1, next == std::string::npos ? next : next - pos - 1);
     const std::string key = kv.substr(0, kv.find('='));
-    if (!key.empty() && std::find(driver->keys.begin(), driver->keys.end(), key) ==
-                            driver->keys.end())
+    if (!key.empty() &&
+        std::find(driver->keys.begin(), driver->keys.end(), key) == driver->keys.end())
       unknown.push_back(key);
     pos = next;
   }
@@ -159,8 +159,7 @@ std::string vdev_spec_problem(const std::string& spec, const std::vector<PmdInfo
 }
 
 std::string explain_vdev_failure(const std::string& spec, const std::string& dpdk_log,
-                                 const std::string& fallback,
-                                 const std::vector<PmdInfo>& drivers) {
+                                 const std::string& fallback, const std::vector<PmdInfo>& drivers) {
   if (std::string problem = vdev_spec_problem(spec, drivers); !problem.empty()) return problem;
   const PmdInfo* driver = driver_for(spec.substr(0, spec.find(',')), drivers);
   if (driver == nullptr) return dpdk_log.empty() ? fallback : dpdk_log;

@@ -9,10 +9,10 @@
 namespace fulcrum {
 
 struct PmdInfo {
-  std::string name;                 // "net_null"
-  std::string params;               // "size=<int> copy=<int> no-rx=0|1" as the driver writes it
-  std::vector<std::string> keys;    // {"size", "copy", "no-rx"}
-  bool is_virtual = false;          // no PCI ids: created from a name (net_null0)
+  std::string name;               // "net_null"
+  std::string params;             // "size=<int> copy=<int> no-rx=0|1" as the driver writes it
+  std::vector<std::string> keys;  // {"size", "copy", "no-rx"}
+  bool is_virtual = false;        // no PCI ids: created from a name (net_null0)
 };
 
 // The network drivers in DPDK's driver folder (RTE_EAL_PMD_PATH), sorted by name.

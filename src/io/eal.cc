@@ -28,8 +28,7 @@ std::vector<std::string> g_warnings;
 void announce(const std::vector<int>& cpus) {
   const std::filesystem::path dir(g_runtime_dir);
   if (Status s = publish_cores(g_runtime_dir, cpus); !s) g_warnings.push_back(s.error());
-  for (const CoreNeighbour& n :
-       core_neighbours(dir.parent_path().string(), g_runtime_dir, cpus))
+  for (const CoreNeighbour& n : core_neighbours(dir.parent_path().string(), g_runtime_dir, cpus))
     g_warnings.push_back("CPU " + format_core_list(n.shared) +
                          (n.shared.size() > 1 ? " are" : " is") +
                          " also a worker CPU of fulcrum pid " + std::to_string(n.pid) +
@@ -121,8 +120,8 @@ std::string DpdkLogCapture::reason() {
     std::string line = text.substr(pos, end - pos);
     pos = end + 1;
     // "VDEV: failed to ..." or "EAL:   ..." -> the message itself.
-    if (size_t colon = line.find(": "); colon != std::string::npos && colon < 16 &&
-                                         line.find(' ') > colon)
+    if (size_t colon = line.find(": ");
+        colon != std::string::npos && colon < 16 && line.find(' ') > colon)
       line.erase(0, colon + 2);
     while (!line.empty() && std::isspace(static_cast<unsigned char>(line.front())))
       line.erase(0, 1);

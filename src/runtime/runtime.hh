@@ -26,7 +26,7 @@ struct RunOptions {
   std::string pipeline_file;
   std::string pipeline_text;  // used instead of the file when not empty (benchmarks, tests)
   std::map<std::string, std::string> parameters;  // NAME=value for $NAME in the pipeline
-  bool strict_rules = false;  // InitContext::strict_rules
+  bool strict_rules = false;                      // InitContext::strict_rules
   std::vector<std::string> ports;
   int workers = 1;
   uint32_t batch = kDefaultBatch;

@@ -51,10 +51,9 @@ std::string report_json(const RunReport& r) {
     << ",\n  \"git_hash\": " << quoted(r.meta.git_hash)
     << ",\n  \"pages\": " << quoted(pages(r.meta))
     << ",\n  \"pipeline\": " << quoted(r.meta.pipeline) << ",\n  \"notes\": [";
-  for (size_t i = 0; i < r.meta.notes.size(); ++i)
-    o << (i ? ", " : "") << quoted(r.meta.notes[i]);
-  o << "],\n  \"packets_in\": " << r.packets_in
-    << ",\n  \"bytes_in\": " << r.bytes_in << ",\n  \"packets_created\": " << r.packets_created
+  for (size_t i = 0; i < r.meta.notes.size(); ++i) o << (i ? ", " : "") << quoted(r.meta.notes[i]);
+  o << "],\n  \"packets_in\": " << r.packets_in << ",\n  \"bytes_in\": " << r.bytes_in
+    << ",\n  \"packets_created\": " << r.packets_created
     << ",\n  \"packets_out\": " << r.packets_out << ",\n  \"bytes_out\": " << r.bytes_out
     << ",\n  \"dropped\": " << r.dropped << ",\n  \"queued\": " << r.queued
     << ",\n  \"stalls\": " << r.stalls << ",\n  \"mpps_in\": " << number(r.mpps_in())

@@ -19,8 +19,8 @@
 namespace fulcrum {
 namespace {
 
-using config::Parameters;
 using config::Lexer;
+using config::Parameters;
 using config::Token;
 using config::TokenKind;
 
@@ -162,8 +162,8 @@ Status Parser::define() {
     size_t end = 1;
     while (end < a.size() && (std::isalnum(static_cast<unsigned char>(a[end])) || a[end] == '_'))
       ++end;
-    if (a.size() < 2 || a[0] != '$' || std::isdigit(static_cast<unsigned char>(a[1])) ||
-        end == 1 || (end < a.size() && a[end] != ' ' && a[end] != '\t'))
+    if (a.size() < 2 || a[0] != '$' || std::isdigit(static_cast<unsigned char>(a[1])) || end == 1 ||
+        (end < a.size() && a[end] != ' ' && a[end] != '\t'))
       return error_at(open, "define: expected '$NAME VALUE', got " + quote_excerpt(a));
     const std::string name = a.substr(1, end - 1);
     const size_t start = a.find_first_not_of(" \t", end);

@@ -363,8 +363,9 @@ Result<Rule> parse_rule(std::string_view text, std::string* feature) {
 
   const std::string_view action = next_word(head);
   if (action != "alert") {
-    static const char* const kActions[] = {"drop", "reject", "pass", "log", "rejectsrc",
-                                           "rejectdst", "rejectboth", "activate", "dynamic"};
+    static const char* const kActions[] = {"drop",       "reject",    "pass",
+                                           "log",        "rejectsrc", "rejectdst",
+                                           "rejectboth", "activate",  "dynamic"};
     for (const char* a : kActions)
       if (action == a) *feature = "action " + std::string(action);
     return make_error("expected action 'alert', got " + quote(action));
@@ -380,8 +381,8 @@ Result<Rule> parse_rule(std::string_view text, std::string* feature) {
     r.proto = Proto::kIp;
   else {
     if (!proto.empty() && std::all_of(proto.begin(), proto.end(), [](char c) {
-          return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
-                 c == '-';
+          return std::islower(static_cast<unsigned char>(c)) ||
+                 std::isdigit(static_cast<unsigned char>(c)) || c == '-';
         }))
       *feature = "protocol " + std::string(proto);
     return make_error("expected protocol tcp, udp, icmp or ip, got " + quote(proto));

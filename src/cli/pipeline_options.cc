@@ -8,6 +8,12 @@
 
 namespace fulcrum::cli {
 
+bool option_value(const std::vector<std::string>& args, size_t& i, std::string& out) {
+  if (i + 1 >= args.size()) return false;
+  out = args[++i];
+  return true;
+}
+
 std::optional<std::string> shared_run_option(const std::vector<std::string>& args, size_t& i,
                                              RunOptions& options, DeviceOption& devices) {
   const std::string& a = args[i];

@@ -12,6 +12,9 @@
 
 namespace fulcrum::cli {
 
+// The value after option args[i] into `out` (i moves onto it); false when there is none.
+bool option_value(const std::vector<std::string>& args, size_t& i, std::string& out);
+
 // Reads args[i] when it is --port, --workers, --batch or --device, with its value (i moves past
 // it), or --strict-rules. nullopt: args[i] is none of them; "": read; otherwise the usage error.
 std::optional<std::string> shared_run_option(const std::vector<std::string>& args, size_t& i,

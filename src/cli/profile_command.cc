@@ -88,11 +88,7 @@ int cmd_profile(const std::vector<std::string>& args) {
   std::vector<double> aggregates;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    auto value = [&](std::string& v) {
-      if (i + 1 >= args.size()) return false;
-      v = args[++i];
-      return true;
-    };
+    auto value = [&](std::string& out) { return option_value(args, i, out); };
     std::string v;
     if (a == "--help" || a == "-h") {
       std::printf("%s%s", kProfileUsage, kDeviceOptionHelp);

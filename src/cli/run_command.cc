@@ -79,11 +79,7 @@ int cmd_run(const std::vector<std::string>& args) {
   bool quiet = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    auto value = [&](std::string& out) {
-      if (i + 1 >= args.size()) return false;
-      out = args[++i];
-      return true;
-    };
+    auto value = [&](std::string& out) { return option_value(args, i, out); };
     std::string v;
     if (a == "--help" || a == "-h") {
       std::printf("%s%s", kRunUsage, kDeviceOptionHelp);

@@ -133,11 +133,13 @@ Result<GenConfig> parse_gen_spec(const std::string& spec) {
     } else if (key == "step_rate") {
       ok = parse_double(val, c.step_rate) && c.step_rate >= 0;
     } else {
+      static const std::vector<std::string> kKeys = {"proto",      "size",     "flows", "dst",
+                                                     "routes",     "zipf",     "rate",  "seed",
+                                                     "step_after", "step_rate"};
+      std::string known;
+      for (const std::string& k : kKeys) known += (known.empty() ? "" : ", ") + k;
       return make_error("--port " + spec + ": unknown generator key '" + key + "'" +
-                        did_you_mean(key, {"proto", "size", "flows", "dst", "routes", "zipf",
-                                           "rate", "seed", "step_after", "step_rate"}) +
-                        " (known: proto, size, flows, dst, routes, zipf, rate, seed, step_after, "
-                        "step_rate)");
+                        did_you_mean(key, kKeys) + " (known: " + known + ")");
     }
     if (!ok) return make_error("--port " + spec + ": bad value for " + key + ": '" + val + "'");
   }

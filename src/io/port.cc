@@ -56,7 +56,8 @@ Status check_port_spec(const std::string& spec) {
 
 Status check_port_list(const std::vector<std::string>& specs) {
   for (size_t i = 0; i < specs.size(); ++i) {
-    if (!eal_device_for(specs[i]).is_vdev && !eal_device_for(specs[i]).is_pci) continue;
+    const EalDevice device = eal_device_for(specs[i]);
+    if (!device.is_vdev && !device.is_pci) continue;  // the generator: no device
     const std::string name = specs[i].substr(0, specs[i].find(','));
     for (size_t j = 0; j < i; ++j)
       if (specs[j].substr(0, specs[j].find(',')) == name)

@@ -95,13 +95,19 @@ void AlertLog::append(uint32_t sid, std::string_view msg, uint64_t packet, const
 void AlertLog::append_eve(const Rule& rule, uint64_t packet, const PacketView& v) {
   timespec now{};
   ::clock_gettime(CLOCK_REALTIME, &now);
-  tm utc{};
-  ::gmtime_r(&now.tv_sec, &utc);
-  char stamp[sizeof "2026-11-24T10:00:00.123456+0000"];
-  const size_t n = std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &utc);
-  std::snprintf(stamp + n, sizeof stamp - n, ".%06ld+0000", now.tv_nsec / 1000);
+  // The date and time to the second change once a second: formatted then, not per alert.
+  if (now.tv_sec != stamp_second_) {
+    tm utc{};
+    ::gmtime_r(&now.tv_sec, &utc);
+    char date[sizeof "2026-11-24T10:00:00"];
+    stamp_ = std::string(date, std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", &utc));
+    stamp_second_ = now.tv_sec;
+  }
+  char fraction[32];  // ".123456+0000"
+  std::snprintf(fraction, sizeof fraction, ".%06ld+0000", now.tv_nsec / 1000);
   buf_ += "{\"timestamp\":\"";
-  buf_ += stamp;
+  buf_ += stamp_;
+  buf_ += fraction;
   buf_ += "\",\"event_type\":\"alert\",\"src_ip\":\"";
   append_ip(buf_, v.src);
   buf_ += "\",";

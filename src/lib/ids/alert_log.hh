@@ -69,6 +69,8 @@ class AlertLog {
   int fd_;
   std::string path_;
   AlertFormat format_;
+  std::string stamp_;  // kEve: "YYYY-MM-DDTHH:MM:SS" of stamp_second_
+  int64_t stamp_second_ = -1;
   std::string buf_;
   uint64_t errors_ = 0;
   uint64_t lost_ = 0;

@@ -1,6 +1,7 @@
 #include "lib/ids/rule_engine.hh"
 
 #include <algorithm>
+#include <utility>
 
 namespace fulcrum::ids {
 
@@ -20,7 +21,7 @@ Result<std::shared_ptr<RuleSet>> RuleSet::compile(std::vector<Rule> rules,
                                                   std::vector<SkippedRule>* skipped) {
   auto set = std::make_shared<RuleSet>();
   // Each regex alone first, so that an error names its rule.
-  for (const Rule& rule : rules) {
+  for (Rule& rule : rules) {
     std::string why;
     for (const Pcre& p : rule.pcres)
       if (Result<HsDatabase> alone = compile_regexes({HsRegex{p.expr, hs_flags(p), 0}}); !alone) {
@@ -29,7 +30,7 @@ Result<std::shared_ptr<RuleSet>> RuleSet::compile(std::vector<Rule> rules,
         break;
       }
     if (why.empty()) {
-      set->rules_.push_back(rule);
+      set->rules_.push_back(std::move(rule));
     } else if (skipped == nullptr) {
       return make_error(why);
     } else {

@@ -10,9 +10,11 @@ DEB_PACKAGES=(
   python3-matplotlib  # tools/plot_adaptive.py (the plots in docs/)
   nlohmann-json3-dev  # reading profile files (runtime/balancing/profile.cc)
   graphviz  # fulcrum graph --svg
+  libcpp-httplib-dev  # the control plane's HTTP server (src/control/)
+  chromium  # the dashboard test (headless)
   clang-16 libfuzzer-16-dev libclang-rt-16-dev  # make fuzz / fuzz-smoke (libFuzzer, ASan, UBSan)
 )
-PY_PACKAGES=(scapy)
+PY_PACKAGES=(scapy prometheus_client)
 
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do

@@ -10,6 +10,8 @@
 #include "cli/commands.hh"
 #include "cli/device_option.hh"
 #include "cli/pipeline_options.hh"
+#include "control/http_server.hh"
+#include "control/telemetry.hh"
 #include "core/args.hh"
 #include "core/text_file.hh"
 #include "io/cores.hh"
@@ -21,10 +23,18 @@ namespace fulcrum::cli {
 namespace {
 
 std::atomic<bool> g_interrupted{false};
+std::atomic<bool> g_summary{false};
 
 void on_signal(int) {
   g_interrupted.store(true);
 }
+
+void on_summary_signal(int) {
+  g_summary.store(true);
+}
+
+// The live view outlives every reader: DPDK telemetry callbacks cannot be unregistered.
+LiveView g_live;
 
 constexpr int kExitUnbalanced = 3;
 constexpr int kExitOutputLost = 4;
@@ -49,11 +59,15 @@ constexpr const char* kRunUsage =
   --strict-rules     an IDS rule file with a rule Fulcrum cannot load is an error (default: such
                      rules are skipped and counted by feature, as Suricata does)
   --quiet            no live progress line
+  --http ADDR:PORT   serve the control plane on ADDR:PORT (0: any free port; the URL is printed):
+                     /metrics (Prometheus), /api/stats, /api/graph, /api/reload and the
+                     dashboard at /; the DPDK telemetry socket also answers /fulcrum/* commands
 NAME=VALUE replaces $NAME in the pipeline's arguments (define($NAME default) in the file gives
 a default). Files a pipeline reads (routes, rules, SAs, names, profiles) are found relative to
 the pipeline file's folder.
 Without --packets/--seconds the run ends when all pcap inputs are drained, or on Ctrl-C
-(SIGINT/SIGTERM), which stops it cleanly with the summary.
+(SIGINT/SIGTERM), which stops it cleanly with the summary. SIGUSR1 prints the summary so far
+and the run goes on.
 Exit status: 0 done; 1 error; 2 usage; 3 the packet balance does not hold; 4 output lost (a
 capture or alert log could not be written); 5 the watchdog reported a stalled worker.
 )";
@@ -76,6 +90,7 @@ int cmd_run(const std::vector<std::string>& args) {
   DeviceOption devices;
   std::string stats_json;
   std::vector<int> cores;
+  std::string http;
   bool quiet = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -105,13 +120,15 @@ int cmd_run(const std::vector<std::string>& args) {
       cores = list.value();
     } else if (a == "--quiet") {
       quiet = true;
+    } else if (a == "--http") {
+      if (!value(http)) return usage_error("--http needs ADDR:PORT, e.g. 127.0.0.1:9090");
     } else if (std::optional<std::string> e = shared_run_option(args, i, opt, devices)) {
       if (!e->empty()) return usage_error(*e);
     } else if (std::string e =
                    positional_pipeline(a, opt,
                                        {"--port", "--workers", "--batch", "--packets", "--seconds",
                                         "--branch", "--watchdog", "--stats-json", "--quiet",
-                                        "--device", "--cores", "--strict-rules", "--help"});
+                                        "--device", "--cores", "--strict-rules", "--http", "--help"});
                !e.empty()) {
       return usage_error(e);
     }
@@ -138,6 +155,12 @@ int cmd_run(const std::vector<std::string>& args) {
       std::fprintf(stderr, "fulcrum run: %s\n", s.error().c_str());
       return 1;
     }
+  std::optional<control::ListenAddress> listen;
+  if (!http.empty()) {
+    Result<control::ListenAddress> a = control::parse_listen_address(http);
+    if (!a) return usage_error(a.error());
+    listen = a.value();
+  }
   // Configuration errors are reported before any device is touched.
   Result<PipelineConfig> config = load_pipeline(opt);
   if (!config) {
@@ -162,7 +185,24 @@ int cmd_run(const std::vector<std::string>& args) {
   opt.interrupt = &g_interrupted;
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
+  opt.summary_signal = &g_summary;
+  std::signal(SIGUSR1, on_summary_signal);
+  // The control plane runs on the control core (threads started here inherit its affinity).
+  std::unique_ptr<control::ControlServer> server;
+  if (listen) {
+    Result<std::unique_ptr<control::ControlServer>> s =
+        control::ControlServer::start(*listen, g_live, {});
+    if (!s) {
+      std::fprintf(stderr, "fulcrum run: %s\n", s.error().c_str());
+      return 1;
+    }
+    server = std::move(s.value());
+    control::register_telemetry(g_live);
+    opt.live = &g_live;
+    std::fprintf(stderr, "fulcrum: control plane at %s\n", server->url().c_str());
+  }
   Result<RunReport> report = run(opt);
+  server.reset();
   if (!report) {
     std::fprintf(stderr, "%s\n", report.error().c_str());
     return 1;

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "io/cores.hh"
@@ -60,8 +61,10 @@ Status init_eal(const EalOptions& options) {
                                      "--lcores",
                                      lcore_map(plan.value()),
                                      "--file-prefix",
-                                     "fulcrum" + std::to_string(getpid()),
-                                     "--no-telemetry"};
+                                     "fulcrum" + std::to_string(getpid())};
+    // DPDK's telemetry socket stays on (dpdk-telemetry.py works; Fulcrum adds /fulcrum/*
+    // commands, control/telemetry.hh) unless a command has no use for it.
+    if (!options.telemetry) args.emplace_back("--no-telemetry");
     if (options.force_no_huge || !hugepages_available()) {
       args.insert(args.end(),
                   {"--no-huge", "--no-shconf", "-m", std::to_string(options.memory_mb)});
@@ -76,10 +79,16 @@ Status init_eal(const EalOptions& options) {
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
+    // Quiet: what DPDK logs while it starts (the telemetry socket's notices...) is kept for
+    // the error message, not printed.
+    std::optional<DpdkLogCapture> log;
+    if (options.quiet) log.emplace();
     int rc = rte_eal_init(static_cast<int>(args.size()), argv.data());
+    const std::string said = log ? log->reason() : "";
     if (rc < 0) {
-      g_status =
-          make_error("DPDK EAL initialisation failed: " + std::string(rte_strerror(rte_errno)));
+      g_status = make_error("DPDK EAL initialisation failed: " +
+                            std::string(rte_strerror(rte_errno)) +
+                            (said.empty() ? "" : " (DPDK: " + said + ")"));
       return;
     }
     g_ready = true;

@@ -20,6 +20,8 @@ struct EalOptions {
   // Leave this run's worker CPUs in its runtime folder, and warn about other Fulcrum runs that
   // use the same ones (eal_warnings()). For commands that run workers.
   bool announce_cores = false;
+  // DPDK's telemetry socket in the runtime folder (/var/run/dpdk/fulcrumPID/dpdk_telemetry.v2).
+  bool telemetry = true;
 };
 
 // Initialises the EAL once per process. Later calls return the first call's status. The EAL's

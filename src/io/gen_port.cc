@@ -128,6 +128,8 @@ Result<GenConfig> parse_gen_spec(const std::string& spec) {
       ok = parse_double(val, c.rate) && c.rate >= 0;
     } else if (key == "seed") {
       ok = parse_number(val, c.seed);
+    } else if (key == "count") {
+      ok = parse_number(val, c.count);
     } else if (key == "step_after") {
       ok = parse_double(val, c.step_after) && c.step_after >= 0;
     } else if (key == "step_rate") {
@@ -135,7 +137,7 @@ Result<GenConfig> parse_gen_spec(const std::string& spec) {
     } else {
       static const std::vector<std::string> kKeys = {"proto",      "size",     "flows", "dst",
                                                      "routes",     "zipf",     "rate",  "seed",
-                                                     "step_after", "step_rate"};
+                                                     "step_after", "step_rate", "count"};
       std::string known;
       for (const std::string& k : kKeys) known += (known.empty() ? "" : ", ") + k;
       return make_error("--port " + spec + ": unknown generator key '" + key + "'" +
@@ -255,6 +257,9 @@ Result<std::unique_ptr<Port>> GenPort::open(const std::string& spec, const PortC
     queue.pool = pool.value();
     queue.pos = static_cast<uint32_t>(q) * (len / static_cast<uint32_t>(nq));
     queue.last_tsc = rte_rdtsc();
+    // count=N is dealt over the queues, the first ones taking the remainder.
+    const uint64_t nqueues = static_cast<uint64_t>(nq);
+    queue.left = c.count / nqueues + (static_cast<uint64_t>(q) < c.count % nqueues ? 1 : 0);
   }
   return std::unique_ptr<Port>(std::move(port));
 }
@@ -271,6 +276,10 @@ double GenPort::rate_now(Queue& q, uint64_t now) {
 
 uint16_t GenPort::rx_burst(uint16_t queue, Packet** pkts, uint16_t n) {
   Queue& q = queues_[queue];
+  if (cfg_.count > 0) {
+    if (q.left == 0) return 0;
+    n = static_cast<uint16_t>(std::min<uint64_t>(n, q.left));
+  }
   if (cfg_.rate > 0 || cfg_.step_after > 0) {
     const uint64_t now = rte_rdtsc();
     const double rate = rate_now(q, now);
@@ -287,6 +296,7 @@ uint16_t GenPort::rx_burst(uint16_t queue, Packet** pkts, uint16_t n) {
   // Raw get: mbufs freed back to a pool keep refcnt 1, next NULL and nb_segs 1 (DPDK's
   // invariant for rte_mbuf_raw_alloc), so only the fields below need writing.
   if (rte_mempool_get_bulk(q.pool, reinterpret_cast<void**>(pkts), n) != 0) return 0;
+  if (cfg_.count > 0) q.left -= n;
   const uint16_t size = static_cast<uint16_t>(cfg_.size);
   const uint32_t pos = q.pos;
   q.pos += n;

@@ -17,6 +17,8 @@
 //   step_after=0     a step change of the offered load (balancer experiments): after this many
 //   step_rate=0      seconds from the first packet, the rate becomes step_rate (0: as fast as
 //                    possible); step_after=0 means no step
+//   count=0          packets to send in all, then none (the run goes on until --seconds, --packets
+//                    or a signal: a still pipeline whose counters can be read live); 0 = no end
 //   seed=1           random seed
 // Received frames are produced from per-flow header templates; frames transmitted to the
 // generator are discarded (counted as transmitted).
@@ -39,6 +41,7 @@ struct GenConfig {
   std::string routes;
   double step_after = 0;
   double step_rate = 0;
+  uint64_t count = 0;
   double zipf = 1.0;
   double rate = 0;
   uint64_t seed = 1;
@@ -69,6 +72,7 @@ class GenPort final : public Port {
     double tokens = 0;
     uint64_t last_tsc = 0;
     uint64_t step_tsc = 0;  // when the step happens (set at the first burst); 0 no step
+    uint64_t left = 0;      // of count=N, this queue's share still to send
   };
   double rate_now(Queue& q, uint64_t now);
 

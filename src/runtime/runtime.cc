@@ -3,6 +3,7 @@
 #include <rte_cycles.h>
 #include <rte_launch.h>
 #include <rte_lcore.h>
+#include <rte_mempool.h>
 
 #include <chrono>
 #include <cstdio>
@@ -103,7 +104,9 @@ std::vector<DeviceReport> device_reports(const SharedStorage& shared) {
   return out;
 }
 
-RunReport build_report(const std::vector<std::unique_ptr<Worker>>& workers,
+// The report of what `snaps` (one per worker, in worker order) counted; `graph` is any worker's
+// pipeline (names, classes and drop reasons are the same in every replica).
+RunReport build_report(const std::vector<const WorkerSnapshot*>& snaps, const Pipeline& graph,
                        const std::vector<std::unique_ptr<Port>>& ports,
                        const std::vector<unsigned>& lcores, double duration,
                        const RunOptions& options) {
@@ -119,28 +122,25 @@ RunReport build_report(const std::vector<std::unique_ptr<Worker>>& workers,
   r.ports.resize(ports.size());
   for (size_t p = 0; p < ports.size(); ++p) r.ports[p].spec = ports[p]->spec();
   uint64_t no_such_port = 0, tx_full = 0, multi_segment = 0;
-  for (const auto& w : workers) {
-    for (size_t p = 0; p < ports.size(); ++p) {
-      const PortCounters& c = w->port_counters()[p];
-      r.ports[p].rx_packets += c.rx_packets.get();
-      r.ports[p].rx_bytes += c.rx_bytes.get();
-      r.ports[p].tx_packets += c.tx_packets.get();
-      r.ports[p].tx_bytes += c.tx_bytes.get();
-    }
-    no_such_port += w->drops_no_such_port();
-    tx_full += w->drops_tx_full();
-    multi_segment += w->drops_multi_segment();
+  for (const WorkerSnapshot* w : snaps) {
     WorkerReport& wr = r.per_worker.emplace_back();
     if (r.per_worker.size() <= lcores.size()) {
       wr.lcore = lcores[r.per_worker.size() - 1];
       wr.cpu = rte_lcore_to_cpu_id(static_cast<int>(wr.lcore));
     }
-    for (const PortCounters& c : w->port_counters()) {
-      wr.rx_packets += c.rx_packets.get();
-      wr.tx_packets += c.tx_packets.get();
+    for (size_t p = 0; p < w->ports.size() && p < ports.size(); ++p) {
+      const PortSnapshot& c = w->ports[p];
+      r.ports[p].rx_packets += c.rx_packets;
+      r.ports[p].rx_bytes += c.rx_bytes;
+      r.ports[p].tx_packets += c.tx_packets;
+      r.ports[p].tx_bytes += c.tx_bytes;
+      wr.rx_packets += c.rx_packets;
+      wr.tx_packets += c.tx_packets;
     }
-    wr.dropped = w->pipeline().dropped() + w->drops_no_such_port() + w->drops_tx_full() +
-                 w->drops_multi_segment();
+    no_such_port += w->no_such_port;
+    tx_full += w->tx_full;
+    multi_segment += w->multi_segment;
+    wr.dropped = w->pipeline_dropped + w->no_such_port + w->tx_full + w->multi_segment;
   }
   for (const PortReport& p : r.ports) {
     r.packets_in += p.rx_packets;
@@ -149,29 +149,29 @@ RunReport build_report(const std::vector<std::unique_ptr<Worker>>& workers,
     r.bytes_out += p.tx_bytes;
   }
 
-  const auto& first = workers.front()->pipeline().nodes();
-  r.elements.resize(first.size());
-  for (size_t i = 0; i < first.size(); ++i) {
+  const auto& nodes = graph.nodes();
+  r.elements.resize(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
     ElementReport& e = r.elements[i];
-    e.name = first[i].element->name();
-    e.class_name = first[i].class_name;
-    e.out_packets.assign(first[i].stats.out_packets.size(), 0);
-    std::vector<uint64_t> drops(first[i].stats.drops.size(), 0);
+    e.name = nodes[i].element->name();
+    e.class_name = nodes[i].class_name;
+    e.out_packets.assign(nodes[i].stats.out_packets.size(), 0);
+    std::vector<uint64_t> drops(nodes[i].stats.drops.size(), 0);
     uint64_t unconnected = 0;
     std::map<std::string, uint64_t> counters;
-    for (const auto& w : workers) {
-      const Node& n = w->pipeline().nodes()[i];
-      e.in_packets += n.stats.in_packets;
-      e.batches += n.stats.batches;
-      e.cycles += n.stats.cycles;
-      for (size_t o = 0; o < e.out_packets.size(); ++o) e.out_packets[o] += n.stats.out_packets[o];
-      for (size_t d = 0; d < drops.size(); ++d) drops[d] += n.stats.drops[d];
-      unconnected += n.stats.unconnected_drops;
-      std::vector<Counter> cs;
-      n.element->counters(cs);
-      for (const Counter& c : cs) counters[c.name] += c.value;
+    for (const WorkerSnapshot* w : snaps) {
+      if (i >= w->nodes.size()) continue;  // a worker that has not answered yet
+      const NodeStats& st = w->nodes[i].stats;
+      e.in_packets += st.in_packets;
+      e.batches += st.batches;
+      e.cycles += st.cycles;
+      for (size_t o = 0; o < e.out_packets.size() && o < st.out_packets.size(); ++o)
+        e.out_packets[o] += st.out_packets[o];
+      for (size_t d = 0; d < drops.size() && d < st.drops.size(); ++d) drops[d] += st.drops[d];
+      unconnected += st.unconnected_drops;
+      for (const Counter& c : w->nodes[i].counters) counters[c.name] += c.value;
     }
-    const auto& reasons = first[i].element->traits().drop_reasons;
+    const auto& reasons = nodes[i].element->traits().drop_reasons;
     for (size_t d = 0; d < drops.size(); ++d) {
       if (drops[d] == 0) continue;
       std::string reason = d < reasons.size() ? std::string(reasons[d]) : "dropped";
@@ -190,13 +190,27 @@ RunReport build_report(const std::vector<std::unique_ptr<Worker>>& workers,
   if (multi_segment > 0)
     r.drops.emplace_back("runtime/" + std::string(kDropMultiSegment), multi_segment);
   r.dropped += no_such_port + tx_full + multi_segment;
-  for (const auto& w : workers) {
-    r.packets_created += w->pipeline().created();
-    for (OutputLoss& l : w->pipeline().output_losses()) r.output_losses.push_back(std::move(l));
-  }
+  for (const WorkerSnapshot* w : snaps) r.packets_created += w->created;
   const uint64_t accounted = r.packets_out + r.dropped;
   const uint64_t entered = r.packets_in + r.packets_created;
   r.queued = entered > accounted ? entered - accounted : 0;
+  return r;
+}
+
+// The final report: every worker has finished (their counters are still).
+RunReport final_report(const std::vector<std::unique_ptr<Worker>>& workers,
+                       const std::vector<std::unique_ptr<Port>>& ports,
+                       const std::vector<unsigned>& lcores, double duration,
+                       const RunOptions& options) {
+  std::vector<WorkerSnapshot> snaps(workers.size());
+  std::vector<const WorkerSnapshot*> ptrs;
+  for (size_t w = 0; w < workers.size(); ++w) {
+    workers[w]->fill_snapshot(snaps[w]);
+    ptrs.push_back(&snaps[w]);
+  }
+  RunReport r = build_report(ptrs, workers.front()->pipeline(), ports, lcores, duration, options);
+  for (const auto& w : workers)
+    for (OutputLoss& l : w->pipeline().output_losses()) r.output_losses.push_back(std::move(l));
   if (options.latency) {
     LatencyHistogram h;
     for (const auto& w : workers) h.merge(*w->latency());
@@ -210,6 +224,134 @@ RunReport build_report(const std::vector<std::unique_ptr<Worker>>& workers,
   }
   return r;
 }
+
+LiveGraph live_graph(const Pipeline& p) {
+  LiveGraph g;
+  for (const Node& n : p.nodes()) {
+    LiveGraph::Node& gn = g.nodes.emplace_back();
+    gn.name = n.element->name();
+    gn.class_name = n.class_name;
+    gn.loc = n.loc.str();
+    for (std::string_view r : n.element->traits().drop_reasons) gn.drop_reasons.emplace_back(r);
+    for (const Node::Edge& e : n.next) gn.next.emplace_back(e.node, e.port);
+  }
+  return g;
+}
+
+std::vector<MempoolUse> mempool_use() {
+  std::vector<MempoolUse> out;
+  rte_mempool_walk(
+      [](rte_mempool* mp, void* arg) {
+        auto* v = static_cast<std::vector<MempoolUse>*>(arg);
+        v->push_back(MempoolUse{mp->name, mp->size, rte_mempool_in_use_count(mp)});
+      },
+      &out);
+  return out;
+}
+
+// Builds the live states on the control thread from the workers' snapshots: it asks every
+// worker for one, and a live period later builds the state from the answers (a worker that has
+// not answered yet, a stalled one, counts with its previous answer) and asks again.
+class LiveSampler {
+ public:
+  LiveSampler(const std::vector<std::unique_ptr<Worker>>& workers,
+              const std::vector<std::unique_ptr<Port>>& ports, const std::vector<unsigned>& lcores,
+              const RunOptions& options, const SharedStorage& shared)
+      : workers_(workers),
+        ports_(ports),
+        lcores_(lcores),
+        options_(options),
+        shared_(shared),
+        finished_(workers.size()) {}
+
+  bool active() const { return options_.live != nullptr || options_.summary_signal != nullptr; }
+
+  void tick(double elapsed) {
+    const bool summary = options_.summary_signal != nullptr && options_.summary_signal->load();
+    if (summary && !summary_pending_) {
+      summary_pending_ = true;
+      summary_asked_ = elapsed;
+      ask();
+    }
+    if (summary_pending_ && (answered() || elapsed - summary_asked_ >= kSummaryWaitS)) {
+      summary_pending_ = false;
+      const RunReport r = report(elapsed);
+      std::printf("fulcrum: summary so far (SIGUSR1, %.1f s into the run)\n%s", elapsed,
+                  report_text(r).c_str());
+      std::fflush(stdout);
+      options_.summary_signal->store(false);
+    }
+    if (options_.live == nullptr || elapsed - last_publish_ < options_.live_period_s) return;
+    last_publish_ = elapsed;
+    publish(report(elapsed), elapsed, true);
+    ask();
+  }
+
+  // The final state, from the final report.
+  void publish_final(const RunReport& r, double elapsed) {
+    if (options_.live != nullptr) publish(r, elapsed, false);
+  }
+
+ private:
+  static constexpr double kSummaryWaitS = 1;
+  static constexpr double kRateWindowS = 1;
+
+  void ask() {
+    for (const auto& w : workers_)
+      if (!w->finished()) w->snapshots().request();
+  }
+
+  bool answered() const {
+    for (const auto& w : workers_)
+      if (!w->finished() && !w->snapshots().answered()) return false;
+    return true;
+  }
+
+  RunReport report(double elapsed) {
+    std::vector<const WorkerSnapshot*> snaps;
+    for (size_t i = 0; i < workers_.size(); ++i) {
+      if (workers_[i]->finished()) {
+        workers_[i]->fill_snapshot(finished_[i]);
+        snaps.push_back(&finished_[i]);
+      } else {
+        snaps.push_back(&workers_[i]->snapshots().latest());
+      }
+    }
+    RunReport r =
+        build_report(snaps, workers_.front()->pipeline(), ports_, lcores_, elapsed, options_);
+    r.devices = device_reports(shared_);
+    r.energy.source = "read at the end of the run";
+    return r;
+  }
+
+  void publish(const RunReport& r, double elapsed, bool running) {
+    auto state = std::make_shared<LiveState>();
+    state->seq = ++seq_;
+    state->elapsed_s = elapsed;
+    state->running = running;
+    state->report = r;
+    state->mempools = mempool_use();
+    // Rates against the oldest state kept that is at least a window old (or the oldest one).
+    while (history_.size() > 1 && elapsed - history_[1]->elapsed_s >= kRateWindowS)
+      history_.erase(history_.begin());
+    if (!history_.empty() && elapsed > history_.front()->elapsed_s)
+      state->rates = live_rates(r, history_.front()->report, elapsed - history_.front()->elapsed_s);
+    history_.push_back(state);
+    options_.live->publish(state);
+  }
+
+  const std::vector<std::unique_ptr<Worker>>& workers_;
+  const std::vector<std::unique_ptr<Port>>& ports_;
+  const std::vector<unsigned>& lcores_;
+  const RunOptions& options_;
+  const SharedStorage& shared_;
+  std::vector<WorkerSnapshot> finished_;
+  std::vector<std::shared_ptr<const LiveState>> history_;
+  uint64_t seq_ = 0;
+  double last_publish_ = 0;
+  bool summary_pending_ = false;
+  double summary_asked_ = 0;
+};
 
 // Transmitted packets a port's output lost (a capture file that could not be written) count as
 // dropped with reason tx-write-failed, not as sent, and as lost output.
@@ -416,6 +558,8 @@ Result<RunReport> run(const RunOptions& options) {
   args.reserve(workers.size());
   for (auto& w : workers) args.emplace_back(w.get(), &stop, budget_ptr);
   Watchdog watchdog(workers.size(), options);
+  if (options.live != nullptr)
+    options.live->set_graph(std::make_shared<LiveGraph>(live_graph(workers.front()->pipeline())));
 
   const RaplMeter rapl = RaplMeter::open();
   const std::vector<uint64_t> energy_start = rapl.read();
@@ -429,6 +573,7 @@ Result<RunReport> run(const RunOptions& options) {
     lcores.push_back(lcore);
   }
 
+  LiveSampler sampler(workers, ports, lcores, options, shared);
   bool any_finite = false;
   for (auto& p : ports) any_finite |= p->finite_input();
   double last_progress = 0;
@@ -438,6 +583,7 @@ Result<RunReport> run(const RunOptions& options) {
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     watchdog.check(workers, elapsed);
+    if (sampler.active()) sampler.tick(elapsed);
     if (options.on_tick) {
       const Totals t = totals(workers);
       options.on_tick(elapsed, t.rx, t.tx);
@@ -500,14 +646,17 @@ Result<RunReport> run(const RunOptions& options) {
       static_cast<double>(last_tsc - first_tsc) / static_cast<double>(rte_get_tsc_hz());
   if (options.progress) std::fprintf(stderr, "\n");
 
-  RunReport report = build_report(workers, ports, lcores, duration, options);
+  RunReport report = final_report(workers, ports, lcores, duration, options);
   report.meta.notes = notes;
   report.devices = device_reports(shared);
   report.energy = energy_report(rapl, energy_start, rapl.read(), report);
   report.stalls = watchdog.stalls();
+  const double ended =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   workers.clear();
   for (auto& p : ports) p->stop();
   account_port_losses(ports, report);
+  sampler.publish_final(report, ended);
   return report;
 }
 

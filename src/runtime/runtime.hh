@@ -12,6 +12,7 @@
 #include "core/graph.hh"
 #include "core/result.hh"
 #include "core/shared_storage.hh"
+#include "runtime/live.hh"
 #include "runtime/stats.hh"
 
 struct rte_mempool;
@@ -21,6 +22,8 @@ namespace fulcrum {
 inline constexpr double kDefaultWatchdogS = 10;
 // Packets per worker pool for what source elements create.
 inline constexpr unsigned kSourcePoolSize = 2047;
+// How often the live view is refreshed (RunOptions::live).
+inline constexpr double kDefaultLivePeriodS = 0.1;
 
 struct RunOptions {
   std::string pipeline_file;
@@ -47,6 +50,12 @@ struct RunOptions {
   // Called by the control thread every control period (20 ms) with the time since the start and
   // the packets received and transmitted so far (benchmarks: throughput over time).
   std::function<void(double elapsed_s, uint64_t rx_packets, uint64_t tx_packets)> on_tick;
+  // The live view for the control plane (HTTP endpoint, telemetry): the graph before the first
+  // packet, a state every live_period_s while the run goes on, and the final one. May be null.
+  LiveView* live = nullptr;
+  double live_period_s = kDefaultLivePeriodS;
+  // Set (by SIGUSR1) to print the summary so far on stdout; run() clears it once printed.
+  std::atomic<bool>* summary_signal = nullptr;
   // Applied to the parsed pipeline before it is checked and built (`fulcrum profile` puts its
   // own balancer in place of the configuration's).
   std::function<Status(PipelineConfig&)> rewrite;

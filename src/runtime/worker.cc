@@ -148,6 +148,36 @@ void Worker::flush_all() {
   for (uint16_t p = 0; p < nports; ++p) flush(p);
 }
 
+void Worker::fill_snapshot(WorkerSnapshot& out) const {
+  out.tsc = rte_rdtsc();
+  out.ports.resize(port_counters_.size());
+  for (size_t p = 0; p < port_counters_.size(); ++p) {
+    const PortCounters& c = port_counters_[p];
+    out.ports[p] = PortSnapshot{c.rx_packets.get(), c.rx_bytes.get(), c.tx_packets.get(),
+                                c.tx_bytes.get()};
+  }
+  out.no_such_port = no_such_port_.get();
+  out.tx_full = tx_full_.get();
+  out.multi_segment = multi_segment_.get();
+  out.pipeline_dropped = pipeline_->dropped();
+  out.created = pipeline_->created();
+  out.held = pipeline_->held();
+  const std::vector<Node>& nodes = pipeline_->nodes();
+  out.nodes.resize(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    out.nodes[i].stats = nodes[i].stats;
+    out.nodes[i].counters.clear();
+    nodes[i].element->counters(out.nodes[i].counters);
+  }
+}
+
+void Worker::answer_snapshot() {
+  if (!snapshots_.wanted()) [[likely]]
+    return;
+  fill_snapshot(snapshots_.to_fill());
+  snapshots_.serve();
+}
+
 void Worker::run(const std::atomic<bool>& stop, std::atomic<int64_t>* budget) {
   PacketBatch batch;
   Pipeline& pipe = *pipeline_;
@@ -170,6 +200,7 @@ void Worker::run(const std::atomic<bool>& stop, std::atomic<int64_t>* budget) {
     if (deferring)
       pipe.poll_deferred(static_cast<uint64_t>(static_cast<double>(rte_rdtsc()) * ns_per_tsc));
     flush_all();
+    answer_snapshot();
     if (spent) break;
   }
   // Packets still on a device come back (or are re-run on the CPU) before the run ends.
@@ -179,6 +210,7 @@ void Worker::run(const std::atomic<bool>& stop, std::atomic<int64_t>* budget) {
         0)
       std::this_thread::yield();  // a device thread may share this core
     flush_all();
+    answer_snapshot();
   }
   flush_all();
   pipe.finish();

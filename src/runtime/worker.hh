@@ -9,6 +9,7 @@
 #include "core/graph.hh"
 #include "io/port.hh"
 #include "runtime/latency.hh"
+#include "runtime/snapshot.hh"
 #include "runtime/stats.hh"
 
 namespace fulcrum {
@@ -53,6 +54,11 @@ class Worker final : public PacketSink {
   // Beats once per loop (core/heartbeat.hh); the watchdog reads it.
   uint64_t heartbeat() const { return heartbeat_.load(std::memory_order_relaxed); }
   bool finished() const { return finished_.load(std::memory_order_acquire); }
+  // What the worker has counted, copied into `out` (vectors reused). The worker calls it to answer
+  // snapshot requests; any thread may call it once finished() is true.
+  void fill_snapshot(WorkerSnapshot& out) const;
+  // Where the control thread asks for snapshots while the worker runs (runtime/snapshot.hh).
+  SnapshotSlot& snapshots() { return snapshots_; }
   // TSC at the start and end of run(), for exact rates.
   uint64_t start_tsc() const { return start_tsc_; }
   uint64_t end_tsc() const { return end_tsc_; }
@@ -68,6 +74,8 @@ class Worker final : public PacketSink {
   uint16_t receive(const RxQueue& rxq, PacketBatch& batch, std::atomic<int64_t>* budget);
   void flush(uint16_t port);
   void flush_all();
+  // Answers a waiting snapshot request (after flush_all: nothing sits in a transmit buffer).
+  void answer_snapshot();
 
   int id_;
   std::vector<Port*> ports_;
@@ -84,6 +92,7 @@ class Worker final : public PacketSink {
   double ns_per_tsc_ = 0;
   uint64_t start_tsc_ = 0, end_tsc_ = 0;
   std::atomic<bool> finished_{false};
+  SnapshotSlot snapshots_;
 };
 
 }  // namespace fulcrum

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "core/shared_storage.hh"
 #include "lib/ids/rule_parser.hh"
 
 namespace fulcrum {
@@ -41,27 +40,57 @@ std::string IDSMatch::skipped_note(size_t loaded, std::vector<ids::SkippedRule> 
          ". --strict-rules refuses the file instead; docs/ids.md lists what is supported";
 }
 
+Result<std::shared_ptr<IDSMatch::Rules>> IDSMatch::load_rules(const std::string& file,
+                                                              bool strict) const {
+  Result<ids::RuleFile> parsed = ids::load_rule_file(file, strict);
+  if (!parsed) return make_error(parsed.error());
+  std::vector<ids::SkippedRule> skipped = std::move(parsed->skipped);
+  Result<std::shared_ptr<ids::RuleSet>> set =
+      ids::RuleSet::compile(std::move(parsed->rules), strict ? nullptr : &skipped);
+  if (!set) return make_error(file + ": " + set.error());
+  if (set.value()->rules().empty() && !skipped.empty())
+    return make_error(file + ": none of its " + std::to_string(skipped.size()) +
+                      " rules can be loaded (" + ids::skipped_summary(skipped) +
+                      "); docs/ids.md lists what is supported");
+  auto rules = std::make_shared<Rules>();
+  if (!skipped.empty()) rules->note = skipped_note(set.value()->rules().size(), skipped);
+  rules->set = std::move(set.value());
+  return rules;
+}
+
+void IDSMatch::adopt(const Rules* rules) {
+  Result<std::unique_ptr<ids::Matcher>> m = ids::Matcher::create(rules->set, engine_);
+  adopted_ = rules;
+  if (!m) {
+    ++adopt_errors_;  // the matcher in use stays (scratch space could not be allocated)
+    return;
+  }
+  const ids::MatchStats& s = matcher_->stats();
+  retired_.packets += s.packets;
+  retired_.bytes += s.bytes;
+  retired_.hits += s.hits;
+  retired_.candidates += s.candidates;
+  retired_.regex_scans += s.regex_scans;
+  retired_.errors += s.errors;
+  rules_ = rules->set;
+  matcher_ = std::move(m.value());
+}
+
 Status IDSMatch::initialize(const InitContext& ctx) {
   const Args args({}, loc_, name(), kTraits.class_name);
-  Result<std::shared_ptr<const ids::RuleSet>> rules = shared_or_own<ids::RuleSet>(
-      ctx.shared, "ids-rules:" + rules_file_,
-      [this, &ctx]() -> Result<std::shared_ptr<ids::RuleSet>> {
-        Result<ids::RuleFile> parsed = ids::load_rule_file(rules_file_, ctx.strict_rules);
-        if (!parsed) return make_error(parsed.error());
-        std::vector<ids::SkippedRule> skipped = std::move(parsed->skipped);
-        Result<std::shared_ptr<ids::RuleSet>> set =
-            ids::RuleSet::compile(std::move(parsed->rules), ctx.strict_rules ? nullptr : &skipped);
-        if (!set) return make_error(rules_file_ + ": " + set.error());
-        if (set.value()->rules().empty() && !skipped.empty())
-          return make_error(rules_file_ + ": none of its " + std::to_string(skipped.size()) +
-                            " rules can be loaded (" + ids::skipped_summary(skipped) +
-                            "); docs/ids.md lists what is supported");
-        if (ctx.notes != nullptr && !skipped.empty())
-          ctx.notes->push_back(skipped_note(set.value()->rules().size(), skipped));
-        return set;
+  // The builder outlives this call (reloads call it again): it captures the first replica, which
+  // lives as long as the run.
+  Result<std::shared_ptr<TableSlot<Rules>>> slot = shared_table_slot<Rules>(
+      ctx.shared, "ids-rules:" + rules_file_, "IDS rules", rules_file_,
+      [this, strict = ctx.strict_rules](const std::string& file) {
+        return load_rules(file, strict);
       });
-  if (!rules) return args.error(rules.error());
-  rules_ = rules.value();
+  if (!slot) return args.error(slot.error());
+  slot_ = slot.value();
+  adopted_ = slot_->current();
+  if (ctx.notes != nullptr && ctx.worker == 0 && !adopted_->note.empty())
+    ctx.notes->push_back(adopted_->note);
+  rules_ = adopted_->set;
   Result<std::unique_ptr<ids::Matcher>> m = ids::Matcher::create(rules_, engine_);
   if (!m) return args.error(m.error());
   matcher_ = std::move(m.value());
@@ -89,11 +118,11 @@ void IDSMatch::counters(std::vector<Counter>& out) const {
   out.push_back({"packets_alerted", packets_alerted_});
   if (!matcher_) return;
   const ids::MatchStats& s = matcher_->stats();
-  out.push_back({"bytes_scanned", s.bytes});
-  out.push_back({"prefilter_hits", s.hits});
-  out.push_back({"rules_evaluated", s.candidates});
-  out.push_back({"regex_scans", s.regex_scans});
-  out.push_back({"scan_errors", s.errors});
+  out.push_back({"bytes_scanned", retired_.bytes + s.bytes});
+  out.push_back({"prefilter_hits", retired_.hits + s.hits});
+  out.push_back({"rules_evaluated", retired_.candidates + s.candidates});
+  out.push_back({"regex_scans", retired_.regex_scans + s.regex_scans});
+  out.push_back({"scan_errors", retired_.errors + s.errors + adopt_errors_});
   out.push_back({"log_errors", log_ ? log_->errors() : 0});
   out.push_back({"alerts_lost", log_ ? log_->lost() : 0});
 }

@@ -18,6 +18,9 @@
 //            device and the rest of the matching here; the DFA is a flat table
 //            (AhoCorasick::table/classes/out_begin/out_ids) ready to be copied to a device.
 //
+// Reload: the rule file can be replaced while the run goes on (hot reload); a worker adopts the
+// new rules between batches (its matcher is rebuilt then; counters go on from where they were).
+//
 // Per batch: parse every frame into a PacketView, match the views in groups of four
 // (interleaved DFA walks with ENGINE ac), then write alerts and verdicts. The packet index in
 // alert records counts every packet this element saw on its worker, dropped ones included.
@@ -33,6 +36,7 @@
 #include "core/element.hh"
 #include "core/location.hh"
 #include "core/registry.hh"
+#include "core/table_slot.hh"
 #include "lib/ids/alert_log.hh"
 #include "lib/ids/rule_engine.hh"
 
@@ -58,6 +62,10 @@ class IDSMatch final : public ElementBase<IDSMatch> {
 
   Status configure(Args& args) override;
   Status initialize(const InitContext& ctx) override;
+  TableSlotBase* table_slot() override { return follow_reloads_ ? slot_.get() : nullptr; }
+  // Keeps the rules loaded at initialize() for good (IDSMatchOffload: its device DFA is built
+  // from them).
+  void pin_rules() { follow_reloads_ = false; }
   void counters(std::vector<Counter>& out) const override;
   void finish() override {
     if (log_) log_->flush();
@@ -71,6 +79,8 @@ class IDSMatch final : public ElementBase<IDSMatch> {
     bool alerted[kMaxBatch];
     uint32_t n = 0;
     Verdict* results = batch.results();
+    if (follow_reloads_ && slot_->current() != adopted_) [[unlikely]]
+      adopt(slot_->current());
     batch.for_each([&](uint32_t i, Packet* p) {
       const uint64_t idx = seen_++;
       const ids::ParseResult r = ids::parse_packet(data(p), length(p), views[n]);
@@ -138,6 +148,14 @@ class IDSMatch final : public ElementBase<IDSMatch> {
  private:
   // "ids (IDSMatch): FILE: N rules loaded, M skipped (flow 3, ...); first skipped: ...".
   std::string skipped_note(size_t loaded, std::vector<ids::SkippedRule> skipped) const;
+  // The rules a slot holds, with the note on skipped rules of their first load.
+  struct Rules {
+    std::shared_ptr<const ids::RuleSet> set;
+    std::string note;
+  };
+  Result<std::shared_ptr<Rules>> load_rules(const std::string& file, bool strict) const;
+  // Takes the rules in service: a new matcher (the old one's counts are kept).
+  void adopt(const Rules* rules);
   static int drop_reason(ids::ParseResult r) {
     return r == ids::ParseResult::kNotIpv4       ? kDropReasons["not-ipv4"]
            : r == ids::ParseResult::kTruncated   ? kDropReasons["truncated"]
@@ -153,8 +171,13 @@ class IDSMatch final : public ElementBase<IDSMatch> {
   SourceLoc loc_;
   ids::Engine engine_ = ids::Engine::kHyperscan;
   Verdict alerted_verdict_ = Verdict::out(0);
+  std::shared_ptr<TableSlot<Rules>> slot_;
+  const Rules* adopted_ = nullptr;  // the slot's rules rules_ comes from
+  bool follow_reloads_ = true;
   std::shared_ptr<const ids::RuleSet> rules_;
   std::unique_ptr<ids::Matcher> matcher_;
+  ids::MatchStats retired_;  // counts of matchers replaced by reloads
+  uint64_t adopt_errors_ = 0;
   std::unique_ptr<ids::AlertLog> log_;
   std::vector<ids::Matcher::Hit> hits_;  // process_prefiltered's occurrences
   uint64_t seen_ = 0;

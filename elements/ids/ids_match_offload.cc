@@ -26,6 +26,7 @@ Status IDSMatchOffload::configure(Args& args) {
 
 Status IDSMatchOffload::initialize(const InitContext& ctx) {
   cpu_.set_name(name());
+  cpu_.pin_rules();  // the device DFA is built from the rules loaded now
   if (output_connected(IDSMatch::kAlertOutput)) cpu_.set_output_connected(IDSMatch::kAlertOutput);
   if (Status s = cpu_.initialize(ctx); !s) return s;
   return initialize_offload(ctx);

@@ -30,6 +30,7 @@ class IPLookup final : public RouteLookup<IPLookup, Dir24_8> {
   static constexpr DropReasons kDropReasons{"no-route", "no-such-port", kWrongFamilyReason};
   static constexpr ElementTraits kTraits{"IPLookup", 1, 1, kDropReasons};
   static constexpr std::string_view kStorageKey = "ipv4-routes:";
+  static constexpr std::string_view kTableKind = "IPv4 routes";
   static constexpr std::string_view kFileHelp =
       "route file, lines \"A.B.C.D/LEN PORT\" with # comments (src/lib/route_table.hh); loaded "
       "once per process and shared by every worker and by IPLookupOffload on the same file";

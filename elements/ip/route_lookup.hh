@@ -5,10 +5,12 @@
 //   static Result<std::shared_ptr<Table>> build_table(const std::string& file, uint32_t max_port);
 //                                                      routes to ports above max_port are errors
 //   static constexpr std::string_view kStorageKey;     shared storage key prefix
+//   static constexpr std::string_view kTableKind;      what the table holds ("IPv4 routes")
 // and its kTraits with drop reasons in DropReason order; build_table may also be a const member.
 // A Derived with more keys than FILE reads them in Status configure_keys(Args&) and names the
 // table they select in std::string table_variant() const (part of the shared storage key). The
-// table is built once per process (and variant) and shared by every worker.
+// table is built once per process (and variant) and shared by every worker; it can be replaced
+// while the run goes on (hot reload, core/table_slot.hh): a batch is looked up in one table.
 #pragma once
 
 #include <algorithm>
@@ -19,7 +21,7 @@
 #include <string>
 
 #include "core/element.hh"
-#include "core/shared_storage.hh"
+#include "core/table_slot.hh"
 
 namespace fulcrum {
 
@@ -43,15 +45,19 @@ class RouteLookup : public ElementBase<Derived> {
     if constexpr (requires(const Derived& d) { d.table_variant(); })
       key += derived().table_variant() + ":";
     key += std::to_string(max_port) + ":";
-    Result<std::shared_ptr<const Table>> table =
-        shared_or_own<Table>(ctx.shared, key + file_,
-                             [this, max_port] { return derived().build_table(file_, max_port); });
-    if (!table)
+    // The builder outlives this call (reloads call it again): it captures the first replica,
+    // which lives as long as the run, and the port bound by value.
+    Result<std::shared_ptr<TableSlot<Table>>> slot = shared_table_slot<Table>(
+        ctx.shared, key + file_, std::string(Derived::kTableKind), file_,
+        [this, max_port](const std::string& file) { return derived().build_table(file, max_port); });
+    if (!slot)
       return make_error(loc_.str() + ": " + this->name() +
-                        " :: " + std::string(Derived::kTraits.class_name) + ": " + table.error());
-    table_ = table.value();
+                        " :: " + std::string(Derived::kTraits.class_name) + ": " + slot.error());
+    slot_ = slot.value();
     return {};
   }
+
+  TableSlotBase* table_slot() override { return slot_.get(); }
 
   // Three passes so that the table accesses of all packets overlap: gather the destinations,
   // look them all up (lookup_bulk prefetches), then write the verdicts. A batch without
@@ -68,7 +74,7 @@ class RouteLookup : public ElementBase<Derived> {
     }
   }
 
-  const Table& table() const { return *table_; }
+  const Table& table() const { return *slot_->current(); }
   const std::string& file() const { return file_; }
 
  private:
@@ -93,7 +99,7 @@ class RouteLookup : public ElementBase<Derived> {
       const bool ok = Derived::destination(p, addrs[i]);
       wrong_family[i / kWordBits] |= uint64_t{!ok} << (i % kWordBits);
     });
-    table_->lookup_bulk(addrs, hops, n);
+    slot_->current()->lookup_bulk(addrs, hops, n);
     for (uint32_t w = 0; w < PacketBatch::kMaskWords; ++w)
       for (uint64_t bits = wrong_family[w]; bits != 0; bits &= bits - 1)
         hops[w * kWordBits + std::countr_zero(bits)] = kHopWrongFamily;
@@ -115,7 +121,7 @@ class RouteLookup : public ElementBase<Derived> {
 
   std::string file_;
   SourceLoc loc_;
-  std::shared_ptr<const Table> table_;
+  std::shared_ptr<TableSlot<Table>> slot_;
   uint16_t ports_ = 0;
 };
 

@@ -63,6 +63,7 @@ class IP6Lookup final : public RouteLookup<IP6Lookup, Ip6Routes> {
   static constexpr DropReasons kDropReasons{"no-route", "no-such-port", kWrongFamilyReason};
   static constexpr ElementTraits kTraits{"IP6Lookup", 1, 1, kDropReasons};
   static constexpr std::string_view kStorageKey = "ipv6-routes:";
+  static constexpr std::string_view kTableKind = "IPv6 routes";
   static constexpr std::string_view kFileHelp =
       "route file, lines \"X:X::/LEN PORT\" with # comments (src/lib/route6_table.hh); loaded "
       "once per process and shared by every worker (the trie also with IP6LookupOffload)";

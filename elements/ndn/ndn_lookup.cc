@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <sstream>
 
-#include "core/shared_storage.hh"
 #include "lib/table_file.hh"
 
 namespace fulcrum {
@@ -49,14 +48,14 @@ Status NDNLookup::configure(Args& args) {
 Status NDNLookup::initialize(const InitContext& ctx) {
   ports_ = static_cast<uint16_t>(std::clamp(ctx.ports, 0, int{NameTable::kMaxPort} + 1));
   const uint32_t max_port = ports_ == 0 ? NameTable::kMaxPort : ports_ - 1u;
-  Result<std::shared_ptr<const NameTable>> table =
-      shared_or_own<NameTable>(ctx.shared, "ndn-names:" + std::to_string(max_port) + ":" + file_,
-                               [this, max_port] { return load_names(file_, max_port); });
-  if (!table) {
+  Result<std::shared_ptr<TableSlot<NameTable>>> slot = shared_table_slot<NameTable>(
+      ctx.shared, "ndn-names:" + std::to_string(max_port) + ":" + file_, "NDN names", file_,
+      [max_port](const std::string& file) { return load_names(file, max_port); });
+  if (!slot) {
     const Args args({}, loc_, name(), kTraits.class_name);
-    return args.error(table.error());
+    return args.error(slot.error());
   }
-  table_ = table.value();
+  slot_ = slot.value();
   return {};
 }
 

@@ -25,6 +25,7 @@
 #include "core/element.hh"
 #include "core/location.hh"
 #include "core/registry.hh"
+#include "core/table_slot.hh"
 #include "lib/name_table.hh"
 
 namespace fulcrum {
@@ -37,6 +38,7 @@ class NDNLookup final : public ElementBase<NDNLookup> {
 
   Status configure(Args& args) override;
   Status initialize(const InitContext& ctx) override;
+  TableSlotBase* table_slot() override { return slot_.get(); }
 
   void process_batch(PacketBatch& batch) override {
     alignas(64) ParsedName names[kMaxBatch];
@@ -58,7 +60,7 @@ class NDNLookup final : public ElementBase<NDNLookup> {
                                                                   : kDropReasons["malformed"]);
       }
     });
-    table_->lookup_bulk(names, ports, n);
+    slot_->current()->lookup_bulk(names, ports, n);
     for (uint32_t k = 0; k < n; ++k) {
       const uint32_t i = slot[k];
       const uint16_t port = ports[k];
@@ -72,12 +74,12 @@ class NDNLookup final : public ElementBase<NDNLookup> {
     }
   }
 
-  const NameTable& table() const { return *table_; }
+  const NameTable& table() const { return *slot_->current(); }
 
  private:
   std::string file_;
   SourceLoc loc_;
-  std::shared_ptr<const NameTable> table_;
+  std::shared_ptr<TableSlot<NameTable>> slot_;
   uint16_t ports_ = 0;
 };
 

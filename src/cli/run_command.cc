@@ -24,13 +24,23 @@ namespace {
 
 std::atomic<bool> g_interrupted{false};
 std::atomic<bool> g_summary{false};
+std::atomic<bool> g_reload{false};
 
-void on_signal(int) {
-  g_interrupted.store(true);
+// The first SIGINT/SIGTERM stops the run cleanly (drained, summary); a second one while it
+// drains ends the process at once (the shell's usual double Ctrl-C).
+void on_signal(int sig) {
+  if (g_interrupted.exchange(true)) {
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+  }
 }
 
 void on_summary_signal(int) {
   g_summary.store(true);
+}
+
+void on_reload_signal(int) {
+  g_reload.store(true);
 }
 
 // The live view outlives every reader: DPDK telemetry callbacks cannot be unregistered.
@@ -66,8 +76,10 @@ NAME=VALUE replaces $NAME in the pipeline's arguments (define($NAME default) in 
 a default). Files a pipeline reads (routes, rules, SAs, names, profiles) are found relative to
 the pipeline file's folder.
 Without --packets/--seconds the run ends when all pcap inputs are drained, or on Ctrl-C
-(SIGINT/SIGTERM), which stops it cleanly with the summary. SIGUSR1 prints the summary so far
-and the run goes on.
+(SIGINT/SIGTERM), which stops it cleanly with the summary (a second one ends it at once).
+SIGUSR1 prints the summary so far and the run goes on. SIGHUP reloads every table (routes, IDS
+rules, NDN names) from its file while packets flow, as POST /api/reload does; a file that does
+not load is reported and the table in service stays.
 Exit status: 0 done; 1 error; 2 usage; 3 the packet balance does not hold; 4 output lost (a
 capture or alert log could not be written); 5 the watchdog reported a stalled worker.
 )";
@@ -187,11 +199,13 @@ int cmd_run(const std::vector<std::string>& args) {
   std::signal(SIGTERM, on_signal);
   opt.summary_signal = &g_summary;
   std::signal(SIGUSR1, on_summary_signal);
+  opt.reload_signal = &g_reload;
+  std::signal(SIGHUP, on_reload_signal);
   // The control plane runs on the control core (threads started here inherit its affinity).
   std::unique_ptr<control::ControlServer> server;
   if (listen) {
     Result<std::unique_ptr<control::ControlServer>> s =
-        control::ControlServer::start(*listen, g_live, {});
+        control::ControlServer::start(*listen, g_live);
     if (!s) {
       std::fprintf(stderr, "fulcrum run: %s\n", s.error().c_str());
       return 1;

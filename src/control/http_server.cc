@@ -19,7 +19,6 @@ constexpr const char* kJsonType = "application/json";
 constexpr int kNotLiveYet = 503;
 constexpr int kBadRequest = 400;
 constexpr int kNotFound = 404;
-constexpr int kConflict = 409;
 
 }  // namespace
 
@@ -38,22 +37,17 @@ Result<ListenAddress> parse_listen_address(const std::string& text) {
   return a;
 }
 
-ControlServer::ControlServer(LiveView& live, ControlHooks hooks)
-    : live_(live), hooks_(std::move(hooks)), server_(std::make_unique<httplib::Server>()) {}
+ControlServer::ControlServer(LiveView& live)
+    : live_(live), server_(std::make_unique<httplib::Server>()) {}
 
 ControlServer::~ControlServer() {
   server_->stop();
   if (thread_.joinable()) thread_.join();
 }
 
-void ControlServer::set_hooks(ControlHooks hooks) {
-  std::lock_guard<std::mutex> lock(hooks_mu_);
-  hooks_ = std::move(hooks);
-}
-
 Result<std::unique_ptr<ControlServer>> ControlServer::start(const ListenAddress& where,
-                                                            LiveView& live, ControlHooks hooks) {
-  std::unique_ptr<ControlServer> s(new ControlServer(live, std::move(hooks)));
+                                                            LiveView& live) {
+  std::unique_ptr<ControlServer> s(new ControlServer(live));
   s->routes();
   int port = where.port;
   if (port == 0) {
@@ -115,18 +109,8 @@ void ControlServer::routes() {
           kJsonType);
       return;
     }
-    ControlHooks hooks;
-    {
-      std::lock_guard<std::mutex> lock(hooks_mu_);
-      hooks = hooks_;
-    }
-    if (!hooks.reload) {
-      res.status = kConflict;
-      res.set_content(R"({"ok": false, "error": "this run cannot reload tables"})", kJsonType);
-      return;
-    }
     Result<std::string> done =
-        hooks.reload(body.value("element", std::string()), body.value("file", std::string()));
+        live_.reload(body.value("element", std::string()), body.value("file", std::string()));
     nlohmann::json out = done ? nlohmann::json{{"ok", true}, {"reloaded", done.value()}}
                               : nlohmann::json{{"ok", false}, {"error", done.error()}};
     if (!done) res.status = kBadRequest;

@@ -4,14 +4,13 @@
 //   GET /api/stats    the live state as JSON (control/api.hh)
 //   GET /api/graph    the pipeline graph as JSON
 //   GET /api/health   200 "ok" once the run is live
-//   POST /api/reload  replace tables (JSON body {"element": NAME, "file": PATH}, both optional)
+//   POST /api/reload  replace tables (JSON body {"element": NAME, "file": PATH}, both optional:
+//                     every reloadable table from the file it was loaded from; LiveView::reload)
 //   GET /             the dashboard (control/dashboard/, embedded in the binary)
 // Reading never touches a worker: handlers copy the latest published state's pointer.
 #pragma once
 
-#include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
@@ -24,12 +23,6 @@ class Server;
 
 namespace fulcrum::control {
 
-struct ControlHooks {
-  // Replaces the tables of `element` ("" = every reloadable table) from `file` ("" = the file
-  // they were loaded from); returns what was reloaded, one line each. Unset: reload refused.
-  std::function<Result<std::string>(const std::string& element, const std::string& file)> reload;
-};
-
 // "HOST:PORT" or "[V6]:PORT" (PORT 0: any free port).
 struct ListenAddress {
   std::string host;
@@ -40,23 +33,19 @@ Result<ListenAddress> parse_listen_address(const std::string& text);
 class ControlServer {
  public:
   // Binds now (an address in use is an error here, before the run) and serves from a thread.
-  static Result<std::unique_ptr<ControlServer>> start(const ListenAddress& where, LiveView& live,
-                                                      ControlHooks hooks);
+  static Result<std::unique_ptr<ControlServer>> start(const ListenAddress& where, LiveView& live);
   ~ControlServer();
   ControlServer(const ControlServer&) = delete;
   ControlServer& operator=(const ControlServer&) = delete;
 
   // http://HOST:PORT/ with the port actually bound.
   const std::string& url() const { return url_; }
-  void set_hooks(ControlHooks hooks);
 
  private:
-  ControlServer(LiveView& live, ControlHooks hooks);
+  explicit ControlServer(LiveView& live);
   void routes();
 
   LiveView& live_;
-  ControlHooks hooks_;
-  std::mutex hooks_mu_;
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
   std::string url_;

@@ -26,6 +26,7 @@ class OffloadStage;
 }
 
 class SharedStorage;
+class TableSlotBase;
 
 // Output count chosen by the configuration (e.g. Classifier: one output per pattern).
 inline constexpr int kConfiguredOutputs = -1;
@@ -112,6 +113,10 @@ class Element {
   // nullptr for the others. Graph passes (the offload chaining pass) find offloadable elements
   // through it.
   virtual offload::OffloadStage* offload_stage() { return nullptr; }
+
+  // The table the element reads that can be replaced while the run goes on (hot reload,
+  // core/table_slot.hh): the same slot in every worker replica. nullptr: nothing to reload.
+  virtual TableSlotBase* table_slot() { return nullptr; }
 
   int noutputs() const { return noutputs_; }
   // Whether output `port` leads somewhere; set by the graph before initialize(). Packets sent to

@@ -70,10 +70,29 @@ class LiveView {
     graph_ = std::move(g);
   }
 
+  // Hot reload through the control plane (runtime/reload.hh): run() sets it while tables can be
+  // replaced. reload() runs on the caller's thread (never a worker's).
+  using ReloadFn =
+      std::function<Result<std::string>(const std::string& element, const std::string& file)>;
+  void set_reload(ReloadFn f) {
+    std::lock_guard<std::mutex> lock(mu_);
+    reload_ = std::move(f);
+  }
+  Result<std::string> reload(const std::string& element, const std::string& file) const {
+    ReloadFn f;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      f = reload_;
+    }
+    if (!f) return make_error("no run is in progress: nothing to reload");
+    return f(element, file);
+  }
+
  private:
   mutable std::mutex mu_;
   std::shared_ptr<const LiveState> state_;
   std::shared_ptr<const LiveGraph> graph_;
+  ReloadFn reload_;
 };
 
 }  // namespace fulcrum

@@ -16,6 +16,7 @@
 #include "io/mempool.hh"
 #include "offload/service.hh"
 #include "runtime/energy.hh"
+#include "runtime/reload.hh"
 #include "runtime/worker.hh"
 
 namespace fulcrum {
@@ -256,12 +257,13 @@ class LiveSampler {
  public:
   LiveSampler(const std::vector<std::unique_ptr<Worker>>& workers,
               const std::vector<std::unique_ptr<Port>>& ports, const std::vector<unsigned>& lcores,
-              const RunOptions& options, const SharedStorage& shared)
+              const RunOptions& options, const SharedStorage& shared, const Reloader& reloader)
       : workers_(workers),
         ports_(ports),
         lcores_(lcores),
         options_(options),
         shared_(shared),
+        reloader_(reloader),
         finished_(workers.size()) {}
 
   bool active() const { return options_.live != nullptr || options_.summary_signal != nullptr; }
@@ -321,6 +323,9 @@ class LiveSampler {
         build_report(snaps, workers_.front()->pipeline(), ports_, lcores_, elapsed, options_);
     r.devices = device_reports(shared_);
     r.energy.source = "read at the end of the run";
+    const ReloadCounts reloads = reloader_.counts();
+    r.reloads = reloads.done;
+    r.reload_failures = reloads.failed;
     return r;
   }
 
@@ -345,6 +350,7 @@ class LiveSampler {
   const std::vector<unsigned>& lcores_;
   const RunOptions& options_;
   const SharedStorage& shared_;
+  const Reloader& reloader_;
   std::vector<WorkerSnapshot> finished_;
   std::vector<std::shared_ptr<const LiveState>> history_;
   uint64_t seq_ = 0;
@@ -472,6 +478,39 @@ Result<std::vector<std::string>> check_pipeline(const PipelineConfig& config,
   return check.value()->unconnected_outputs();
 }
 
+// Offers the run's reloader to the control plane while it lives; on every way out of run() the
+// control plane loses it and it is closed before the tables and the RCU variable go.
+class ReloadScope {
+ public:
+  ReloadScope(LiveView* live, std::shared_ptr<Reloader> reloader)
+      : live_(live), reloader_(std::move(reloader)) {
+    if (live_ == nullptr) return;
+    live_->set_reload([r = reloader_](const std::string& element, const std::string& file) {
+      return r->reload(element, file);
+    });
+  }
+  ~ReloadScope() { close(); }
+  ReloadScope(const ReloadScope&) = delete;
+  ReloadScope& operator=(const ReloadScope&) = delete;
+
+  void close() {
+    if (live_ != nullptr) live_->set_reload(nullptr);
+    reloader_->close();
+  }
+
+ private:
+  LiveView* live_;
+  std::shared_ptr<Reloader> reloader_;
+};
+
+// How long a reload waits for every worker's quiescent point before it keeps the old table
+// instead of freeing it: the watchdog's time (a worker slower than that is reported stalled).
+std::chrono::milliseconds grace_limit(const RunOptions& options) {
+  constexpr double kMsPerS = 1e3;
+  const double s = options.watchdog_s > 0 ? options.watchdog_s : kDefaultWatchdogS;
+  return std::chrono::milliseconds(static_cast<int64_t>(s * kMsPerS));
+}
+
 Result<RunReport> run(const RunOptions& options) {
   if (options.batch == 0 || options.batch > kMaxBatch)
     return make_error("--batch must be 1.." + std::to_string(kMaxBatch));
@@ -549,6 +588,16 @@ Result<RunReport> run(const RunOptions& options) {
     workers.push_back(std::move(worker));
   }
 
+  // Hot reload: the workers are the readers of one RCU variable (runtime/rcu.hh).
+  Result<std::unique_ptr<Rcu>> rcu_made = Rcu::create(static_cast<unsigned>(workers.size()));
+  if (!rcu_made) return make_error(rcu_made.error());
+  std::unique_ptr<Rcu> rcu = std::move(rcu_made.value());
+  for (auto& w : workers) w->set_rcu(rcu.get());
+  auto reloader = std::make_shared<Reloader>(reloadable_tables(workers.front()->pipeline()), *rcu,
+                                             grace_limit(options));
+  ReloadScope reload_scope(options.live, reloader);
+  BackgroundReload signal_reload(reloader);
+
   // What the workers read lives on the heap: a worker stuck for good is abandoned with it.
   auto shared_state = std::make_unique<WorkerShared>();
   std::atomic<bool>& stop = shared_state->stop;
@@ -573,7 +622,7 @@ Result<RunReport> run(const RunOptions& options) {
     lcores.push_back(lcore);
   }
 
-  LiveSampler sampler(workers, ports, lcores, options, shared);
+  LiveSampler sampler(workers, ports, lcores, options, shared, *reloader);
   bool any_finite = false;
   for (auto& p : ports) any_finite |= p->finite_input();
   double last_progress = 0;
@@ -584,6 +633,12 @@ Result<RunReport> run(const RunOptions& options) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     watchdog.check(workers, elapsed);
     if (sampler.active()) sampler.tick(elapsed);
+    if (options.reload_signal != nullptr && options.reload_signal->exchange(false)) {
+      if (reloader->empty())
+        std::fprintf(stderr, "fulcrum: reload (SIGHUP): this pipeline has no reloadable table\n");
+      else if (!signal_reload.start("SIGHUP"))
+        std::fprintf(stderr, "fulcrum: reload (SIGHUP): a reload is in progress; not repeated\n");
+    }
     if (options.on_tick) {
       const Totals t = totals(workers);
       options.on_tick(elapsed, t.rx, t.tx);
@@ -626,6 +681,8 @@ Result<RunReport> run(const RunOptions& options) {
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (const int stuck = watchdog.check(workers, elapsed); stuck >= 0) {
+      reload_scope.close();
+      static_cast<void>(rcu.release());
       static_cast<void>(shared_state.release());
       for (auto& w : workers) static_cast<void>(w.release());
       for (auto& p : ports) static_cast<void>(p.release());
@@ -637,6 +694,8 @@ Result<RunReport> run(const RunOptions& options) {
     }
   }
   for (unsigned l : lcores) rte_eal_wait_lcore(l);
+  reload_scope.close();
+  signal_reload.join();
   uint64_t first_tsc = UINT64_MAX, last_tsc = 0;
   for (auto& w : workers) {
     first_tsc = std::min(first_tsc, w->start_tsc());
@@ -651,6 +710,9 @@ Result<RunReport> run(const RunOptions& options) {
   report.devices = device_reports(shared);
   report.energy = energy_report(rapl, energy_start, rapl.read(), report);
   report.stalls = watchdog.stalls();
+  const ReloadCounts reloads = reloader->counts();
+  report.reloads = reloads.done;
+  report.reload_failures = reloads.failed;
   const double ended =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   workers.clear();

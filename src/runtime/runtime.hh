@@ -56,6 +56,9 @@ struct RunOptions {
   double live_period_s = kDefaultLivePeriodS;
   // Set (by SIGUSR1) to print the summary so far on stdout; run() clears it once printed.
   std::atomic<bool>* summary_signal = nullptr;
+  // Set (by SIGHUP) to reload every reloadable table from its file (runtime/reload.hh); run()
+  // clears it when it starts the reload.
+  std::atomic<bool>* reload_signal = nullptr;
   // Applied to the parsed pipeline before it is checked and built (`fulcrum profile` puts its
   // own balancer in place of the configuration's).
   std::function<Status(PipelineConfig&)> rewrite;

@@ -56,7 +56,8 @@ std::string report_json(const RunReport& r) {
     << ",\n  \"packets_created\": " << r.packets_created
     << ",\n  \"packets_out\": " << r.packets_out << ",\n  \"bytes_out\": " << r.bytes_out
     << ",\n  \"dropped\": " << r.dropped << ",\n  \"queued\": " << r.queued
-    << ",\n  \"stalls\": " << r.stalls << ",\n  \"mpps_in\": " << number(r.mpps_in())
+    << ",\n  \"stalls\": " << r.stalls << ",\n  \"reloads\": " << r.reloads
+    << ",\n  \"reload_failures\": " << r.reload_failures << ",\n  \"mpps_in\": " << number(r.mpps_in())
     << ",\n  \"mpps_out\": " << number(r.mpps_out()) << ",\n  \"gbps_in\": " << number(r.gbps_in())
     << ",\n  \"gbps_out\": " << number(r.gbps_out())
     << ",\n  \"balanced\": " << (r.balanced() ? "true" : "false") << ",\n  \"ports\": [";
@@ -190,6 +191,8 @@ std::string report_text(const RunReport& r) {
       static_cast<unsigned long long>(r.queued), r.balanced() ? "ok" : "MISMATCH");
   o << line;
   if (r.stalls > 0) o << "watchdog: " << r.stalls << " worker stall(s) reported\n";
+  if (r.reloads + r.reload_failures > 0)
+    o << "reloads: " << r.reloads << " table(s) replaced, " << r.reload_failures << " refused\n";
   for (const OutputLoss& l : r.output_losses)
     o << "output lost: " << l.what << ": " << l.lost << " " << l.unit << " not written"
       << (l.error.empty() ? "" : " (" + l.error + ")") << "\n";

@@ -97,6 +97,8 @@ struct RunReport {
   // Output that could not be written (alert logs, capture files); the run failed when not empty.
   std::vector<OutputLoss> output_losses;
   uint64_t stalls = 0;  // workers the watchdog reported (RunOptions::watchdog_s)
+  // Hot reloads (runtime/reload.hh): tables replaced, and reloads refused (old table kept).
+  uint64_t reloads = 0, reload_failures = 0;
   // RX-to-TX time per packet, with RunOptions::latency only (runtime/latency.hh).
   struct Latency {
     uint64_t samples = 0;

@@ -187,6 +187,7 @@ void Worker::run(const std::atomic<bool>& stop, std::atomic<int64_t>* budget) {
   const double ns_per_tsc = 1e9 / static_cast<double>(rte_get_tsc_hz());
   start_tsc_ = rte_rdtsc();
   t_heartbeat = &heartbeat_;
+  if (rcu_ != nullptr) rcu_->online(static_cast<unsigned>(id_));
   while (!stop.load(std::memory_order_relaxed)) {
     fulcrum::heartbeat();
     bool spent = budget != nullptr && budget->load(std::memory_order_relaxed) <= 0;
@@ -201,6 +202,7 @@ void Worker::run(const std::atomic<bool>& stop, std::atomic<int64_t>* budget) {
       pipe.poll_deferred(static_cast<uint64_t>(static_cast<double>(rte_rdtsc()) * ns_per_tsc));
     flush_all();
     answer_snapshot();
+    quiescent();
     if (spent) break;
   }
   // Packets still on a device come back (or are re-run on the CPU) before the run ends.
@@ -211,9 +213,11 @@ void Worker::run(const std::atomic<bool>& stop, std::atomic<int64_t>* budget) {
       std::this_thread::yield();  // a device thread may share this core
     flush_all();
     answer_snapshot();
+    quiescent();
   }
   flush_all();
   pipe.finish();
+  if (rcu_ != nullptr) rcu_->offline(static_cast<unsigned>(id_));
   t_heartbeat = nullptr;
   end_tsc_ = rte_rdtsc();
   finished_.store(true, std::memory_order_release);

@@ -9,6 +9,7 @@
 #include "core/graph.hh"
 #include "io/port.hh"
 #include "runtime/latency.hh"
+#include "runtime/rcu.hh"
 #include "runtime/snapshot.hh"
 #include "runtime/stats.hh"
 
@@ -38,6 +39,9 @@ class Worker final : public PacketSink {
   void set_pipeline(std::unique_ptr<Pipeline> p) { pipeline_ = std::move(p); }
   // Buffers for frames that arrive in several segments (linearize).
   void set_jumbo_pool(rte_mempool* pool) { jumbo_pool_ = pool; }
+  // The worker is reader (its worker index) of `rcu` (hot reload, runtime/reload.hh): online
+  // while it runs, a quiescent point after every loop iteration.
+  void set_rcu(Rcu* rcu) { rcu_ = rcu; }
   // Stamp packets at RX and record their RX-to-TX time (runtime/latency.hh).
   void enable_latency() { latency_ = std::make_unique<LatencyHistogram>(); }
   const LatencyHistogram* latency() const { return latency_.get(); }
@@ -76,6 +80,10 @@ class Worker final : public PacketSink {
   void flush_all();
   // Answers a waiting snapshot request (after flush_all: nothing sits in a transmit buffer).
   void answer_snapshot();
+  // Between batches: no table pointer is held (RCU quiescent point).
+  void quiescent() {
+    if (rcu_ != nullptr) rcu_->quiescent(static_cast<unsigned>(id_));
+  }
 
   int id_;
   std::vector<Port*> ports_;
@@ -93,6 +101,7 @@ class Worker final : public PacketSink {
   uint64_t start_tsc_ = 0, end_tsc_ = 0;
   std::atomic<bool> finished_{false};
   SnapshotSlot snapshots_;
+  Rcu* rcu_ = nullptr;
 };
 
 }  // namespace fulcrum

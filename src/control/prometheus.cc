@@ -64,6 +64,11 @@ void run_metrics(std::string& out, const LiveState& s) {
       .sample({}, uint64_t{r.batch});
   Family(out, "fulcrum_tsc_hertz", "gauge", "The TSC rate cycle counts are measured in.")
       .sample({}, r.tsc_hz);
+  Family reloads(out, "fulcrum_table_reloads_total", "counter",
+                 "Hot reloads of tables: done (the new table in service) or refused (the file "
+                 "did not load; the old table stayed).");
+  reloads.sample({{"result", "done"}}, r.reloads);
+  reloads.sample({{"result", "refused"}}, r.reload_failures);
 }
 
 void balance_metrics(std::string& out, const RunReport& r) {

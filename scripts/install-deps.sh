@@ -12,6 +12,7 @@ DEB_PACKAGES=(
   graphviz  # fulcrum graph --svg
   libcpp-httplib-dev  # the control plane's HTTP server (src/control/)
   chromium  # the dashboard test (headless)
+  dpdk-dev  # dpdk-telemetry.py, DPDK's telemetry client (tests/e2e/test_control_plane.py)
   clang-16 libfuzzer-16-dev libclang-rt-16-dev  # make fuzz / fuzz-smoke (libFuzzer, ASan, UBSan)
 )
 PY_PACKAGES=(scapy prometheus_client)

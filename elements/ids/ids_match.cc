@@ -80,11 +80,11 @@ Status IDSMatch::initialize(const InitContext& ctx) {
   const Args args({}, loc_, name(), kTraits.class_name);
   // The builder outlives this call (reloads call it again): it captures the first replica, which
   // lives as long as the run.
-  Result<std::shared_ptr<TableSlot<Rules>>> slot = shared_table_slot<Rules>(
-      ctx.shared, "ids-rules:" + rules_file_, "IDS rules", rules_file_,
-      [this, strict = ctx.strict_rules](const std::string& file) {
-        return load_rules(file, strict);
-      });
+  Result<std::shared_ptr<TableSlot<Rules>>> slot =
+      shared_table_slot<Rules>(ctx.shared, "ids-rules:" + rules_file_, "IDS rules", rules_file_,
+                               [this, strict = ctx.strict_rules](const std::string& file) {
+                                 return load_rules(file, strict);
+                               });
   if (!slot) return args.error(slot.error());
   slot_ = slot.value();
   adopted_ = slot_->current();

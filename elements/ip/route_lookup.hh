@@ -47,9 +47,11 @@ class RouteLookup : public ElementBase<Derived> {
     key += std::to_string(max_port) + ":";
     // The builder outlives this call (reloads call it again): it captures the first replica,
     // which lives as long as the run, and the port bound by value.
-    Result<std::shared_ptr<TableSlot<Table>>> slot = shared_table_slot<Table>(
-        ctx.shared, key + file_, std::string(Derived::kTableKind), file_,
-        [this, max_port](const std::string& file) { return derived().build_table(file, max_port); });
+    Result<std::shared_ptr<TableSlot<Table>>> slot =
+        shared_table_slot<Table>(ctx.shared, key + file_, std::string(Derived::kTableKind), file_,
+                                 [this, max_port](const std::string& file) {
+                                   return derived().build_table(file, max_port);
+                                 });
     if (!slot)
       return make_error(loc_.str() + ": " + this->name() +
                         " :: " + std::string(Derived::kTraits.class_name) + ": " + slot.error());

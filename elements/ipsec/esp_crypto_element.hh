@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "core/element.hh"
+#include "core/table_slot.hh"
 #include "lib/ipsec_crypto.hh"
 #include "lib/ipsec_sa.hh"
 
@@ -27,19 +28,26 @@ class EspCryptoElement : public ElementBase<Derived> {
   Status initialize(const InitContext& ctx) override {
     const std::string where =
         loc_.str() + ": " + this->name() + " :: " + std::string(Derived::kTraits.class_name) + ": ";
-    auto t = get_sa_table(ctx.shared, file_, where);
+    auto t = get_sa_slot(ctx.shared, file_, where);
     if (!t) return make_error(t.error());
-    table_ = t.value();
+    slot_ = t.value();
+    worker_ = ctx.worker;
+    table_ = slot_->current();
     auto c = MbCrypto::create();
     if (!c) return make_error(where + c.error());
     crypto_ = std::move(c.value());
     return {};
   }
 
+  TableSlotBase* table_slot() override { return slot_.get(); }
+
  protected:
   std::string file_;
   SourceLoc loc_;
-  std::shared_ptr<const SaTable> table_;
+  std::shared_ptr<TableSlot<SaTable>> slot_;
+  // The table of this worker's loop iteration (TableSlot::for_worker), set per batch.
+  const SaTable* table_ = nullptr;
+  int worker_ = 0;
   std::unique_ptr<MbCrypto> crypto_;
 };
 

@@ -9,6 +9,7 @@ namespace fulcrum {
 void IPsecAES::process_batch(PacketBatch& batch) {
   using namespace esp;
   alignas(16) uint8_t ivs[kMaxBatch][kCtrNonceIvLen + kAlign];
+  table_ = slot_->for_worker(worker_);
   const size_t sas = table_->size();
   batch.for_each([&](uint32_t i, Packet* p) {
     const uint32_t sa_index = anno(p).flow_id;

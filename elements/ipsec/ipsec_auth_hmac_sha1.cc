@@ -6,6 +6,7 @@ namespace fulcrum {
 
 void IPsecAuthHMACSHA1::process_batch(PacketBatch& batch) {
   using namespace esp;
+  table_ = slot_->for_worker(worker_);
   const size_t sas = table_->size();
   batch.for_each([&](uint32_t i, Packet* p) {
     const uint32_t sa_index = anno(p).flow_id;

@@ -23,9 +23,11 @@ Status IPsecESPDecap::configure(Args& args) {
 Status IPsecESPDecap::initialize(const InitContext& ctx) {
   const std::string where =
       loc_.str() + ": " + name() + " :: " + std::string(kTraits.class_name) + ": ";
-  auto t = get_sa_table(ctx.shared, file_, where);
+  auto t = get_sa_slot(ctx.shared, file_, where);
   if (!t) return make_error(t.error());
-  table_ = t.value();
+  slot_ = t.value();
+  worker_ = ctx.worker;
+  table_ = slot_->current();
   auto c = MbCrypto::create();
   if (!c) return make_error(where + c.error());
   crypto_ = std::move(c.value());
@@ -109,6 +111,7 @@ Verdict IPsecESPDecap::complete(Packet* p, const Slot& slot, const uint8_t* icv)
 }
 
 void IPsecESPDecap::process_batch(PacketBatch& batch) {
+  table_ = slot_->for_worker(worker_);
   alignas(16) uint8_t ivs[kMaxBatch][kIvSlotLen];
   alignas(16) uint8_t icvs[kMaxBatch][kIvSlotLen];
   Slot slots[kMaxBatch];

@@ -24,6 +24,7 @@
 
 #include "core/element.hh"
 #include "core/registry.hh"
+#include "core/table_slot.hh"
 #include "lib/ipsec_crypto.hh"
 #include "lib/ipsec_sa.hh"
 
@@ -39,6 +40,7 @@ class IPsecESPDecap final : public ElementBase<IPsecESPDecap> {
   Status configure(Args& args) override;
   Status initialize(const InitContext& ctx) override;
   void process_batch(PacketBatch& batch) override;
+  TableSlotBase* table_slot() override { return slot_.get(); }
 
  private:
   struct Slot {
@@ -54,7 +56,10 @@ class IPsecESPDecap final : public ElementBase<IPsecESPDecap> {
 
   std::string file_;
   SourceLoc loc_;
-  std::shared_ptr<const SaTable> table_;
+  std::shared_ptr<TableSlot<SaTable>> slot_;
+  // The table of this worker's loop iteration (TableSlot::for_worker), set per batch.
+  const SaTable* table_ = nullptr;
+  int worker_ = 0;
   std::unique_ptr<MbCrypto> crypto_;
 };
 

@@ -31,10 +31,12 @@ Status IPsecESPEncap::configure(Args& args) {
 
 Status IPsecESPEncap::initialize(const InitContext& ctx) {
   auto t =
-      get_sa_table(ctx.shared, file_,
-                   loc_.str() + ": " + name() + " :: " + std::string(kTraits.class_name) + ": ");
+      get_sa_slot(ctx.shared, file_,
+                  loc_.str() + ": " + name() + " :: " + std::string(kTraits.class_name) + ": ");
   if (!t) return make_error(t.error());
-  table_ = t.value();
+  slot_ = t.value();
+  worker_ = ctx.worker;
+  table_ = slot_->current();
   return {};
 }
 
@@ -104,6 +106,7 @@ Verdict IPsecESPEncap::encap(Packet* p) {
 }
 
 void IPsecESPEncap::process_batch(PacketBatch& batch) {
+  table_ = slot_->for_worker(worker_);
   batch.for_each([&](uint32_t i, Packet* p) { batch.set_result(i, encap(p)); });
 }
 

@@ -27,6 +27,7 @@
 
 #include "core/element.hh"
 #include "core/registry.hh"
+#include "core/table_slot.hh"
 #include "lib/ipsec_sa.hh"
 
 namespace fulcrum {
@@ -40,15 +41,19 @@ class IPsecESPEncap final : public ElementBase<IPsecESPEncap> {
   Status configure(Args& args) override;
   Status initialize(const InitContext& ctx) override;
   void process_batch(PacketBatch& batch) override;
+  TableSlotBase* table_slot() override { return slot_.get(); }
 
-  const SaTable& table() const { return *table_; }
+  const SaTable& table() const { return *slot_->current(); }
 
  private:
   Verdict encap(Packet* p);
 
   std::string file_;
   SourceLoc loc_;
-  std::shared_ptr<const SaTable> table_;
+  std::shared_ptr<TableSlot<SaTable>> slot_;
+  // The table of this worker's loop iteration (TableSlot::for_worker), set per batch.
+  const SaTable* table_ = nullptr;
+  int worker_ = 0;
 };
 
 FULCRUM_REGISTER_ELEMENT(IPsecESPEncap);

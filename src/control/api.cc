@@ -11,6 +11,19 @@ std::string stats_json(const LiveState& s) {
   j["elapsed_s"] = s.elapsed_s;
   j["running"] = s.running;
   j["report"] = json::parse(report_json(s.report), nullptr, false);
+  // What the report's text leaves out or rounds, exact as /metrics has it (the dashboard draws
+  // these and is compared with /metrics).
+  if (j["report"].is_object()) {
+    j["report"]["tsc_hz"] = s.report.tsc_hz;
+    json& devices = j["report"]["devices"];
+    for (size_t i = 0; i < s.report.devices.size() && i < devices.size(); ++i) {
+      const DeviceReport& d = s.report.devices[i];
+      devices[i]["task_us"] = d.task_us;
+      devices[i]["queue_us"] = d.queue_us;
+      devices[i]["device_us"] = d.device_us;
+      devices[i]["return_us"] = d.return_us;
+    }
+  }
   const LiveRates& r = s.rates;
   j["rates"] = {{"window_s", r.window_s},
                 {"in_pps", r.in_pps},

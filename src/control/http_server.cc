@@ -57,11 +57,11 @@ Result<std::unique_ptr<ControlServer>> ControlServer::start(const ListenAddress&
     port = 0;
   }
   if (port == 0)
-    return make_error("--http: cannot listen on " + where.host + ":" +
-                      std::to_string(where.port) + ": " + std::strerror(errno));
+    return make_error("--http: cannot listen on " + where.host + ":" + std::to_string(where.port) +
+                      ": " + std::strerror(errno));
   const bool v6 = where.host.find(':') != std::string::npos;
-  s->url_ = "http://" + (v6 ? "[" + where.host + "]" : where.host) + ":" + std::to_string(port) +
-            "/";
+  s->url_ =
+      "http://" + (v6 ? "[" + where.host + "]" : where.host) + ":" + std::to_string(port) + "/";
   httplib::Server* server = s->server_.get();
   s->thread_ = std::thread([server] { server->listen_after_bind(); });
   return s;

@@ -3,6 +3,7 @@
 #include <rte_telemetry.h>
 
 #include <atomic>
+#include <cctype>
 #include <charconv>
 #include <mutex>
 #include <string>
@@ -21,6 +22,15 @@ std::shared_ptr<const LiveState> latest() {
 // DPDK copies names and strings into fixed buffers: longer ones are cut, never overflowed.
 std::string fit(const std::string& s) {
   return s.size() < RTE_TEL_MAX_STRING_LEN ? s : s.substr(0, RTE_TEL_MAX_STRING_LEN - 1);
+}
+
+// A dict key as DPDK takes it: letters, digits, '_' and '/' only (it silently refuses others),
+// so "IPLookup@3/no-route" is answered as "IPLookup_3/no_route".
+std::string key(const std::string& s) {
+  std::string k = fit(s);
+  for (char& c : k)
+    if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '_' && c != '/') c = '_';
+  return k;
 }
 
 int info(const char*, const char*, rte_tel_data* d) {
@@ -83,7 +93,7 @@ int drops(const char*, const char*, rte_tel_data* d) {
   rte_tel_data_start_dict(d);
   size_t n = 0;
   for (const auto& [where, count] : s->report.drops)
-    if (n++ < RTE_TEL_MAX_DICT_ENTRIES) rte_tel_data_add_dict_u64(d, fit(where).c_str(), count);
+    if (n++ < RTE_TEL_MAX_DICT_ENTRIES) rte_tel_data_add_dict_u64(d, key(where).c_str(), count);
   return 0;
 }
 
@@ -93,7 +103,8 @@ int elements(const char*, const char*, rte_tel_data* d) {
   rte_tel_data_start_dict(d);
   size_t n = 0;
   for (const ElementReport& e : s->report.elements)
-    if (n++ < RTE_TEL_MAX_DICT_ENTRIES) rte_tel_data_add_dict_u64(d, fit(e.name).c_str(), e.in_packets);
+    if (n++ < RTE_TEL_MAX_DICT_ENTRIES)
+      rte_tel_data_add_dict_u64(d, key(e.name).c_str(), e.in_packets);
   return 0;
 }
 

@@ -5,6 +5,7 @@
 //   /fulcrum/ports     port indices; /fulcrum/port,N the port's counters and device string
 //   /fulcrum/drops     drops by "element/reason"
 //   /fulcrum/elements  packets into each element
+// (dict keys keep letters, digits, '_' and '/', DPDK's rule: other characters become '_')
 // DPDK's own commands (/ethdev/stats, /mempool/list, ...) answer beside them.
 #pragma once
 

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "core/shared_storage.hh"
+#include "core/table_slot.hh"
 #include "lib/table_file.hh"
 
 namespace fulcrum {
@@ -166,6 +167,11 @@ bool ReplayWindow::update(uint32_t seq) {
   return true;
 }
 
+void ReplayWindow::merge(const ReplayWindow& other) {
+  for (uint32_t i = 0; i < kSize && i < other.top_; ++i)
+    if ((other.bitmap_ >> i) & 1) update(other.top_ - i);
+}
+
 Result<std::vector<SaConfig>> parse_sa_file(std::string_view text, const std::string& path) {
   std::vector<SaConfig> sas;
   std::map<std::pair<uint32_t, SaDir>, uint32_t> spis;
@@ -249,26 +255,87 @@ Result<std::shared_ptr<SaTable>> SaTable::build(const std::vector<SaConfig>& sas
   return table;
 }
 
+namespace {
+
+// The same SA: what its packets' bytes depend on (not its selector or its line).
+bool same_sa(const SaConfig& a, const SaConfig& b) {
+  return a.spi == b.spi && a.dir == b.dir && a.cipher == b.cipher && a.tunnel_src == b.tunnel_src &&
+         a.tunnel_dst == b.tunnel_dst && std::memcmp(a.enc_key, b.enc_key, sizeof a.enc_key) == 0 &&
+         std::memcmp(a.nonce, b.nonce, sizeof a.nonce) == 0 &&
+         std::memcmp(a.auth_key, b.auth_key, sizeof a.auth_key) == 0;
+}
+
+}  // namespace
+
+void SaTable::take_over(const SaTable& old) {
+  std::map<std::pair<uint32_t, SaDir>, uint16_t> before;
+  for (size_t i = 0; i < old.count_; ++i)
+    before.emplace(std::pair{old.sas_[i].cfg.spi, old.sas_[i].cfg.dir}, static_cast<uint16_t>(i));
+  for (size_t i = 0; i < count_; ++i) {
+    SecurityAssociation& sa = sas_[i];
+    auto it = before.find({sa.cfg.spi, sa.cfg.dir});
+    if (it == before.end() || !same_sa(sa.cfg, old.sas_[it->second].cfg)) continue;
+    SecurityAssociation& was = old.sas_[it->second];
+    Carried c{static_cast<uint16_t>(i), it->second, 0};
+    if (sa.cfg.dir == SaDir::kOut) {
+      c.resumed_at = was.last_seq.load(std::memory_order_relaxed) + kSeqReserve;
+      sa.last_seq.store(c.resumed_at, std::memory_order_relaxed);
+    } else {
+      rte_spinlock_lock(&was.replay_lock);
+      sa.replay = was.replay;
+      rte_spinlock_unlock(&was.replay_lock);
+    }
+    carried_.push_back(c);
+  }
+}
+
+Status SaTable::settle(const SaTable& old) {
+  std::string overlapped;
+  for (const Carried& c : carried_) {
+    SecurityAssociation& sa = sas_[c.now];
+    SecurityAssociation& was = old.sas_[c.before];
+    if (sa.cfg.dir == SaDir::kOut) {
+      if (was.last_seq.load(std::memory_order_relaxed) > c.resumed_at)
+        overlapped += (overlapped.empty() ? "" : ", ") + std::to_string(sa.cfg.spi);
+      continue;
+    }
+    rte_spinlock_lock(&was.replay_lock);
+    const ReplayWindow received = was.replay;
+    rte_spinlock_unlock(&was.replay_lock);
+    rte_spinlock_lock(&sa.replay_lock);
+    sa.replay.merge(received);
+    rte_spinlock_unlock(&sa.replay_lock);
+  }
+  if (!overlapped.empty())
+    return make_error("SA(s) " + overlapped +
+                      ": the old table used more sequence numbers than the reserve of " +
+                      std::to_string(kSeqReserve) + " after the new one took over");
+  return {};
+}
+
 Result<std::shared_ptr<SaTable>> SaTable::load(const std::string& path) {
   Result<std::vector<SaConfig>> sas = load_sa_file(path);
   if (!sas) return make_error(sas.error());
   return build(*sas, path);
 }
 
+Result<std::shared_ptr<TableSlot<SaTable>>> get_sa_slot(SharedStorage* shared,
+                                                        const std::string& path,
+                                                        const std::string& where_prefix) {
+  Result<std::shared_ptr<TableSlot<SaTable>>> slot =
+      shared_table_slot<SaTable>(shared, "ipsec-sa:" + path, "IPsec SAs", path,
+                                 [](const std::string& file) { return SaTable::load(file); });
+  if (!slot) return make_error(where_prefix + slot.error());
+  return slot;
+}
+
 Result<std::shared_ptr<const SaTable>> get_sa_table(SharedStorage* shared, const std::string& path,
                                                     const std::string& where_prefix) {
-  Result<std::shared_ptr<const SaTable>> table = make_error("no SA table");
-  if (shared != nullptr) {
-    table = shared->get_or_build<SaTable>("ipsec-sa:" + path, [&] { return SaTable::load(path); });
-  } else {
-    Result<std::shared_ptr<SaTable>> own = SaTable::load(path);
-    if (own)
-      table = std::shared_ptr<const SaTable>(own.value());
-    else
-      table = make_error(own.error());
-  }
-  if (!table) return make_error(where_prefix + table.error());
-  return table;
+  Result<std::shared_ptr<TableSlot<SaTable>>> slot = get_sa_slot(shared, path, where_prefix);
+  if (!slot) return make_error(slot.error());
+  // Kept for good: the caller's table is never replaced under it.
+  slot.value()->pin(where_prefix.substr(0, where_prefix.rfind(": ")));
+  return std::shared_ptr<const SaTable>(slot.value(), slot.value()->current());
 }
 
 }  // namespace fulcrum

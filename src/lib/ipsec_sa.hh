@@ -81,6 +81,8 @@ class ReplayWindow {
   bool check(uint32_t seq) const;
   // Marks `seq` received (after its ICV verified); false when check(seq) fails.
   bool update(uint32_t seq);
+  // Marks every number `other` received (an SA's window carried over a reload).
+  void merge(const ReplayWindow& other);
   uint32_t top() const { return top_; }
 
  private:
@@ -101,8 +103,17 @@ struct SecurityAssociation {
 
 // The SAs of one file, with their expanded keys. Read-mostly: sequence numbers and replay
 // windows change through the mutable accessors, everything else is fixed after load().
+//
+// Reload (core/table_slot.hh): an SA the new file holds again (same direction, SPI, keys,
+// cipher and tunnel endpoints; its selector may change) goes on where it was. Its outbound
+// sequence numbers resume kSeqReserve past the old SA's (the workers may still encapsulate with
+// the old table until their next quiescent point, taking numbers below that: a number is never
+// used twice with the same keys); its replay window is copied, then merged with what the old
+// table received meanwhile. An SA with new keys is a new SA and starts at 1.
 class SaTable {
  public:
+  static constexpr uint64_t kSeqReserve = uint64_t{1} << 20;
+
   static constexpr uint16_t kNoSa = Dir24_8::kNoRoute;
   static constexpr size_t kMaxSas = Dir24_8::kMaxNextHop + 1;
 
@@ -129,7 +140,18 @@ class SaTable {
     return it == inbound_.end() ? kNoSa : it->second;
   }
 
+  // Reload: called just before this table replaces `old`, and once `old` is out of use.
+  void take_over(const SaTable& old);
+  Status settle(const SaTable& old);
+  // SAs carried over from the table this one replaced.
+  size_t carried() const { return carried_.size(); }
+
  private:
+  struct Carried {
+    uint16_t now, before;  // indices in this table and in the old one
+    uint64_t resumed_at;   // outbound: the sequence number this table went on from
+  };
+  std::vector<Carried> carried_;
   std::unique_ptr<SecurityAssociation[]> sas_;
   size_t count_ = 0;
   struct Selector {
@@ -147,5 +169,12 @@ class SaTable {
 class SharedStorage;
 Result<std::shared_ptr<const SaTable>> get_sa_table(SharedStorage* shared, const std::string& path,
                                                     const std::string& where);
+// The reloadable slot holding that table (the same storage key): what the CPU IPsec elements
+// read, per worker iteration (TableSlot::for_worker).
+template <class T>
+class TableSlot;
+Result<std::shared_ptr<TableSlot<SaTable>>> get_sa_slot(SharedStorage* shared,
+                                                        const std::string& path,
+                                                        const std::string& where);
 
 }  // namespace fulcrum

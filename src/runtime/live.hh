@@ -41,10 +41,10 @@ struct MempoolUse {
 };
 
 struct LiveState {
-  uint64_t seq = 0;        // increases with every state published
-  double elapsed_s = 0;    // since the run started
-  bool running = true;     // false: the final report of a run that ended
-  RunReport report;        // counters so far (queued: packets on a device at that moment)
+  uint64_t seq = 0;      // increases with every state published
+  double elapsed_s = 0;  // since the run started
+  bool running = true;   // false: the final report of a run that ended
+  RunReport report;      // counters so far (queued: packets on a device at that moment)
   LiveRates rates;
   std::vector<MempoolUse> mempools;
 };

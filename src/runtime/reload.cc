@@ -38,14 +38,22 @@ Result<std::string> Reloader::replace(TableSlotBase& slot, const std::string& fi
   }
   ++counts_.done;
   const bool freed = rcu_.synchronize(grace_limit_);
-  if (!freed) retired_.push_back(std::move(old.value()));
+  std::string handover;
+  if (freed) {
+    if (Status s = slot.settle(old.value()); !s) {
+      ++counts_.failed;
+      handover = "; " + s.error();
+    }
+  } else {
+    retired_.push_back(std::move(old.value()));
+  }
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   char took[32];
   std::snprintf(took, sizeof took, "%.0f ms", ms);
   return slot.kind() + " from " + file + " in service (" + took +
          (freed ? "" : "; a worker did not pass a quiescent point in time: the old table is kept") +
-         ")";
+         handover + ")";
 }
 
 Result<std::string> Reloader::reload(const std::string& element, const std::string& file) {
@@ -71,7 +79,8 @@ Result<std::string> Reloader::reload(const std::string& element, const std::stri
   for (TableSlotBase* slot : slots) {
     std::string users;
     for (const ReloadableTable& t : tables_)
-      if (t.slot == slot) users += (users.empty() ? "" : ", ") + t.element + " (" + t.class_name + ")";
+      if (t.slot == slot)
+        users += (users.empty() ? "" : ", ") + t.element + " (" + t.class_name + ")";
     Result<std::string> r = replace(*slot, file.empty() ? slot->file() : file);
     (r ? done : errors) += users + ": " + (r ? r.value() : r.error()) + "\n";
   }
@@ -87,7 +96,8 @@ bool BackgroundReload::start(const char* why) {
     const Result<std::string> r = reloader_->reload("", "");
     std::string text = r ? r.value() : r.error();
     if (!text.empty() && text.back() == '\n') text.pop_back();
-    std::fprintf(stderr, "fulcrum: reload (%s) %s:\n%s\n", why, r ? "done" : "FAILED", text.c_str());
+    std::fprintf(stderr, "fulcrum: reload (%s) %s:\n%s\n", why, r ? "done" : "FAILED",
+                 text.c_str());
     busy_.store(false);
   });
   return true;

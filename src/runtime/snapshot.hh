@@ -31,9 +31,9 @@ struct WorkerSnapshot {
   uint64_t tsc = 0;  // when it was taken
   std::vector<PortSnapshot> ports;
   uint64_t no_such_port = 0, tx_full = 0, multi_segment = 0;  // the runtime's own drops
-  uint64_t pipeline_dropped = 0;  // Pipeline::dropped
-  uint64_t created = 0;           // Pipeline::created
-  uint64_t held = 0;              // Pipeline::held: on a device, neither out nor dropped yet
+  uint64_t pipeline_dropped = 0;                              // Pipeline::dropped
+  uint64_t created = 0;                                       // Pipeline::created
+  uint64_t held = 0;  // Pipeline::held: on a device, neither out nor dropped yet
   std::vector<NodeSnapshot> nodes;
 };
 
@@ -52,9 +52,7 @@ class SnapshotSlot {
   }
   // Worker: the buffer to fill for the waiting request, then serve() publishes it.
   WorkerSnapshot& to_fill() { return buffers_[(served_.load(std::memory_order_relaxed) + 1) % 2]; }
-  void serve() {
-    served_.store(asked_.load(std::memory_order_acquire), std::memory_order_release);
-  }
+  void serve() { served_.store(asked_.load(std::memory_order_acquire), std::memory_order_release); }
   // Reader: the latest answered snapshot (empty before the first answer); stays valid until
   // the reader's next request() is served.
   const WorkerSnapshot& latest() const {

@@ -57,9 +57,9 @@ std::string report_json(const RunReport& r) {
     << ",\n  \"packets_out\": " << r.packets_out << ",\n  \"bytes_out\": " << r.bytes_out
     << ",\n  \"dropped\": " << r.dropped << ",\n  \"queued\": " << r.queued
     << ",\n  \"stalls\": " << r.stalls << ",\n  \"reloads\": " << r.reloads
-    << ",\n  \"reload_failures\": " << r.reload_failures << ",\n  \"mpps_in\": " << number(r.mpps_in())
-    << ",\n  \"mpps_out\": " << number(r.mpps_out()) << ",\n  \"gbps_in\": " << number(r.gbps_in())
-    << ",\n  \"gbps_out\": " << number(r.gbps_out())
+    << ",\n  \"reload_failures\": " << r.reload_failures
+    << ",\n  \"mpps_in\": " << number(r.mpps_in()) << ",\n  \"mpps_out\": " << number(r.mpps_out())
+    << ",\n  \"gbps_in\": " << number(r.gbps_in()) << ",\n  \"gbps_out\": " << number(r.gbps_out())
     << ",\n  \"balanced\": " << (r.balanced() ? "true" : "false") << ",\n  \"ports\": [";
   for (size_t i = 0; i < r.ports.size(); ++i) {
     const PortReport& p = r.ports[i];

@@ -153,8 +153,8 @@ void Worker::fill_snapshot(WorkerSnapshot& out) const {
   out.ports.resize(port_counters_.size());
   for (size_t p = 0; p < port_counters_.size(); ++p) {
     const PortCounters& c = port_counters_[p];
-    out.ports[p] = PortSnapshot{c.rx_packets.get(), c.rx_bytes.get(), c.tx_packets.get(),
-                                c.tx_bytes.get()};
+    out.ports[p] =
+        PortSnapshot{c.rx_packets.get(), c.rx_bytes.get(), c.tx_packets.get(), c.tx_bytes.get()};
   }
   out.no_such_port = no_such_port_.get();
   out.tx_full = tx_full_.get();

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/graph.hh"
+#include "core/table_slot.hh"
 #include "io/port.hh"
 #include "runtime/latency.hh"
 #include "runtime/rcu.hh"
@@ -82,6 +83,7 @@ class Worker final : public PacketSink {
   void answer_snapshot();
   // Between batches: no table pointer is held (RCU quiescent point).
   void quiescent() {
+    ++t_table_epoch;
     if (rcu_ != nullptr) rcu_->quiescent(static_cast<unsigned>(id_));
   }
 

@@ -1,0 +1,168 @@
+"""A `fulcrum run --http 127.0.0.1:0` under test: started in the background, its control plane's
+URL read from stderr, its endpoints fetched, /metrics parsed with prometheus_client's own parser,
+and the run stopped (SIGINT, then SIGKILL) when the test is done. Waits are bounded by a number
+of polls, never asserted on wall-clock time."""
+import json
+import os
+import queue
+import re
+import signal
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+
+from prometheus_client.parser import text_string_to_metric_families
+
+FULCRUM = os.path.abspath(os.environ.get("FULCRUM_BIN", "build/fulcrum"))
+SOURCE_DIR = os.path.abspath(os.environ.get("FULCRUM_SOURCE_DIR",
+                                            os.path.join(os.path.dirname(__file__), "..", "..")))
+HTTP_TIMEOUT_S = 10
+POLL_S = 0.2
+URL_POLLS = 300      # polls of stderr for the control plane's URL
+STILL_POLLS = 600    # polls of /api/stats for a still pipeline
+STOP_TIMEOUT_S = 30
+URL_LINE = re.compile(r"fulcrum: control plane at (http://\S+/)")
+
+
+def router_ports(count, dst="routes", rate=0):
+    """The IPv4 router's ports: a generator of `count` packets into the demo routes, a sink."""
+    gen = f"gen:size=64,flows=1024,dst={dst},routes=configs/routes-demo.txt,count={count}"
+    if rate:
+        gen += f",rate={rate}"
+    return [gen, "net_null0,no-rx=1"]
+
+
+class LiveRun:
+    """`fulcrum run CONFIG --port P... --http 127.0.0.1:0 --seconds SECONDS` in SOURCE_DIR."""
+
+    def __init__(self, config, ports, seconds=120, extra=(), env=None):
+        cmd = [FULCRUM, "run", config, "--quiet", "--seconds", str(seconds), "--http", "127.0.0.1:0", *extra]
+        for p in ports:
+            cmd += ["--port", p]
+        self.cmd = cmd
+        self.stderr_lines = []
+        self._lines = queue.Queue()
+        self.proc = subprocess.Popen(cmd, cwd=SOURCE_DIR, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, env={**os.environ, **(env or {})})
+        threading.Thread(target=self._read_stderr, daemon=True).start()
+        threading.Thread(target=self.proc.stdout.read, daemon=True).start()
+        self.url = self._wait_for_url()
+
+    def _read_stderr(self):
+        for line in self.proc.stderr:
+            self.stderr_lines.append(line)
+            self._lines.put(line)
+
+    def _wait_for_url(self):
+        for _ in range(URL_POLLS):
+            try:
+                line = self._lines.get(timeout=POLL_S)
+            except queue.Empty:
+                if self.proc.poll() is not None:
+                    break
+                continue
+            m = URL_LINE.search(line)
+            if m:
+                return m.group(1)
+        self.stop()
+        raise RuntimeError(f"no control plane URL from: {' '.join(self.cmd)}\n{''.join(self.stderr_lines)}")
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def request(self, path, method="GET"):
+        """(status, headers, body text) of PATH on the control plane."""
+        req = urllib.request.Request(self.url + path.lstrip("/"), method=method)
+        try:
+            with urllib.request.urlopen(req, timeout=HTTP_TIMEOUT_S) as res:
+                return res.status, res.headers, res.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.headers, e.read().decode()
+
+    def get(self, path):
+        """(status, body text) of GET PATH."""
+        status, _, body = self.request(path)
+        return status, body
+
+    def json(self, path):
+        status, body = self.get(path)
+        if status != 200:
+            raise RuntimeError(f"GET {path}: HTTP {status}: {body}")
+        return json.loads(body)
+
+    def metrics_text(self):
+        status, body = self.get("/metrics")
+        if status != 200:
+            raise RuntimeError(f"GET /metrics: HTTP {status}: {body}")
+        return body
+
+    def metrics(self):
+        """The /metrics samples as {(name, frozenset of label pairs): value}."""
+        return samples(self.metrics_text())
+
+    def wait_still(self, packets):
+        """Polls /api/stats until `packets` packets came in, none is in flight and two states in
+        a row (different sequence numbers) hold the same counters; returns that state."""
+        last, seen = None, "no state (HTTP 503: not live yet)"
+        for _ in range(STILL_POLLS):
+            status, body = self.get("/api/stats")
+            if status == 200:
+                st = json.loads(body)
+                seen = json.dumps(st["report"])[:2000]
+                r = st["report"]
+                if r["packets_in"] == packets and r["queued"] == 0:
+                    if last is not None and last["seq"] != st["seq"] and counters(last) == counters(st):
+                        return st
+                    last = st
+            if self.proc.poll() is not None:
+                break
+            time.sleep(POLL_S)
+        raise RuntimeError(f"the pipeline did not become still with {packets} packets in: last report {seen}")
+
+    def stop(self):
+        """Ends the run (SIGINT, SIGKILL if it does not exit); returns its exit code."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout=STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=STOP_TIMEOUT_S)
+        return self.proc.returncode
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def counters(state):
+    """What must not move in a still pipeline: the report less its clocks and rates."""
+    r = dict(state["report"])
+    for k in ("duration_s", "mpps_in", "mpps_out", "gbps_in", "gbps_out", "energy"):
+        r.pop(k, None)
+    return r
+
+
+def samples(text):
+    """Every sample of a Prometheus text exposition, parsed by prometheus_client."""
+    out = {}
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            key = (s.name, frozenset(s.labels.items()))
+            if key in out:
+                raise ValueError(f"duplicate sample {s.name}{s.labels}")
+            out[key] = s.value
+    return out
+
+
+def value(metrics, name, **labels):
+    """The one sample NAME whose labels include `labels`."""
+    found = [v for (n, ls), v in metrics.items() if n == name and set(labels.items()) <= ls]
+    if len(found) != 1:
+        raise KeyError(f"{len(found)} samples {name}{labels}")
+    return found[0]

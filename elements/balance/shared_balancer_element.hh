@@ -77,12 +77,15 @@ class SharedBalancerElement : public ElementBase<Derived> {
     return {};
   }
 
-  // The batch counts, then f(controller, last window, windows) under the shared lock.
+  // The batch counts (this replica's), then f(controller, last window, windows) under the shared
+  // lock: the controller's figures, the same for every replica (Counter::shared).
   template <class F>
   void counters_with(std::vector<Counter>& out, F&& f) const {
     out.push_back({"offloaded", offloaded_});
     out.push_back({"kept", kept_});
+    const size_t first_shared = out.size();
     if (shared_) shared_->inspect(f);
+    for (size_t i = first_shared; i < out.size(); ++i) out[i].shared = true;
   }
 
   void set_seed(uint32_t seed) { state_ = seed == 0 ? 1 : seed; }

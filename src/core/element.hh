@@ -74,6 +74,9 @@ struct InitContext {
 struct Counter {
   std::string name;
   uint64_t value;
+  // One value every worker replica reports alike (a shared balancer's fraction): the report
+  // takes it once instead of adding the replicas' values.
+  bool shared = false;
 };
 
 class Element {

@@ -170,7 +170,8 @@ RunReport build_report(const std::vector<const WorkerSnapshot*>& snaps, const Pi
         e.out_packets[o] += st.out_packets[o];
       for (size_t d = 0; d < drops.size() && d < st.drops.size(); ++d) drops[d] += st.drops[d];
       unconnected += st.unconnected_drops;
-      for (const Counter& c : w->nodes[i].counters) counters[c.name] += c.value;
+      for (const Counter& c : w->nodes[i].counters)
+        counters[c.name] = c.shared ? c.value : counters[c.name] + c.value;
     }
     const auto& reasons = nodes[i].element->traits().drop_reasons;
     for (size_t d = 0; d < drops.size(); ++d) {

@@ -10,6 +10,8 @@ same on any machine.
 2. From the generator for 1.5 s with 10 ms windows: windows pass and w moves (at least one of
    each: lower bounds a loaded machine cannot break), w stays within [0, 1000] per mille, and no
    packet is lost.
+3. Two workers share one balancer: its figures (fraction, windows) are reported once, not added
+   up over the replicas (with a window longer than the run, w stays at INITIAL 0.8: 800).
 No assertion is about throughput: bench `adaptive` measures that.
 """
 import os
@@ -57,6 +59,17 @@ def main():
     if c.get("offloaded", 0) + c.get("kept", 0) == 0:
         failures.append(f"no batch decided: {c}")
     print(f"adaptive: {c}")
+
+    still = work.file("still.click", text.replace("DeviceOnly", "AdaptiveBalancer(WINDOW_MS 100000, INITIAL 0.8)")
+                      .replace(lookup[0], lookup[1]))
+    _, stats = e2e.run_fulcrum(work, still, [gen, "net_null0,no-rx=1"],
+                               extra=["--seconds", "0.5", "--workers", "2"])
+    if stats is None:
+        return work.finish(failures + ["two-worker run failed"])
+    c = e2e.counters_of(stats, "AdaptiveBalancer")
+    if c.get("fraction_permille") != 800 or c.get("windows") != 0:
+        failures.append(f"two workers: fraction_permille {c.get('fraction_permille')} and windows "
+                        f"{c.get('windows')}, expected 800 and 0 (shared figures reported once)")
     return work.finish(failures)
 
 

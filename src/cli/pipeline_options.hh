@@ -1,6 +1,7 @@
 // What the commands that read a pipeline share on their command line: the options --port,
 // --workers, --batch, --device and --strict-rules (run, check, profile), and the one positional
-// argument, PIPELINE, next to which anything else starting with '-' is an unknown option.
+// argument, PIPELINE, next to which anything else starting with '-' is an unknown option; and
+// --capture, which edits the pipeline as it is loaded (run).
 #pragma once
 
 #include <optional>
@@ -26,5 +27,13 @@ std::optional<std::string> shared_run_option(const std::vector<std::string>& arg
 // "parameter NAME given twice").
 std::string positional_pipeline(const std::string& arg, RunOptions& run,
                                 const std::vector<std::string>& options);
+
+// --capture ELEMENT[PORT]=FILE[,snaplen=N][,limit=N] (run; capture_option.cc): records the
+// packets leaving ELEMENT's output PORT (0 when left out) in FILE without editing the
+// configuration, through a pass-through ToDump that options.rewrite puts on that edge (after the
+// rewrites already there). Reads the value at args[i + 1] (i moves onto it); "" when read,
+// otherwise the usage error. An element or output the pipeline lacks is an error when the
+// pipeline is loaded.
+std::string capture_option(const std::vector<std::string>& args, size_t& i, RunOptions& options);
 
 }  // namespace fulcrum::cli

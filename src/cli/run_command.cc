@@ -66,6 +66,12 @@ constexpr const char* kRunUsage =
   --branch MODE      reuse (default: reuse the batch for the majority output) | split
   --watchdog S       report a worker that makes no progress for S seconds (10; 0: off)
   --stats-json FILE  write the run statistics as JSON
+  --capture ELEMENT[PORT]=FILE[,snaplen=N][,limit=N]
+                     record the packets leaving output PORT (0) of ELEMENT in the pcap FILE,
+                     one file for all workers, the pipeline file left as it is (a pass-through
+                     ToDump goes on that edge; docs/capture.md); snaplen: bytes kept a packet
+                     (0: all), limit: packets in all (0: no limit). Repeatable. Quote it in a
+                     shell: --capture 'rt[1]=out.pcap'
   --strict-rules     an IDS rule file with a rule Fulcrum cannot load is an error (default: such
                      rules are skipped and counted by feature, as Suricata does)
   --quiet            no live progress line
@@ -78,8 +84,8 @@ the pipeline file's folder.
 Without --packets/--seconds the run ends when all pcap inputs are drained, or on Ctrl-C
 (SIGINT/SIGTERM), which stops it cleanly with the summary (a second one ends it at once).
 SIGUSR1 prints the summary so far and the run goes on. SIGHUP reloads every table (routes, IDS
-rules, NDN names) from its file while packets flow, as POST /api/reload does; a file that does
-not load is reported and the table in service stays.
+rules, NDN names, IPsec SAs) from its file while packets flow, as POST /api/reload does; a file
+that does not load is reported and the table in service stays.
 Exit status: 0 done; 1 error; 2 usage; 3 the packet balance does not hold; 4 output lost (a
 capture or alert log could not be written); 5 the watchdog reported a stalled worker.
 )";
@@ -125,6 +131,8 @@ int cmd_run(const std::vector<std::string>& args) {
       opt.branch = v == "reuse" ? BranchMode::kReuse : BranchMode::kSplit;
     } else if (a == "--stats-json") {
       if (!value(stats_json)) return usage_error("--stats-json needs a file name");
+    } else if (a == "--capture") {
+      if (std::string e = capture_option(args, i, opt); !e.empty()) return usage_error(e);
     } else if (a == "--cores") {
       if (!value(v)) return usage_error("--cores needs a CPU list such as 2,3 or 2-5");
       Result<std::vector<int>> list = parse_core_list(v);
@@ -136,11 +144,11 @@ int cmd_run(const std::vector<std::string>& args) {
       if (!value(http)) return usage_error("--http needs ADDR:PORT, e.g. 127.0.0.1:9090");
     } else if (std::optional<std::string> e = shared_run_option(args, i, opt, devices)) {
       if (!e->empty()) return usage_error(*e);
-    } else if (std::string e =
-                   positional_pipeline(a, opt,
-                                       {"--port", "--workers", "--batch", "--packets", "--seconds",
-                                        "--branch", "--watchdog", "--stats-json", "--quiet",
-                                        "--device", "--cores", "--strict-rules", "--http", "--help"});
+    } else if (std::string e = positional_pipeline(
+                   a, opt,
+                   {"--port", "--workers", "--batch", "--packets", "--seconds", "--branch",
+                    "--watchdog", "--stats-json", "--capture", "--quiet", "--device", "--cores",
+                    "--strict-rules", "--http", "--help"});
                !e.empty()) {
       return usage_error(e);
     }

@@ -7,6 +7,7 @@
 //   results_[256]   Verdict (i16)    next output per slot, written by the element
 //   mask_[4]        u64 bitmap       1 = slot excluded (dropped or moved to another batch)
 //   count_, live_   u16              used slots / slots not excluded
+//   created_        u16              slots holding packets made while the batch was filled
 //   anno_           BatchAnno        per-batch annotations (device decision, ...)
 #pragma once
 
@@ -64,6 +65,7 @@ class PacketBatch {
   void clear() {
     count_ = 0;
     live_ = 0;
+    created_ = 0;
     mask_.fill(0);
     anno_ = BatchAnno{};
   }
@@ -80,6 +82,13 @@ class PacketBatch {
     ++count_;
     ++live_;
   }
+  // A packet that the element filling the batch made (a copy) rather than took in: the graph
+  // counts it in Pipeline::created, so the packet balance holds.
+  void push_created(Packet* m) {
+    push(m);
+    ++created_;
+  }
+  uint32_t created() const { return created_; }
 
   Packet* at(uint32_t i) const { return pkts_[i]; }
   std::span<Packet* const> packets() const { return {pkts_.data(), count_}; }
@@ -89,6 +98,7 @@ class PacketBatch {
   void set_count(uint32_t n) {
     count_ = static_cast<uint16_t>(n);
     live_ = static_cast<uint16_t>(n);
+    created_ = 0;
     mask_.fill(0);
     std::fill_n(results_.begin(), n, Verdict::out(0));
   }
@@ -139,6 +149,7 @@ class PacketBatch {
   std::array<uint64_t, kMaskWords> mask_;
   uint16_t count_;
   uint16_t live_;
+  uint16_t created_;
   BatchAnno anno_;
 };
 

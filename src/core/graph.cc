@@ -191,6 +191,7 @@ uint64_t Pipeline::poll_deferred(uint64_t now_ns) {
         break;
       }
       handed += b->live();
+      created_ += b->created();
       dispatch(idx, *b);
       free_batch(b);
     }

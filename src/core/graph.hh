@@ -67,11 +67,11 @@ class Pipeline {
   // Runs the tasks of schedulable elements whose timer expired.
   void run_tasks(uint64_t now_ns);
   bool has_tasks() const { return !schedulable_.empty(); }
-  // Hands the packets that deferring elements have finished on to their outputs; returns how
-  // many.
+  // Hands the packets that deferring elements have finished (or made) on to their outputs;
+  // returns how many.
   uint64_t poll_deferred(uint64_t now_ns);
   bool has_deferring() const { return !deferring_.empty(); }
-  // Packets deferring elements hold (taken, not yet handed back).
+  // Packets deferring elements hold (taken or made, not yet handed back).
   uint64_t held() const;
   // The run ended: every element writes out its buffered output (Element::finish).
   void finish();
@@ -90,7 +90,9 @@ class Pipeline {
   int only_successor(size_t node) const;
   // Packets dropped inside the pipeline; safe to read from another thread while it runs.
   uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
-  uint64_t created() const { return created_; }  // packets made by source elements
+  // Packets made inside the pipeline: by source elements (run_task) and the copies deferring
+  // elements hand over with PacketBatch::push_created (Tee).
+  uint64_t created() const { return created_; }
   BranchMode mode() const { return mode_; }
   // The element the worker is running now, -1 when none (for the watchdog; any thread).
   int current_node() const { return current_.load(std::memory_order_relaxed); }

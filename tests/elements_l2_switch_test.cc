@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -226,6 +227,56 @@ TEST(ElementsL2Switch, AgingKeepsRecentAddresses) {
   const Outcome o = send_one(*e, frame(kHostA, kHostB), 2);
   EXPECT_EQ(o.verdict.port(), 0);
   EXPECT_EQ(o.out_port, 1);
+}
+
+std::string write_static(std::string_view stem, const std::string& text) {
+  const std::string path = testing::temp_path(stem);
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(ElementsL2Switch, StaticEntriesForwardWithoutLearningAndOverrideIt) {
+  const std::string file =
+      write_static("l2-static.txt", "# static hosts\n02:00:00:00:00:0a 3\n02:00:00:00:00:0c 2\n");
+  auto e = testing::make_or_fail("L2Switch", {"STATIC " + file, "AGING_S 1"}, kPorts);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(counter(*e, "static_entries"), 2u);
+  // A is static on port 3: known before it ever sent a frame.
+  Outcome o = send_one(*e, frame(kHostA, kHostB), 1);
+  EXPECT_EQ(o.verdict.port(), 0);
+  EXPECT_EQ(o.out_port, 3);
+  // A sends from port 1: learned there, but the static entry wins.
+  send_one(*e, frame(kHostB, kHostA), 1);
+  o = send_one(*e, frame(kHostA, kHostB), 2);
+  EXPECT_EQ(o.out_port, 3);
+  // A static destination on the input port is filtered like a learned one.
+  o = send_one(*e, frame(kHostC, kHostB), 2);
+  EXPECT_EQ(testing::drop_reason(*e, o.verdict), "same-port");
+
+  // Replaced while running: C moves to port 1, A is no longer static (learned on port 1 now).
+  std::ofstream(file) << "02:00:00:00:00:0c 1\n";
+  TableSlotBase* slot = e->table_slot();
+  ASSERT_NE(slot, nullptr);
+  Result<std::shared_ptr<const void>> old = slot->replace(file);
+  ASSERT_TRUE(old) << old.error();
+  EXPECT_EQ(counter(*e, "static_entries"), 1u);
+  EXPECT_EQ(send_one(*e, frame(kHostC, kHostB), 2).out_port, 1);
+  EXPECT_EQ(send_one(*e, frame(kHostA, kHostB), 2).out_port, 1);
+}
+
+TEST(ElementsL2Switch, StaticEntryFileErrorsSayWhere) {
+  const std::string bad = write_static("l2-static-bad.txt", "02:00:00:00:00:0a 1\nnot-a-mac 2\n");
+  EXPECT_NE(testing::config_error("L2Switch", {"STATIC " + bad}).find(bad + ":2: expected"),
+            std::string::npos);
+  const std::string dup =
+      write_static("l2-static-dup.txt", "02:00:00:00:00:0a 1\n02:00:00:00:00:0A 2\n");
+  EXPECT_NE(testing::config_error("L2Switch", {"STATIC " + dup})
+                .find(dup + ":2: duplicate address 02:00:00:00:00:0A (first on line 1)"),
+            std::string::npos);
+  const std::string port = write_static("l2-static-port.txt", "02:00:00:00:00:0a 4\n");
+  EXPECT_NE(testing::config_error("L2Switch", {"STATIC " + port}, kPorts)
+                .find(port + ":1: port 4 out of range 0..3"),
+            std::string::npos);
 }
 
 TEST(ElementsL2Switch, ConfigurationErrors) {

@@ -1,19 +1,23 @@
 // L2Switch — a learning Ethernet switch: learns source addresses, forwards by destination.
 //
 // Ports:     input 0: Ethernet frames. output 0: frames whose destination was learned on another
-//            port, with out_port set to that port. output 1 (optional): frames to flood, i.e.
-//            whose destination is unknown, aged out, broadcast or multicast; when output 1 is
-//            not connected they are dropped as "unknown-destination".
-//            Drops: truncated (frame under 14 bytes), same-port (destination learned on the
-//            port the frame came in on: filtered, as real switches do), unknown-destination.
+//            port, or is a static entry, with out_port set to that port. output 1 (optional):
+//            frames to flood, i.e. whose destination is unknown, aged out, broadcast or multicast;
+//            when output 1 is not connected they are dropped as "unknown-destination". Drops:
+//            truncated (frame under 14 bytes), same-port (destination learned on the port the frame
+//            came in on: filtered, as real switches do), unknown-destination.
 // Uses:      in_port.  Sets: out_port (output 0).
 // Counters:  entries (addresses in the table), learn_failures (source addresses not learned
-//            because the table was full).
+//            because the table was full), static_entries.
 // Offload:   none.
 //
 // Per batch: one insert_bulk over the source addresses (learn or refresh; multicast sources are
 // not learned), then one lookup_bulk over the destinations, both with group prefetch
 // (src/lib/mac_table.hh). Learning of the whole batch thus precedes its forwarding.
+//
+// Static entries (STATIC file, as VPP's "l2fib add ... static"): looked up before the learned
+// table, never aged, not moved by learning; one table shared by every worker, replaced while the
+// run goes on (hot reload, core/table_slot.hh).
 //
 // The table is per worker replica (shared nothing): learning writes on every packet, and a
 // shared table would need locks or atomics and bounce its cache lines between cores. With RSS
@@ -35,6 +39,7 @@
 #include "core/element.hh"
 #include "core/location.hh"
 #include "core/registry.hh"
+#include "core/table_slot.hh"
 #include "lib/mac_table.hh"
 
 namespace fulcrum {
@@ -53,6 +58,7 @@ class L2Switch final : public ElementBase<L2Switch> {
   Status configure(Args& args) override;
   Status initialize(const InitContext& ctx) override;
   void counters(std::vector<Counter>& out) const override;
+  TableSlotBase* table_slot() override { return static_.get(); }
 
   void process_batch(PacketBatch& batch) override {
     if (!batch.has_mask()) [[likely]] {
@@ -112,6 +118,15 @@ class L2Switch final : public ElementBase<L2Switch> {
     const uint32_t now = now_s();
     learn_failures_ += table_->insert_bulk(learn_keys, learn_ports, nlearn, now);
     table_->lookup_bulk(dst_keys, found, nfwd, aging_s_ != 0 ? seen : nullptr);
+    alignas(64) uint16_t fixed[kMaxBatch];
+    if (static_) [[unlikely]] {
+      static_->current()->lookup_bulk(dst_keys, fixed, nfwd);
+      for (uint32_t k = 0; k < nfwd; ++k) {
+        if (fixed[k] == MacTable::kNotFound) continue;
+        found[k] = fixed[k];
+        if (aging_s_ != 0) seen[k] = now;  // static entries never age
+      }
+    }
     const Verdict unknown =
         flood_ ? Verdict::out(kFloodOutput) : Verdict::drop(kDropReasons["unknown-destination"]);
     for (uint32_t k = 0; k < nfwd; ++k) {
@@ -135,6 +150,8 @@ class L2Switch final : public ElementBase<L2Switch> {
   bool flood_ = false;
   uint64_t learn_failures_ = 0;
   std::unique_ptr<MacTable> table_;
+  std::string static_file_;
+  std::shared_ptr<TableSlot<MacTable>> static_;
   SourceLoc loc_;
 };
 

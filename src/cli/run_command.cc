@@ -84,7 +84,7 @@ the pipeline file's folder.
 Without --packets/--seconds the run ends when all pcap inputs are drained, or on Ctrl-C
 (SIGINT/SIGTERM), which stops it cleanly with the summary (a second one ends it at once).
 SIGUSR1 prints the summary so far and the run goes on. SIGHUP reloads every table (routes, IDS
-rules, NDN names, IPsec SAs) from its file while packets flow, as POST /api/reload does; a file
+rules, NDN names, L2 static entries, IPsec SAs) from its file while packets flow, as POST /api/reload does; a file
 that does not load is reported and the table in service stays.
 Exit status: 0 done; 1 error; 2 usage; 3 the packet balance does not hold; 4 output lost (a
 capture or alert log could not be written); 5 the watchdog reported a stalled worker.

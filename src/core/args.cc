@@ -127,12 +127,28 @@ Args& Args::positional_file(std::string_view key, std::string& out, std::string_
     return *this;
   }
   positional(key, out, help);
-  if (!error_.empty() || out.empty() || out.front() == '/' || loc_.file.empty()) return *this;
+  if (error_.empty()) relative_to_pipeline(out);
+  return *this;
+}
+
+Args& Args::key_file(std::string_view key, std::string& out, std::string_view help) {
+  if (describing_) {
+    docs_.push_back({ArgDoc::Kind::kKeyword, std::string(key),
+                     "file relative to the pipeline's folder", format_value(out), false,
+                     std::string(help)});
+    return *this;
+  }
+  this->key(key, out, help);
+  if (error_.empty()) relative_to_pipeline(out);
+  return *this;
+}
+
+void Args::relative_to_pipeline(std::string& path) const {
+  if (path.empty() || path.front() == '/' || loc_.file.empty()) return;
   std::error_code ec;
   const std::filesystem::path folder =
       std::filesystem::absolute(std::filesystem::path(loc_.file), ec).parent_path();
-  if (!ec) out = (folder / out).lexically_normal().string();
-  return *this;
+  if (!ec) path = (folder / path).lexically_normal().string();
 }
 
 Args::Args(const std::vector<std::string>& raw, SourceLoc loc, std::string element_name,

@@ -100,6 +100,9 @@ class Args {
   // absolute; an absolute path, or any path of a pipeline given as text, stays as written.
   Args& positional_file(std::string_view key, std::string& out, std::string_view help);
 
+  // Keyword argument "KEY file" naming a file the element reads, found as positional_file's.
+  Args& key_file(std::string_view key, std::string& out, std::string_view help);
+
   // Keyword argument "KEY value" into `out` (left unchanged when absent and not required).
   template <class T>
   Args& key(std::string_view key, T& out, std::string_view help, bool required = false) {
@@ -128,6 +131,9 @@ class Args {
   const SourceLoc& loc() const { return loc_; }
 
  private:
+  // A relative `path` of a pipeline file, made absolute from the file's folder.
+  void relative_to_pipeline(std::string& path) const;
+
   template <class T>
   Args& record(ArgDoc::Kind kind, std::string_view key, std::string_view type, const T& out,
                std::string_view help, bool required) {

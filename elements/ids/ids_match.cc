@@ -29,19 +29,20 @@ Status IDSMatch::configure(Args& args) {
   return {};
 }
 
-std::string IDSMatch::skipped_note(size_t loaded, std::vector<ids::SkippedRule> skipped) const {
+std::string IDSMatch::skipped_note(const std::string& element, const std::string& file,
+                                   size_t loaded, std::vector<ids::SkippedRule> skipped) {
   std::sort(skipped.begin(), skipped.end(),
             [](const ids::SkippedRule& a, const ids::SkippedRule& b) { return a.line < b.line; });
   const ids::SkippedRule& first = skipped.front();
-  return name() + " (" + std::string(kTraits.class_name) + "): " + rules_file_ + ": " +
+  return element + " (" + std::string(kTraits.class_name) + "): " + file + ": " +
          std::to_string(loaded) + " rules loaded, " + std::to_string(skipped.size()) +
          " skipped (" + ids::skipped_summary(skipped) + "); first skipped: line " +
          std::to_string(first.line) + ": " + first.reason +
          ". --strict-rules refuses the file instead; docs/ids.md lists what is supported";
 }
 
-Result<std::shared_ptr<IDSMatch::Rules>> IDSMatch::load_rules(const std::string& file,
-                                                              bool strict) const {
+Result<std::shared_ptr<IDSMatch::Rules>> IDSMatch::load_rules(const std::string& file, bool strict,
+                                                              const std::string& element) {
   Result<ids::RuleFile> parsed = ids::load_rule_file(file, strict);
   if (!parsed) return make_error(parsed.error());
   std::vector<ids::SkippedRule> skipped = std::move(parsed->skipped);
@@ -53,7 +54,8 @@ Result<std::shared_ptr<IDSMatch::Rules>> IDSMatch::load_rules(const std::string&
                       " rules can be loaded (" + ids::skipped_summary(skipped) +
                       "); docs/ids.md lists what is supported");
   auto rules = std::make_shared<Rules>();
-  if (!skipped.empty()) rules->note = skipped_note(set.value()->rules().size(), skipped);
+  if (!skipped.empty())
+    rules->note = skipped_note(element, file, set.value()->rules().size(), skipped);
   rules->set = std::move(set.value());
   return rules;
 }
@@ -78,13 +80,13 @@ void IDSMatch::adopt(const Rules* rules) {
 
 Status IDSMatch::initialize(const InitContext& ctx) {
   const Args args({}, loc_, name(), kTraits.class_name);
-  // The builder outlives this call (reloads call it again): it captures the first replica, which
-  // lives as long as the run.
-  Result<std::shared_ptr<TableSlot<Rules>>> slot =
-      shared_table_slot<Rules>(ctx.shared, "ids-rules:" + rules_file_, "IDS rules", rules_file_,
-                               [this, strict = ctx.strict_rules](const std::string& file) {
-                                 return load_rules(file, strict);
-                               });
+  // The builder outlives this element (reloads call it again, and the pipeline that first built
+  // the rules may be a check that is gone by then): it holds values only.
+  Result<std::shared_ptr<TableSlot<Rules>>> slot = shared_table_slot<Rules>(
+      ctx.shared, "ids-rules:" + rules_file_, "IDS rules", rules_file_,
+      [strict = ctx.strict_rules, element = name()](const std::string& file) {
+        return load_rules(file, strict, element);
+      });
   if (!slot) return args.error(slot.error());
   slot_ = slot.value();
   adopted_ = slot_->current();

@@ -147,13 +147,16 @@ class IDSMatch final : public ElementBase<IDSMatch> {
 
  private:
   // "ids (IDSMatch): FILE: N rules loaded, M skipped (flow 3, ...); first skipped: ...".
-  std::string skipped_note(size_t loaded, std::vector<ids::SkippedRule> skipped) const;
+  // `element` is the element's name.
+  static std::string skipped_note(const std::string& element, const std::string& file,
+                                  size_t loaded, std::vector<ids::SkippedRule> skipped);
   // The rules a slot holds, with the note on skipped rules of their first load.
   struct Rules {
     std::shared_ptr<const ids::RuleSet> set;
     std::string note;
   };
-  Result<std::shared_ptr<Rules>> load_rules(const std::string& file, bool strict) const;
+  static Result<std::shared_ptr<Rules>> load_rules(const std::string& file, bool strict,
+                                                   const std::string& element);
   // Takes the rules in service: a new matcher (the old one's counts are kept).
   void adopt(const Rules* rules);
   static int drop_reason(ids::ParseResult r) {

@@ -6,9 +6,10 @@
 //                                                      routes to ports above max_port are errors
 //   static constexpr std::string_view kStorageKey;     shared storage key prefix
 //   static constexpr std::string_view kTableKind;      what the table holds ("IPv4 routes")
-// and its kTraits with drop reasons in DropReason order; build_table may also be a const member.
-// A Derived with more keys than FILE reads them in Status configure_keys(Args&) and names the
-// table they select in std::string table_variant() const (part of the shared storage key). The
+// and its kTraits with drop reasons in DropReason order. A Derived with more keys than FILE reads
+// them in Status configure_keys(Args&), names the table they select in std::string
+// table_variant() const (part of the shared storage key) and takes that variant as build_table's
+// third argument. The
 // table is built once per process (and variant) and shared by every worker; it can be replaced
 // while the run goes on (hot reload, core/table_slot.hh): a batch is looked up in one table.
 #pragma once
@@ -45,13 +46,17 @@ class RouteLookup : public ElementBase<Derived> {
     if constexpr (requires(const Derived& d) { d.table_variant(); })
       key += derived().table_variant() + ":";
     key += std::to_string(max_port) + ":";
-    // The builder outlives this call (reloads call it again): it captures the first replica,
-    // which lives as long as the run, and the port bound by value.
-    Result<std::shared_ptr<TableSlot<Table>>> slot =
-        shared_table_slot<Table>(ctx.shared, key + file_, std::string(Derived::kTableKind), file_,
-                                 [this, max_port](const std::string& file) {
-                                   return derived().build_table(file, max_port);
-                                 });
+    // The builder outlives this element (reloads call it again, and the pipeline that first
+    // built the table may be a check that is gone by then): it holds values only.
+    typename TableSlot<Table>::Builder build;
+    if constexpr (requires(const Derived& d) { d.table_variant(); })
+      build = [max_port, variant = derived().table_variant()](const std::string& file) {
+        return Derived::build_table(file, max_port, variant);
+      };
+    else
+      build = [max_port](const std::string& file) { return Derived::build_table(file, max_port); };
+    Result<std::shared_ptr<TableSlot<Table>>> slot = shared_table_slot<Table>(
+        ctx.shared, key + file_, std::string(Derived::kTableKind), file_, std::move(build));
     if (!slot)
       return make_error(loc_.str() + ": " + this->name() +
                         " :: " + std::string(Derived::kTraits.class_name) + ": " + slot.error());

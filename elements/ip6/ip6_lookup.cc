@@ -29,10 +29,11 @@ Status IP6Lookup::configure_keys(Args& args) {
 }
 
 Result<std::shared_ptr<Ip6Routes>> IP6Lookup::build_table(const std::string& file,
-                                                          uint32_t max_port) const {
+                                                          uint32_t max_port,
+                                                          const std::string& algorithm) {
   Result<std::vector<Route6>> routes = load_routes6(file, max_port);
   if (!routes) return make_error(routes.error());
-  if (algorithm_ == kTrie) return build<Ip6Trie>(file, *routes);
+  if (algorithm == kTrie) return build<Ip6Trie>(file, *routes);
   return build<Ip6Table>(file, *routes);
 }
 

@@ -94,7 +94,8 @@ class IP6Lookup final : public RouteLookup<IP6Lookup, Ip6Routes> {
 
   Status configure_keys(Args& args);
   std::string table_variant() const { return algorithm_; }
-  Result<std::shared_ptr<Ip6Routes>> build_table(const std::string& file, uint32_t max_port) const;
+  static Result<std::shared_ptr<Ip6Routes>> build_table(const std::string& file, uint32_t max_port,
+                                                        const std::string& algorithm);
 
  private:
   std::string algorithm_{kTrie};

@@ -1,7 +1,6 @@
 // Hot reload (runtime/reload.hh, core/table_slot.hh, runtime/rcu.hh): a table taken out of
 // service is freed only after every online reader has passed a quiescent point; a file that
 // does not load leaves the table in service; elements are chosen by name.
-#include "lib/ipsec_sa.hh"
 #include "runtime/reload.hh"
 
 #include <gtest/gtest.h>
@@ -11,6 +10,8 @@
 #include <memory>
 #include <string>
 #include <thread>
+
+#include "lib/ipsec_sa.hh"
 
 namespace fulcrum {
 namespace {
@@ -176,8 +177,9 @@ class SaReloadTest : public ::testing::Test {
 };
 
 TEST_F(SaReloadTest, TheSameSaGoesOnPastTheReserveAndANewKeyStartsOver) {
-  auto old = table(line(4096, kKeys, "10.0.0.0/8 DIR out") +
-                   line(8192, kKeys, "172.16.0.0/12 DIR out") + line(4096, kKeys, "0.0.0.0/0 DIR in"));
+  auto old =
+      table(line(4096, kKeys, "10.0.0.0/8 DIR out") + line(8192, kKeys, "172.16.0.0/12 DIR out") +
+            line(4096, kKeys, "0.0.0.0/0 DIR in"));
   sa(*old, 4096, false).last_seq = 500;
   sa(*old, 8192, false).last_seq = 700;
   for (uint32_t seq = 10; seq <= 20; ++seq) ASSERT_TRUE(sa(*old, 4096, true).replay.update(seq));

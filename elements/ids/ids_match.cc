@@ -67,13 +67,7 @@ void IDSMatch::adopt(const Rules* rules) {
     ++adopt_errors_;  // the matcher in use stays (scratch space could not be allocated)
     return;
   }
-  const ids::MatchStats& s = matcher_->stats();
-  retired_.packets += s.packets;
-  retired_.bytes += s.bytes;
-  retired_.hits += s.hits;
-  retired_.candidates += s.candidates;
-  retired_.regex_scans += s.regex_scans;
-  retired_.errors += s.errors;
+  retired_ += matcher_->stats();
   rules_ = rules->set;
   matcher_ = std::move(m.value());
 }
@@ -119,12 +113,13 @@ void IDSMatch::counters(std::vector<Counter>& out) const {
   out.push_back({"alerts", alerts_});
   out.push_back({"packets_alerted", packets_alerted_});
   if (!matcher_) return;
-  const ids::MatchStats& s = matcher_->stats();
-  out.push_back({"bytes_scanned", retired_.bytes + s.bytes});
-  out.push_back({"prefilter_hits", retired_.hits + s.hits});
-  out.push_back({"rules_evaluated", retired_.candidates + s.candidates});
-  out.push_back({"regex_scans", retired_.regex_scans + s.regex_scans});
-  out.push_back({"scan_errors", retired_.errors + s.errors + adopt_errors_});
+  ids::MatchStats s = retired_;  // matchers replaced by reloads, then the one in use
+  s += matcher_->stats();
+  out.push_back({"bytes_scanned", s.bytes});
+  out.push_back({"prefilter_hits", s.hits});
+  out.push_back({"rules_evaluated", s.candidates});
+  out.push_back({"regex_scans", s.regex_scans});
+  out.push_back({"scan_errors", s.errors + adopt_errors_});
   out.push_back({"log_errors", log_ ? log_->errors() : 0});
   out.push_back({"alerts_lost", log_ ? log_->lost() : 0});
 }

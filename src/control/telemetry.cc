@@ -87,25 +87,31 @@ int port(const char*, const char* params, rte_tel_data* d) {
   return 0;
 }
 
+// A dict of up to RTE_TEL_MAX_DICT_ENTRIES of `items`, each as key(name_of(item)): count_of(item).
+template <class Items, class NameOf, class CountOf>
+int count_dict(rte_tel_data* d, const Items& items, NameOf name_of, CountOf count_of) {
+  rte_tel_data_start_dict(d);
+  size_t n = 0;
+  for (const auto& item : items)
+    if (n++ < RTE_TEL_MAX_DICT_ENTRIES)
+      rte_tel_data_add_dict_u64(d, key(name_of(item)).c_str(), count_of(item));
+  return 0;
+}
+
 int drops(const char*, const char*, rte_tel_data* d) {
   const auto s = latest();
   if (!s) return -1;
-  rte_tel_data_start_dict(d);
-  size_t n = 0;
-  for (const auto& [where, count] : s->report.drops)
-    if (n++ < RTE_TEL_MAX_DICT_ENTRIES) rte_tel_data_add_dict_u64(d, key(where).c_str(), count);
-  return 0;
+  return count_dict(
+      d, s->report.drops, [](const auto& p) { return p.first; },
+      [](const auto& p) { return p.second; });
 }
 
 int elements(const char*, const char*, rte_tel_data* d) {
   const auto s = latest();
   if (!s) return -1;
-  rte_tel_data_start_dict(d);
-  size_t n = 0;
-  for (const ElementReport& e : s->report.elements)
-    if (n++ < RTE_TEL_MAX_DICT_ENTRIES)
-      rte_tel_data_add_dict_u64(d, key(e.name).c_str(), e.in_packets);
-  return 0;
+  return count_dict(
+      d, s->report.elements, [](const ElementReport& e) { return e.name; },
+      [](const ElementReport& e) { return e.in_packets; });
 }
 
 }  // namespace

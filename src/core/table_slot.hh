@@ -57,7 +57,6 @@ class TableSlotBase {
   void pin(const std::string& by) {
     if (pinned_by_.empty()) pinned_by_ = by;
   }
-  const std::string& pinned_by() const { return pinned_by_; }
 
  protected:
   TableSlotBase(std::string kind, std::string file)

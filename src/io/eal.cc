@@ -57,11 +57,8 @@ Status init_eal(const EalOptions& options) {
       g_status = make_error(plan.error());
       return;
     }
-    std::vector<std::string> args = {"fulcrum",
-                                     "--lcores",
-                                     lcore_map(plan.value()),
-                                     "--file-prefix",
-                                     "fulcrum" + std::to_string(getpid())};
+    std::vector<std::string> args = {"fulcrum", "--lcores", lcore_map(plan.value()),
+                                     "--file-prefix", "fulcrum" + std::to_string(getpid())};
     // DPDK's telemetry socket stays on (dpdk-telemetry.py works; Fulcrum adds /fulcrum/*
     // commands, control/telemetry.hh) unless a command has no use for it.
     if (!options.telemetry) args.emplace_back("--no-telemetry");
@@ -86,9 +83,9 @@ Status init_eal(const EalOptions& options) {
     int rc = rte_eal_init(static_cast<int>(args.size()), argv.data());
     const std::string said = log ? log->reason() : "";
     if (rc < 0) {
-      g_status = make_error("DPDK EAL initialisation failed: " +
-                            std::string(rte_strerror(rte_errno)) +
-                            (said.empty() ? "" : " (DPDK: " + said + ")"));
+      g_status =
+          make_error("DPDK EAL initialisation failed: " + std::string(rte_strerror(rte_errno)) +
+                     (said.empty() ? "" : " (DPDK: " + said + ")"));
       return;
     }
     g_ready = true;

@@ -135,8 +135,8 @@ Result<GenConfig> parse_gen_spec(const std::string& spec) {
     } else if (key == "step_rate") {
       ok = parse_double(val, c.step_rate) && c.step_rate >= 0;
     } else {
-      static const std::vector<std::string> kKeys = {"proto",      "size",     "flows", "dst",
-                                                     "routes",     "zipf",     "rate",  "seed",
+      static const std::vector<std::string> kKeys = {"proto",      "size",      "flows", "dst",
+                                                     "routes",     "zipf",      "rate",  "seed",
                                                      "step_after", "step_rate", "count"};
       std::string known;
       for (const std::string& k : kKeys) known += (known.empty() ? "" : ", ") + k;

@@ -73,11 +73,13 @@ class LiveRun:
     def pid(self):
         return self.proc.pid
 
-    def request(self, path, method="GET"):
-        """(status, headers, body text) of PATH on the control plane."""
-        req = urllib.request.Request(self.url + path.lstrip("/"), method=method)
+    def request(self, path, method="GET", body=None, timeout=HTTP_TIMEOUT_S):
+        """(status, headers, body text) of PATH on the control plane; `body` is sent as JSON."""
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.url + path.lstrip("/"), data=data, method=method,
+                                     headers={} if data is None else {"Content-Type": "application/json"})
         try:
-            with urllib.request.urlopen(req, timeout=HTTP_TIMEOUT_S) as res:
+            with urllib.request.urlopen(req, timeout=timeout) as res:
                 return res.status, res.headers, res.read().decode()
         except urllib.error.HTTPError as e:
             return e.code, e.headers, e.read().decode()
@@ -92,6 +94,23 @@ class LiveRun:
         if status != 200:
             raise RuntimeError(f"GET {path}: HTTP {status}: {body}")
         return json.loads(body)
+
+    def stats(self):
+        """/api/stats as JSON; None before the first live state (HTTP 503)."""
+        status, body = self.get("/api/stats")
+        if status == 503:
+            return None
+        if status != 200:
+            raise RuntimeError(f"GET /api/stats: HTTP {status}: {body}")
+        return json.loads(body)
+
+    def reload(self, body, timeout=HTTP_TIMEOUT_S):
+        """(HTTP status, JSON answer) of POST /api/reload with `body`."""
+        status, _, text = self.request("/api/reload", "POST", body, timeout)
+        return status, json.loads(text)
+
+    def stderr(self):
+        return "".join(self.stderr_lines)
 
     def metrics_text(self):
         status, body = self.get("/metrics")

@@ -11,14 +11,12 @@ import os
 import random
 import re
 import signal
-import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 
 sys.path.insert(0, os.path.dirname(__file__))
-from fulcrum_e2e import FULCRUM, Workdir  # noqa: E402
+from fulcrum_e2e import Workdir  # noqa: E402
+from live_run import LiveRun  # noqa: E402
 
 ROUTES = 500_000
 BLOCKS = 1024           # /24 blocks the traffic goes to (10.B.C.0/24)
@@ -28,6 +26,7 @@ RELOADS = 20
 PORT_A, PORT_B, POISON = 1, 2, 3
 POLL_S = 0.05
 MAX_POLLS = 2400        # a bound on every wait (2 minutes of polling), not a timing assertion
+RUN_BOUND_S = 900       # --seconds: the run ends by SIGINT long before
 
 
 def block(i):
@@ -65,85 +64,43 @@ def make_tables(work):
     return paths
 
 
-class Run:
-    def __init__(self, work, paths):
-        config = work.file("router.click",
-                           f"FromInput -> CheckIPHeader -> rt :: IPLookup({work.file('current.txt')}) "
-                           "-> DecIPTTL -> ToOutput;\n")
-        with open(paths["a"]) as f, open(work.file("current.txt"), "w") as out:
-            out.write(f.read())
-        self.stats = work.file("stats.json")
-        self.err = open(work.file("stderr.txt"), "w+")
-        cmd = [FULCRUM, "run", config, "--quiet", "--workers", "2", "--http", "127.0.0.1:0",
-               "--stats-json", self.stats,
-               "--port", f"gen:size=64,flows=4096,dst=routes,routes={paths['dst']}"]
-        for i in range(3):
-            cmd += ["--port", f"net_null{i},no-rx=1"]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.err, text=True)
-        self.url = None
-        for _ in range(MAX_POLLS):
-            m = re.search(r"control plane at (http://\S+)", self.stderr())
-            if m:
-                self.url = m.group(1)
-                break
-            if self.proc.poll() is not None:
-                break
-            time.sleep(POLL_S)
+RELOAD_TIMEOUT_S = 120  # one reload of 500k routes (seconds under a sanitizer)
 
-    def stderr(self):
-        self.err.seek(0)
-        return self.err.read()
 
-    def get(self, path):
-        """The JSON at path; None while the run is not live yet (503)."""
-        try:
-            with urllib.request.urlopen(self.url + path, timeout=60) as r:
-                return json.loads(r.read())
-        except urllib.error.HTTPError as e:
-            if e.code == 503:
-                return None
-            raise
+def start_run(work, paths):
+    """The router on two workers, the generator as fast as it goes, the control plane on."""
+    config = work.file("router.click",
+                       f"FromInput -> CheckIPHeader -> rt :: IPLookup({work.file('current.txt')}) "
+                       "-> DecIPTTL -> ToOutput;\n")
+    with open(paths["a"]) as f, open(work.file("current.txt"), "w") as out:
+        out.write(f.read())
+    ports = [f"gen:size=64,flows=4096,dst=routes,routes={paths['dst']}"]
+    ports += [f"net_null{i},no-rx=1" for i in range(3)]
+    return LiveRun(config, ports, seconds=RUN_BOUND_S,
+                   extra=["--workers", "2", "--stats-json", work.file("stats.json")])
 
-    def reload(self, body):
-        req = urllib.request.Request(self.url + "api/reload", data=json.dumps(body).encode(),
-                                     headers={"Content-Type": "application/json"}, method="POST")
-        try:
-            with urllib.request.urlopen(req, timeout=120) as r:
-                return r.status, json.loads(r.read())
-        except urllib.error.HTTPError as e:
-            return e.code, json.loads(e.read())
 
-    def tx(self, seq_after=0):
-        """Per-port transmitted packets from the first live state numbered above seq_after."""
-        for _ in range(MAX_POLLS):
-            s = self.get("api/stats")
-            if s is not None and s["seq"] > seq_after:
-                return s["seq"], [p["tx_packets"] for p in s["report"]["ports"]]
-            time.sleep(POLL_S)
-        raise RuntimeError("the live state did not move")
+def tx(run, seq_after=0):
+    """Per-port transmitted packets from the first live state numbered above seq_after."""
+    for _ in range(MAX_POLLS):
+        s = run.stats()
+        if s is not None and s["seq"] > seq_after:
+            return s["seq"], [p["tx_packets"] for p in s["report"]["ports"]]
+        time.sleep(POLL_S)
+    raise RuntimeError("the live state did not move")
 
-    def settled_tx(self):
-        """Counters from a state whose snapshots were all asked for after this call."""
-        seq, _ = self.tx()
-        return self.tx(seq + 1)
 
-    def stop(self):
-        self.proc.send_signal(signal.SIGINT)
-        try:
-            self.proc.communicate(timeout=120)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.communicate()
-            return None
-        with open(self.stats) as f:
-            return json.load(f)
+def settled_tx(run):
+    """Counters from a state whose snapshots were all asked for after this call."""
+    seq, _ = tx(run)
+    return tx(run, seq + 1)
 
 
 def check_switch(run, new_port, old_port, what, failures):
     """After a reload has returned: the old table's port receives nothing more, the new one does."""
-    seq, before = run.settled_tx()
+    seq, before = settled_tx(run)
     for _ in range(MAX_POLLS):
-        seq, after = run.tx(seq)
+        seq, after = tx(run, seq)
         if after[new_port] > before[new_port]:
             break
     if after[old_port] != before[old_port]:
@@ -156,18 +113,15 @@ def check_switch(run, new_port, old_port, what, failures):
 def main():
     work = Workdir("reload")
     paths = make_tables(work)
-    run = Run(work, paths)
+    run = start_run(work, paths)
     failures = []
-    if run.url is None:
-        run.proc.kill()
-        print(run.stderr(), file=sys.stderr)
-        return work.finish(["the run did not start its control plane"])
     try:
-        run.settled_tx()
+        settled_tx(run)
         took = []
         for i in range(RELOADS):
             to_b = i % 2 == 0
-            status, out = run.reload({"element": "rt", "file": paths["b" if to_b else "a"]})
+            status, out = run.reload({"element": "rt", "file": paths["b" if to_b else "a"]},
+                                     RELOAD_TIMEOUT_S)
             if status != 200 or not out.get("ok"):
                 failures.append(f"reload {i}: HTTP {status}: {out}")
                 break
@@ -176,7 +130,7 @@ def main():
             check_switch(run, new, old, f"reload {i}", failures)
         print(f"{len(took)} reloads of {ROUTES} routes: {min(took, default=0)}..{max(took, default=0)} ms each")
 
-        status, out = run.reload({"element": "rt", "file": paths["broken"]})
+        status, out = run.reload({"element": "rt", "file": paths["broken"]}, RELOAD_TIMEOUT_S)
         if status != 400 or f"{paths['broken']}:3" not in out.get("error", ""):
             failures.append(f"broken file: expected HTTP 400 naming {paths['broken']}:3, got {status}: {out}")
         status, out = run.reload({"element": "nosuch"})
@@ -185,7 +139,8 @@ def main():
         check_switch(run, PORT_A, PORT_B, "after the refused reload (A stays)", failures)
 
         # SIGHUP re-reads the file the table came from: current.txt, now holding table B.
-        status, out = run.reload({"element": "rt", "file": work.file("current.txt")})
+        status, out = run.reload({"element": "rt", "file": work.file("current.txt")},
+                                 RELOAD_TIMEOUT_S)
         if status != 200:
             failures.append(f"reload of current.txt: HTTP {status}: {out}")
         with open(paths["b"]) as f, open(work.file("current.txt"), "w") as cur:
@@ -199,12 +154,12 @@ def main():
             failures.append(f"SIGHUP: no reload reported: {run.stderr()}")
         check_switch(run, PORT_B, PORT_A, "SIGHUP", failures)
     finally:
-        stats = run.stop()
+        code = run.stop()
 
-    if stats is None:
-        return work.finish(failures + ["the run did not stop on SIGINT"])
-    if run.proc.returncode != 0:
-        failures.append(f"exit status {run.proc.returncode}: {run.stderr()}")
+    if code != 0:
+        return work.finish(failures + [f"exit status {code}: {run.stderr()}"])
+    with open(work.file("stats.json")) as f:
+        stats = json.load(f)
     tx = [p["tx_packets"] for p in stats["ports"]]
     print(f"packets in {stats['packets_in']}, out {stats['packets_out']}, per port {tx}, "
           f"dropped {stats['dropped']}, reloads {stats['reloads']}, refused {stats['reload_failures']}")

@@ -10,20 +10,16 @@ every sampled packet decrypts to an inner packet with the generator's addresses.
 import ipaddress
 import json
 import os
-import re
-import signal
 import struct
-import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 
 from scapy.all import IP
 from scapy.layers.ipsec import ESP, SecurityAssociation
 
 sys.path.insert(0, os.path.dirname(__file__))
-from fulcrum_e2e import FULCRUM, Workdir  # noqa: E402
+from fulcrum_e2e import Workdir  # noqa: E402
+from live_run import LiveRun  # noqa: E402
 
 SPI_A, SPI_B = 0x1000, 0x2000
 KEY_A, NONCE_A = bytes.fromhex("2b7e151628aed2a6abf7158809cf4f3c"), bytes.fromhex("deadbeef")
@@ -36,6 +32,7 @@ SRC, DST_A, DST_B = "192.0.2.1", "198.51.100.1", "198.51.100.2"
 RESERVE = 1 << 20  # SaTable::kSeqReserve
 POLL_S = 0.05
 MAX_POLLS = 2400   # a bound on every wait, not a timing assertion
+RUN_BOUND_S = 900  # --seconds: the run ends by SIGINT long before
 AFTER_RELOAD = 20000  # packets to see after the reload before stopping
 SAMPLE = 25
 
@@ -65,19 +62,9 @@ def read_esp(path):
     return out
 
 
-def http(url, body=None):
-    req = urllib.request.Request(url, data=None if body is None else json.dumps(body).encode(),
-                                 method="GET" if body is None else "POST")
-    try:
-        with urllib.request.urlopen(req, timeout=60) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as e:
-        return e.code, (json.loads(e.read()) if e.code != 503 else None)
-
-
-def received(url):
-    status, s = http(url + "api/stats")
-    return s["report"]["packets_in"] if status == 200 else 0
+def received(run):
+    s = run.stats()
+    return s["report"]["packets_in"] if s is not None else 0
 
 
 def main():
@@ -91,41 +78,26 @@ def main():
                        f"-> IPsecAuthHMACSHA1({first}) -> L2Forward(PORT 1) -> ToOutput;\n")
     out = work.file("out.pcap")
     stats = work.file("stats.json")
-    err = open(work.file("stderr.txt"), "w+")
-    proc = subprocess.Popen(
-        [FULCRUM, "run", config, "--quiet", "--workers", "2", "--http", "127.0.0.1:0",
-         "--stats-json", stats, "--port", f"gen:size=128,flows=512,dst=routes,routes={routes},rate=100000",
-         "--port", f"net_pcap0,tx_pcap={out}"],
-        stdout=subprocess.PIPE, stderr=err, text=True)
-    url = None
+    run = LiveRun(config, [f"gen:size=128,flows=512,dst=routes,routes={routes},rate=100000",
+                           f"net_pcap0,tx_pcap={out}"],
+                  seconds=RUN_BOUND_S, extra=["--workers", "2", "--stats-json", stats])
     try:
         for _ in range(MAX_POLLS):
-            err.seek(0)
-            m = re.search(r"control plane at (http://\S+)", err.read())
-            if m or proc.poll() is not None:
-                url = m.group(1) if m else None
+            if received(run) > AFTER_RELOAD:
                 break
             time.sleep(POLL_S)
-        if url is None:
-            return work.finish(["the run did not start its control plane"])
-        for _ in range(MAX_POLLS):
-            if received(url) > AFTER_RELOAD:
-                break
-            time.sleep(POLL_S)
-        status, body = http(url + "api/reload", {"element": "enc", "file": second})
+        status, body = run.reload({"element": "enc", "file": second})
         if status != 200:
             failures.append(f"reload: HTTP {status}: {body}")
-        at_reload = received(url)
+        at_reload = received(run)
         for _ in range(MAX_POLLS):
-            if received(url) > at_reload + AFTER_RELOAD:
+            if received(run) > at_reload + AFTER_RELOAD:
                 break
             time.sleep(POLL_S)
     finally:
-        proc.send_signal(signal.SIGINT)
-        proc.communicate(timeout=120)
-    err.seek(0)
-    if proc.returncode != 0:
-        return work.finish(failures + [f"exit status {proc.returncode}: {err.read()}"])
+        code = run.stop()
+    if code != 0:
+        return work.finish(failures + [f"exit status {code}: {run.stderr()}"])
     st = json.load(open(stats))
     if not st["balanced"] or st["dropped"] != 0:
         failures.append(f"balance {st['balanced']}, dropped {st['dropped']}: {st['drops']}")

@@ -109,6 +109,16 @@ struct MatchStats {
   uint64_t candidates = 0;   // rules evaluated
   uint64_t regex_scans = 0;  // Hyperscan regex scans
   uint64_t errors = 0;       // Hyperscan scan failures (none expected)
+
+  MatchStats& operator+=(const MatchStats& o) {
+    packets += o.packets;
+    bytes += o.bytes;
+    hits += o.hits;
+    candidates += o.candidates;
+    regex_scans += o.regex_scans;
+    errors += o.errors;
+    return *this;
+  }
 };
 
 class Matcher {

@@ -115,9 +115,9 @@ double multibuffer_mpps(uint32_t frame, double seconds) {
   uint8_t auth[kHmacSha1KeyLen];
   std::memset(key, kKeyByte, sizeof key);
   std::memset(auth, kAuthByte, sizeof auth);
-  AesCtrKey akey;
+  AesKey akey;
   HmacSha1Key hkey;
-  c.expand_aes_ctr(key, key + kAesKeyLen, akey);
+  c.expand_aes(key, kAesKeyLen, key + kAesKeyLen, akey);
   c.prepare_hmac_sha1(auth, sizeof auth, hkey);
   std::vector<std::vector<uint8_t>> bufs(kCryptoBatch, std::vector<uint8_t>(sz.auth + kIcvLen));
   alignas(16) uint8_t ivs[kCryptoBatch][kAesKeyLen] = {};

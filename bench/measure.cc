@@ -64,6 +64,12 @@ std::pair<Measured, Measured> measure_pair(const std::string& a, const std::stri
   return {Measured{ra[ra.size() / 2], true}, Measured{rb[rb.size() / 2], true}};
 }
 
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
 double slope(const std::vector<double>& x, const std::vector<double>& y) {
   double mx = 0, my = 0;
   for (size_t i = 0; i < x.size(); ++i) mx += x[i], my += y[i];

@@ -67,6 +67,8 @@ double rate_mpps(double seconds, F&& one) {
   return static_cast<double>(n) / elapsed / 1e6;
 }
 
+// The median of `v` (the upper one of an even count); 0 when empty.
+double median_of(std::vector<double> v);
 // Least-squares slope of y over x.
 double slope(const std::vector<double>& x, const std::vector<double>& y);
 // Writes `count` frames from a generator spec ("gen:...") to a pcap file.

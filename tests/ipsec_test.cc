@@ -1,7 +1,7 @@
 // IPsec ESP tunnel gateway: RFC 3686 / RFC 2202 vectors through the elements' crypto path
 // (intel-ipsec-mb), the SA file and replay window, golden tests of each element, an
 // independent check of the output with OpenSSL, encap -> decap round trips, tampering and
-// replay.
+// replay; AES-256, AES-GCM, ESN, windows up to 4096 and ECN against OpenSSL and the RFCs.
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -10,14 +10,18 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "elements/ipsec/ipsec_esp_decap.hh"
+#include "elements/ipsec/ipsec_esp_encap.hh"
 #include "lib/esp.hh"
 #include "lib/ipsec_crypto.hh"
 #include "lib/ipsec_sa.hh"
+#include "lib/iv_source.hh"
 #include "testing.hh"
 
 namespace fulcrum {
@@ -125,9 +129,9 @@ TEST(IpsecCrypto, Rfc3686AesCtrVectors) {
   auto crypto = MbCrypto::create();
   ASSERT_TRUE(crypto) << crypto.error();
   for (const CtrVector& v : kCtrVectors) {
-    AesCtrKey key;
+    AesKey key;
     const Bytes k = unhex(v.key), nonce = unhex(v.nonce), iv = unhex(v.iv);
-    (*crypto)->expand_aes_ctr(k.data(), nonce.data(), key);
+    (*crypto)->expand_aes(k.data(), kAesKeyLen, nonce.data(), key);
     alignas(16) uint8_t nonce_iv[kCtrNonceIvLen];
     std::copy(nonce.begin(), nonce.end(), nonce_iv);
     std::copy(iv.begin(), iv.end(), nonce_iv + kCtrNonceLen);
@@ -161,10 +165,10 @@ TEST(IpsecCrypto, Rfc3602AesCbcVectors) {
   auto crypto = MbCrypto::create();
   ASSERT_TRUE(crypto) << crypto.error();
   for (const CbcVector& v : kCbcVectors) {
-    AesCtrKey key;
+    AesKey key;
     const Bytes k = unhex(v.key), iv = unhex(v.iv);
     const uint8_t no_nonce[kCtrNonceLen] = {};
-    (*crypto)->expand_aes_ctr(k.data(), no_nonce, key);
+    (*crypto)->expand_aes(k.data(), kAesKeyLen, no_nonce, key);
     Bytes buf = unhex(v.plain);
     (*crypto)->cbc_encrypt(key, iv.data(), buf.data(), buf.size(), 0);
     EXPECT_TRUE((*crypto)->finish().empty());
@@ -363,13 +367,13 @@ TEST(IpsecSa, ReplayWindow) {
   EXPECT_TRUE(w.update(2));
   EXPECT_FALSE(w.check(2));
   EXPECT_TRUE(w.update(100));
-  EXPECT_FALSE(w.check(100 - ReplayWindow::kSize));  // left of the window
-  EXPECT_TRUE(w.check(100 - ReplayWindow::kSize + 1));
-  EXPECT_TRUE(w.update(100 - ReplayWindow::kSize + 1));
-  EXPECT_FALSE(w.check(100 - ReplayWindow::kSize + 1));
-  EXPECT_TRUE(w.update(100 + 2 * ReplayWindow::kSize));
+  EXPECT_FALSE(w.check(100 - SaConfig::kDefaultReplayWindow));  // left of the window
+  EXPECT_TRUE(w.check(100 - SaConfig::kDefaultReplayWindow + 1));
+  EXPECT_TRUE(w.update(100 - SaConfig::kDefaultReplayWindow + 1));
+  EXPECT_FALSE(w.check(100 - SaConfig::kDefaultReplayWindow + 1));
+  EXPECT_TRUE(w.update(100 + 2 * SaConfig::kDefaultReplayWindow));
   EXPECT_FALSE(w.check(100));
-  EXPECT_EQ(w.top(), 100 + 2 * ReplayWindow::kSize);
+  EXPECT_EQ(w.top(), 100 + 2 * SaConfig::kDefaultReplayWindow);
 }
 
 // --- elements ------------------------------------------------------------------------------
@@ -630,7 +634,7 @@ TEST(IPsecESPDecap, TamperingAnyByteFailsTheIcv) {
 TEST(IPsecESPDecap, ReplayIsDropped) {
   const std::string file = write_sa_file();
   Gateway g(file);
-  std::vector<Bytes> frames(ReplayWindow::kSize + 2, inner_frame(kMinFrame));
+  std::vector<Bytes> frames(SaConfig::kDefaultReplayWindow + 2, inner_frame(kMinFrame));
   auto esp_frames = encrypt(g, frames);
   // Newest first, then the oldest (left of the window), then a duplicate in one batch.
   auto d = decrypt(g, {esp_frames.back()});
@@ -671,9 +675,9 @@ TEST(IPsecESPDecap, BadPaddingAndNextHeader) {
   auto crypto = MbCrypto::create();
   ASSERT_TRUE(crypto);
   const Bytes material = unhex(kEncKey), auth = unhex(kAuthKey);
-  AesCtrKey akey;
+  AesKey akey;
   HmacSha1Key hkey;
-  (*crypto)->expand_aes_ctr(material.data(), material.data() + kAesKeyLen, akey);
+  (*crypto)->expand_aes(material.data(), kAesKeyLen, material.data() + kAesKeyLen, akey);
   (*crypto)->prepare_hmac_sha1(auth.data(), auth.size(), hkey);
   auto forge = [&](uint32_t seq, uint8_t pad_byte, uint8_t next_header) {
     Bytes f = encrypt(g, {inner_frame(kOnePadFrame)})[0];
@@ -760,6 +764,405 @@ TEST(IPsecAES, CbcSaRoundTripAndOpenSslCheck) {
   d = decrypt(g, {tampered, not_blocks});
   EXPECT_EQ(testing::drop_reason(*g.decap, d.verdicts[0]), "bad-icv");
   EXPECT_EQ(testing::drop_reason(*g.decap, d.verdicts[1]), "truncated");
+}
+
+// --- deployment modes (issue 15): AES-256, GCM, ESN, large replay windows, ECN ----------------
+
+namespace modes {
+
+Bytes random_bytes(std::mt19937& rng, size_t n) {
+  Bytes b(n);
+  for (auto& x : b) x = static_cast<uint8_t>(rng());
+  return b;
+}
+
+// OpenSSL's one-shot cipher of `in` (CTR, CBC without padding); the independent reference.
+Bytes openssl_cipher(const EVP_CIPHER* c, const Bytes& key, const uint8_t* iv, const Bytes& in,
+                     bool encrypt) {
+  EVP_CIPHER_CTX* ctx = EVP_CIPHER_CTX_new();
+  EXPECT_EQ(EVP_CipherInit_ex(ctx, c, nullptr, key.data(), iv, encrypt ? 1 : 0), 1);
+  EVP_CIPHER_CTX_set_padding(ctx, 0);
+  Bytes out(in.size());
+  int n = 0;
+  EXPECT_EQ(EVP_CipherUpdate(ctx, out.data(), &n, in.data(), static_cast<int>(in.size())), 1);
+  EVP_CIPHER_CTX_free(ctx);
+  return out;
+}
+
+// OpenSSL's AES-GCM decryption of `cipher` with `tag`; nullopt-like empty + false when the tag
+// does not verify.
+bool openssl_gcm_open(const Bytes& key, const uint8_t* nonce, const Bytes& aad, const Bytes& cipher,
+                      const uint8_t* tag, Bytes& plain) {
+  EVP_CIPHER_CTX* ctx = EVP_CIPHER_CTX_new();
+  const EVP_CIPHER* c = key.size() == kAes256KeyLen ? EVP_aes_256_gcm() : EVP_aes_128_gcm();
+  EXPECT_EQ(EVP_DecryptInit_ex(ctx, c, nullptr, nullptr, nullptr), 1);
+  EXPECT_EQ(EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_IVLEN, kGcmNonceLen, nullptr), 1);
+  EXPECT_EQ(EVP_DecryptInit_ex(ctx, nullptr, nullptr, key.data(), nonce), 1);
+  int n = 0;
+  EXPECT_EQ(EVP_DecryptUpdate(ctx, nullptr, &n, aad.data(), static_cast<int>(aad.size())), 1);
+  plain.resize(cipher.size());
+  EXPECT_EQ(
+      EVP_DecryptUpdate(ctx, plain.data(), &n, cipher.data(), static_cast<int>(cipher.size())), 1);
+  EXPECT_EQ(EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, kGcmIcvLen, const_cast<uint8_t*>(tag)),
+            1);
+  const bool ok = EVP_DecryptFinal_ex(ctx, plain.data() + n, &n) == 1;
+  EVP_CIPHER_CTX_free(ctx);
+  return ok;
+}
+
+const char* const kGcm256Material =
+    "603deb1015ca71be2b73aef0857d77811f352c073b6108d72d9810a30914dff4cafebabe";
+const char* const kCtr256Material =
+    "776befF2851db06f4c8a0542c8696f6c6a81af1eec96b4d37fc1d689e6c1c10400000060";
+const char* const kCbc256Key = "603deb1015ca71be2b73aef0857d77811f352c073b6108d72d9810a30914dff4";
+
+// One SA per mode for 10.0.0.0/8 out and in: `opts` after the selector.
+std::string sa_text(const std::string& material, const std::string& auth, const std::string& opts) {
+  const std::string head = "4096 192.0.2.1 198.51.100.1 " + material + " " + auth + " ";
+  return head + "10.0.0.0/8 DIR out " + opts + "\n" + head + "0.0.0.0/0 DIR in " + opts + "\n";
+}
+
+}  // namespace modes
+
+TEST(IpsecCrypto, Aes256CtrAndCbcMatchOpenSsl) {
+  auto crypto = MbCrypto::create();
+  ASSERT_TRUE(crypto);
+  std::mt19937 rng(11);
+  for (size_t len : {16u, 48u, 1024u}) {
+    const Bytes key = modes::random_bytes(rng, kAes256KeyLen),
+                plain = modes::random_bytes(rng, len);
+    const Bytes nonce_iv = modes::random_bytes(rng, kCtrNonceIvLen);
+    Bytes iv = modes::random_bytes(rng, kCbcIvLen);
+    AesKey k;
+    (*crypto)->expand_aes(key.data(), key.size(), nonce_iv.data(), k);
+    Bytes ctr = plain, cbc = plain;
+    (*crypto)->ctr(k, nonce_iv.data(), ctr.data(), ctr.size(), 0);
+    (*crypto)->cbc_encrypt(k, iv.data(), cbc.data(), cbc.size(), 1);
+    ASSERT_TRUE((*crypto)->finish().empty());
+    uint8_t block[16] = {};
+    std::copy(nonce_iv.begin(), nonce_iv.end(), block);
+    block[15] = 1;  // RFC 3686: the block counter starts at 1
+    EXPECT_EQ(ctr, modes::openssl_cipher(EVP_aes_256_ctr(), key, block, plain, true)) << len;
+    EXPECT_EQ(cbc, modes::openssl_cipher(EVP_aes_256_cbc(), key, iv.data(), plain, true)) << len;
+  }
+}
+
+TEST(IpsecCrypto, GcmMatchesOpenSslBothWays) {
+  auto crypto = MbCrypto::create();
+  ASSERT_TRUE(crypto);
+  std::mt19937 rng(12);
+  for (size_t key_len : {kAesKeyLen, kAes256KeyLen}) {
+    for (size_t len : {0u, 1u, 15u, 16u, 17u, 100u, 1500u}) {
+      for (size_t aad_len : {8u, 12u}) {
+        const Bytes key = modes::random_bytes(rng, key_len), salt = modes::random_bytes(rng, 4);
+        const Bytes plain = modes::random_bytes(rng, len), aad = modes::random_bytes(rng, aad_len);
+        GcmKey k;
+        (*crypto)->expand_gcm(key.data(), key.size(), salt.data(), k);
+        Bytes nonce = salt, iv = modes::random_bytes(rng, kGcmIvLen);
+        nonce.insert(nonce.end(), iv.begin(), iv.end());
+        Bytes data = plain;
+        uint8_t tag[kGcmIcvLen];
+        (*crypto)->gcm(k, true, nonce.data(), aad.data(), aad.size(), data.data(), data.size(), tag,
+                       0);
+        ASSERT_TRUE((*crypto)->finish().empty());
+        Bytes opened;
+        ASSERT_TRUE(modes::openssl_gcm_open(key, nonce.data(), aad, data, tag, opened))
+            << key_len << " " << len << " " << aad_len;
+        EXPECT_EQ(opened, plain);
+        uint8_t back_tag[kGcmIcvLen];
+        (*crypto)->gcm(k, false, nonce.data(), aad.data(), aad.size(), data.data(), data.size(),
+                       back_tag, 1);
+        ASSERT_TRUE((*crypto)->finish().empty());
+        EXPECT_EQ(data, plain);
+        EXPECT_TRUE(std::equal(tag, tag + kGcmIcvLen, back_tag));
+        Bytes other_aad = aad;
+        other_aad[0] ^= 1;
+        Bytes reencrypted = plain;
+        (*crypto)->gcm(k, true, nonce.data(), aad.data(), aad.size(), reencrypted.data(),
+                       reencrypted.size(), tag, 2);
+        ASSERT_TRUE((*crypto)->finish().empty());
+        EXPECT_FALSE(
+            modes::openssl_gcm_open(key, nonce.data(), other_aad, reencrypted, tag, opened));
+      }
+    }
+  }
+}
+
+TEST(IpsecSa, ParsesModesAndOptions) {
+  const std::string gcm = modes::sa_text(modes::kGcm256Material, "-", "CIPHER aes-gcm ESN on");
+  auto sas = parse_sa_file(gcm + "8192 1.2.3.4 5.6.7.8 " + modes::kCbc256Key + " " + kAuthKey +
+                               " 0.0.0.0/0 REPLAY 4096 DIR in\n" + "8193 1.2.3.4 5.6.7.8 " +
+                               modes::kCtr256Material + " " + kAuthKey + " 11.0.0.0/8\n",
+                           "sa.txt");
+  ASSERT_TRUE(sas) << sas.error();
+  ASSERT_EQ(sas->size(), 4u);
+  EXPECT_EQ((*sas)[0].cipher, EspCipher::kAesGcm);
+  EXPECT_EQ((*sas)[0].key_len, kAes256KeyLen);
+  EXPECT_TRUE((*sas)[0].esn);
+  EXPECT_EQ((*sas)[0].nonce[0], 0xca);
+  EXPECT_EQ((*sas)[0].icv_len(), kGcmIcvLen);
+  EXPECT_FALSE((*sas)[0].device_aes());
+  EXPECT_EQ((*sas)[1].dir, SaDir::kIn);
+  EXPECT_EQ((*sas)[2].cipher, EspCipher::kAesCbc);
+  EXPECT_EQ((*sas)[2].key_len, kAes256KeyLen);
+  EXPECT_EQ((*sas)[2].replay_window, 4096);
+  EXPECT_EQ((*sas)[2].dir, SaDir::kIn);
+  EXPECT_EQ((*sas)[3].cipher, EspCipher::kAesCtr);
+  EXPECT_EQ((*sas)[3].key_len, kAes256KeyLen);
+  EXPECT_FALSE((*sas)[3].esn);
+  EXPECT_EQ((*sas)[3].replay_window, SaConfig::kDefaultReplayWindow);
+
+  const std::string keys = std::string(kEncKey) + " " + kAuthKey;
+  const std::string head = "4096 1.2.3.4 5.6.7.8 ";
+  const std::pair<std::string, std::string> cases[] = {
+      {head + keys + " 10.0.0.0/8 REPLAY 0", "sa.txt:1: REPLAY '0' is not a window of 1..4096"},
+      {head + keys + " 10.0.0.0/8 REPLAY 4097", "sa.txt:1: REPLAY '4097'"},
+      {head + keys + " 10.0.0.0/8 ESN yes", "sa.txt:1: ESN 'yes' is neither 'on' nor 'off'"},
+      {head + keys + " 10.0.0.0/8 CIPHER des", "sa.txt:1: CIPHER 'des' is not aes-ctr"},
+      {head + keys + " 10.0.0.0/8 LIFETIME 5", "sa.txt:1: unknown option 'LIFETIME'"},
+      {head + keys + " 10.0.0.0/8 DIR in ESN", "sa.txt:1: option 'ESN' has no value"},
+      {head + keys + " 10.0.0.0/8 CIPHER aes-gcm", "sa.txt:1: aes-gcm authenticates by itself"},
+      {head + modes::kCbc256Key + " - 10.0.0.0/8 CIPHER aes-gcm",
+       "sa.txt:1: aes-gcm key material must be 32 or 64 hex digits of key and 8 of salt"},
+      {head + kEncKey + " " + kAuthKey + " 10.0.0.0/8 CIPHER aes-cbc",
+       "sa.txt:1: aes-cbc key must be 32 or 64 hex digits"},
+  };
+  for (const auto& [line, want] : cases) {
+    auto r = parse_sa_file(line + "\n", "sa.txt");
+    ASSERT_FALSE(r) << line;
+    EXPECT_EQ(r.error().rfind(want, 0), 0u) << r.error();
+  }
+}
+
+// The window against a brute-force model (the set of numbers received): random arrivals with
+// jumps, duplicates and stragglers, for windows of 1 to 4096 packets.
+TEST(IpsecSa, ReplayWindowMatchesModel) {
+  std::mt19937_64 rng(13);
+  for (uint32_t size : {1u, 2u, 63u, 64u, 65u, 1000u, 4096u}) {
+    ReplayWindow w(size, false);
+    std::vector<uint64_t> received;
+    uint64_t top = 0;
+    for (int k = 0; k < 20000; ++k) {
+      uint64_t seq;
+      switch (rng() % 4) {
+        case 0:
+          seq = top + 1 + rng() % 3;
+          break;
+        case 1:
+          seq = top + rng() % (3 * uint64_t{size} + 10000);
+          break;
+        default:
+          seq = top > 0 ? top - rng() % std::min<uint64_t>(top, 2 * uint64_t{size} + 2) : 1;
+      }
+      const bool seen = std::find(received.begin(), received.end(), seq) != received.end();
+      const bool want = seq != 0 && !seen && (seq > top || top - seq < size);
+      ASSERT_EQ(w.check(seq), want) << "window " << size << " top " << top << " seq " << seq;
+      ASSERT_EQ(w.update(seq), want);
+      if (want) {
+        received.push_back(seq);
+        top = std::max(top, seq);
+      }
+      if (received.size() > 3 * size + 64)
+        received.erase(std::remove_if(received.begin(), received.end(),
+                                      [&](uint64_t s) { return top - s >= size; }),
+                       received.end());
+    }
+    EXPECT_EQ(w.top(), top);
+  }
+}
+
+// RFC 4303 Appendix A2.2: the high half from the low half and the window.
+TEST(IpsecSa, EsnInference) {
+  constexpr uint64_t k2to32 = uint64_t{1} << 32;
+  ReplayWindow w(64, true);
+  EXPECT_EQ(w.infer(5), 5u);
+  EXPECT_EQ(w.infer(0xFFFFFFF0u), 0xFFFFFFF0u);  // case B at the start: no subspace before 0
+  ASSERT_TRUE(w.update(k2to32 - 10));
+  EXPECT_EQ(w.infer(0xFFFFFFF0u), 0xFFFFFFF0u);  // case A, in the window
+  EXPECT_EQ(w.infer(0xFFFFFFF5u), 0xFFFFFFF5u);
+  EXPECT_EQ(w.infer(3), k2to32 + 3);  // case A, below the window: the next subspace
+  ASSERT_TRUE(w.update(k2to32 + 5));
+  EXPECT_EQ(w.infer(0xFFFFFFF0u), 0xFFFFFFF0u);  // case B: the window reaches back
+  EXPECT_EQ(w.infer(6), k2to32 + 6);
+  EXPECT_EQ(w.infer(0x80000000u), k2to32 + 0x80000000u);
+  EXPECT_FALSE(w.check(k2to32 - 10));  // received before the wrap
+  EXPECT_TRUE(w.check(k2to32 - 11));   // in the window, never received
+  ReplayWindow plain(64, false);
+  ASSERT_TRUE(plain.update(0xFFFFFFF0u));
+  EXPECT_EQ(plain.infer(3), 3u);  // without ESN the header's number is the number
+}
+
+TEST(IPsecESPEncap, EsnRunsPast2To32AndDecapFollows) {
+  constexpr uint64_t k2to32 = uint64_t{1} << 32;
+  const std::string file = write_sa_file(modes::sa_text(kEncKey, kAuthKey, "ESN on"));
+  Gateway g(file);
+  auto* encap = dynamic_cast<IPsecESPEncap*>(g.encap.get());
+  ASSERT_NE(encap, nullptr);
+  encap->table().at(0).last_seq.store(k2to32 - 3);
+  std::vector<Bytes> frames;
+  for (uint32_t k = 0; k < 6; ++k) frames.push_back(inner_frame(kMinFrame + 10 * k, kInnerDst, k));
+  const std::vector<Bytes> esp = encrypt(g, frames);
+  const Bytes auth = unhex(kAuthKey);
+  for (uint32_t k = 0; k < esp.size(); ++k) {
+    ASSERT_FALSE(esp[k].empty()) << k;
+    const uint64_t seq = k2to32 - 2 + k;
+    const uint8_t* e = esp[k].data() + kEspOff;
+    EXPECT_EQ(load_be32(e + kSpiLen), static_cast<uint32_t>(seq)) << k;
+    EXPECT_EQ(load_be32(e + kHdrLen), static_cast<uint32_t>(seq >> 32)) << k;  // CTR IV = seq
+    // RFC 4303 §2.2.1: the ICV covers the high half appended after the trailer.
+    const size_t esp_len = esp[k].size() - kEspOff;
+    Bytes msg(e, e + esp_len - kIcvLen);
+    msg.push_back(0), msg.push_back(0), msg.push_back(0);
+    msg.push_back(static_cast<uint8_t>(seq >> 32));
+    uint8_t mac[EVP_MAX_MD_SIZE];
+    unsigned n = 0;
+    HMAC(EVP_sha1(), auth.data(), static_cast<int>(auth.size()), msg.data(), msg.size(), mac, &n);
+    EXPECT_TRUE(std::equal(mac, mac + kIcvLen, e + esp_len - kIcvLen)) << k;
+  }
+  // One batch over the wrap: the receiver completes the packets before the wrap first.
+  const Decapped d = decrypt(g, esp);
+  for (uint32_t k = 0; k < esp.size(); ++k) {
+    ASSERT_FALSE(d.verdicts[k].is_drop()) << k << testing::drop_reason(*g.decap, d.verdicts[k]);
+    EXPECT_EQ(d.frames[k], frames[k]);
+  }
+  EXPECT_EQ(testing::drop_reason(*g.decap, decrypt(g, {esp[1]}).verdicts[0]), "replayed");
+}
+
+TEST(IPsecESPEncap, WithoutEsnTheSaStopsAt2To32) {
+  const std::string file = write_sa_file();
+  Gateway g(file);
+  auto* encap = dynamic_cast<IPsecESPEncap*>(g.encap.get());
+  ASSERT_NE(encap, nullptr);
+  encap->table().at(0).last_seq.store(0xFFFFFFFEu);
+  std::vector<Verdict> v;
+  encrypt(g, {inner_frame(kMinFrame), inner_frame(kMinFrame)}, &v);
+  EXPECT_FALSE(v[0].is_drop());
+  EXPECT_EQ(testing::drop_reason(*g.encap, v[1]), "seq-overflow");
+}
+
+// GCM SAs through the whole gateway, both key sizes, with and without ESN: round trips, OpenSSL
+// opens every packet, any flipped byte fails the ICV.
+TEST(IPsecAES, GcmGatewayRoundTripAndOpenSslCheck) {
+  for (const char* material :
+       {"2b7e151628aed2a6abf7158809cf4f3cdeadbeef", modes::kGcm256Material}) {
+    for (bool esn : {false, true}) {
+      const std::string file = write_sa_file(
+          modes::sa_text(material, "-", std::string("CIPHER aes-gcm ESN ") + (esn ? "on" : "off")));
+      Gateway g(file);
+      std::vector<Bytes> frames;
+      for (uint32_t len = kMinFrame; len <= kMaxFrame && frames.size() < kMaxBatch; len += 23)
+        frames.push_back(inner_frame(len, kInnerDst, len));
+      const std::vector<Bytes> esp = encrypt(g, frames);
+      const Bytes m = unhex(material);
+      const Bytes key(m.begin(), m.end() - kGcmSaltLen);
+      for (size_t i = 0; i < esp.size(); ++i) {
+        ASSERT_FALSE(esp[i].empty());
+        const uint8_t* e = esp[i].data() + kEspOff;
+        const size_t esp_len = esp[i].size() - kEspOff;
+        Bytes nonce(m.end() - kGcmSaltLen, m.end());
+        nonce.insert(nonce.end(), e + kHdrLen, e + kHdrLen + kGcmIvLen);
+        Bytes aad(e, e + kHdrLen);
+        if (esn) aad.insert(aad.begin() + kSpiLen, 4, 0);  // SPI | high 32 (0) | low 32
+        const Bytes cipher(e + kHdrLen + kGcmIvLen, e + esp_len - kGcmIcvLen);
+        Bytes plain;
+        ASSERT_TRUE(modes::openssl_gcm_open(key, nonce.data(), aad, cipher,
+                                            e + esp_len - kGcmIcvLen, plain))
+            << "packet " << i << (esn ? " ESN" : "");
+        EXPECT_TRUE(std::equal(frames[i].begin() + kEtherHdrLen, frames[i].end(), plain.begin()));
+      }
+      const Decapped d = decrypt(g, esp);
+      for (size_t i = 0; i < esp.size(); ++i) {
+        ASSERT_FALSE(d.verdicts[i].is_drop()) << testing::drop_reason(*g.decap, d.verdicts[i]);
+        EXPECT_EQ(d.frames[i], frames[i]);
+      }
+      std::vector<Bytes> tampered;
+      const Bytes fresh = encrypt(g, {inner_frame(100)})[0];
+      for (size_t k = kEspOff + kSpiLen; k < fresh.size(); ++k) {
+        Bytes t = fresh;
+        t[k] ^= kTamperBit;
+        tampered.push_back(t);
+      }
+      const Decapped bad = decrypt(g, tampered);
+      for (size_t i = 0; i < tampered.size(); ++i)
+        EXPECT_EQ(testing::drop_reason(*g.decap, bad.verdicts[i]), "bad-icv") << "byte " << i;
+      EXPECT_FALSE(decrypt(g, {fresh}).verdicts[0].is_drop());
+    }
+  }
+}
+
+TEST(IPsecESPDecap, ReplayWindowOfTheSa) {
+  const std::string file = write_sa_file(modes::sa_text(kEncKey, kAuthKey, "REPLAY 1024"));
+  Gateway g(file);
+  std::vector<Bytes> frames(1200, inner_frame(kMinFrame));
+  std::vector<Bytes> esp;
+  for (size_t first = 0; first < frames.size(); first += kMaxBatch) {
+    std::vector<Bytes> chunk(frames.begin() + first,
+                             frames.begin() + std::min(frames.size(), first + kMaxBatch));
+    for (Bytes& b : encrypt(g, chunk)) esp.push_back(std::move(b));
+  }
+  EXPECT_FALSE(decrypt(g, {esp[1199]}).verdicts[0].is_drop());         // seq 1200
+  EXPECT_FALSE(decrypt(g, {esp[1200 - 1024]}).verdicts[0].is_drop());  // 1023 behind
+  EXPECT_EQ(testing::drop_reason(*g.decap, decrypt(g, {esp[1200 - 1025]}).verdicts[0]), "replayed");
+}
+
+// RFC 6040 §4.2, Figure 4: inner (rows) x outer (columns) ECN -> inner after; -1: drop.
+TEST(IPsecESPDecap, EcnDecapsulationFollowsRfc6040) {
+  constexpr int kNotEct = 0, kEct1 = 1, kEct0 = 2, kCe = 3, kDrop = -1;
+  const int want[4][4] = {
+      /* Not-ECT */ {kNotEct, kNotEct, kNotEct, kDrop},
+      /* ECT(1)  */ {kEct1, kEct1, kEct1, kCe},
+      /* ECT(0)  */ {kEct0, kEct1, kEct0, kCe},
+      /* CE      */ {kCe, kCe, kCe, kCe},
+  };
+  for (int inner = 0; inner < 4; ++inner) {
+    for (int outer = 0; outer < 4; ++outer) {
+      Bytes f = inner_frame(kMinFrame);
+      uint8_t* ip = f.data() + kEtherHdrLen;
+      ip[1] = static_cast<uint8_t>(0xB8 | inner);  // DSCP EF
+      store_be16(ip + 10, 0);
+      const uint16_t ck = rte_ipv4_cksum(reinterpret_cast<const rte_ipv4_hdr*>(ip));
+      std::memcpy(ip + 10, &ck, sizeof ck);
+      const bool kept = decapsulate_ecn(static_cast<uint8_t>(0x20 | outer), ip);
+      ASSERT_EQ(kept, want[inner][outer] != kDrop) << inner << " " << outer;
+      if (!kept) continue;
+      EXPECT_EQ(ip[1], 0xB8 | want[inner][outer]) << inner << " " << outer;  // DSCP kept
+      EXPECT_EQ(rte_raw_cksum(ip, kIpv4HdrLen), 0xFFFF) << "checksum " << inner << " " << outer;
+    }
+  }
+}
+
+// A fragment of an ESP packet is named as such, not failed as a bad ICV or an unknown SPI.
+TEST(IPsecESPDecap, FragmentsAreDroppedAsFragments) {
+  const std::string file = write_sa_file();
+  Gateway g(file);
+  const Bytes good = encrypt(g, {inner_frame(200)})[0];
+  Bytes first = good, later = good;
+  store_be16(first.data() + kOuterIpOffset + 6, 0x2000);  // more fragments
+  store_be16(later.data() + kOuterIpOffset + 6, 0x0010);  // offset 128
+  const Decapped d = decrypt(g, {first, later, good});
+  EXPECT_EQ(testing::drop_reason(*g.decap, d.verdicts[0]), "fragment");
+  EXPECT_EQ(testing::drop_reason(*g.decap, d.verdicts[1]), "fragment");
+  EXPECT_FALSE(d.verdicts[2].is_drop());
+}
+
+TEST(IvSource, GivesDistinctUnpredictableBlocks) {
+  auto a = IvSource::create(), b = IvSource::create();
+  ASSERT_TRUE(a && b);
+  std::vector<std::pair<uint64_t, uint64_t>> ivs;
+  size_t ones = 0;
+  for (int k = 0; k < 5000; ++k) {
+    uint8_t iv[kCbcIvLen];
+    ASSERT_TRUE((*(k % 2 ? a : b))->fill(iv, sizeof iv));
+    std::pair<uint64_t, uint64_t> v;
+    std::memcpy(&v.first, iv, sizeof v.first);
+    std::memcpy(&v.second, iv + sizeof v.first, sizeof v.second);
+    ones += __builtin_popcountll(v.first) + __builtin_popcountll(v.second);
+    ivs.push_back(v);
+  }
+  std::sort(ivs.begin(), ivs.end());
+  EXPECT_EQ(std::adjacent_find(ivs.begin(), ivs.end()), ivs.end());  // two sources, no repeat
+  const double share = static_cast<double>(ones) / (ivs.size() * kCbcIvLen * 8);
+  EXPECT_NEAR(share, 0.5, 0.01);
 }
 
 }  // namespace

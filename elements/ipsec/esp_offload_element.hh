@@ -54,12 +54,13 @@ class EspOffloadElement : public OffloadElement<Derived> {
 
   void process_cpu(PacketBatch& batch) override { cpu_.process_batch(batch); }
 
-  // Packets the CPU function would drop (no SA, truncated) stay with it, and so do AES-CBC SAs
-  // when Derived encrypts.
+  // Packets the CPU function would drop (no SA, truncated) stay with it, and so do the SAs the
+  // kernels do not implement (SaConfig::device_aes, device_hmac: AES-CBC, AES-256, GCM, ESN).
   bool gather(Packet* p, uint8_t* item, offload::PacketRegion& region) override {
     const uint32_t sa = anno(p).flow_id;
     if (sa >= table_->size()) return false;
-    if (Derived::kCtrOnly && table_->at(sa).cfg.cipher != EspCipher::kAesCtr) return false;
+    const SaConfig& cfg = table_->at(sa).cfg;
+    if (Derived::kCtrOnly ? !cfg.device_aes() : !cfg.device_hmac()) return false;
     const uint32_t off = esp::esp_offset(p);
     if (off == 0) return false;
     region = {off, length(p) - esp::kEspIcvLen - off};

@@ -9,6 +9,7 @@ namespace fulcrum {
 void IPsecAES::process_batch(PacketBatch& batch) {
   using namespace esp;
   alignas(16) uint8_t ivs[kMaxBatch][kCtrNonceIvLen + kAlign];
+  alignas(16) uint8_t aads[kMaxBatch][kAadSlotLen];
   table_ = slot_->for_worker(worker_);
   const size_t sas = table_->size();
   batch.for_each([&](uint32_t i, Packet* p) {
@@ -19,8 +20,16 @@ void IPsecAES::process_batch(PacketBatch& batch) {
     const SecurityAssociation& sa = table_->at(sa_index);
     uint8_t* e = data(p) + off;
     const uint32_t start = off + kHdrLen + sa.cfg.iv_len();
-    const uint32_t end = length(p) - kEspIcvLen;
-    if (sa.cfg.cipher == EspCipher::kAesCbc) {
+    const uint32_t end = length(p) - sa.cfg.icv_len();
+    if (end < start + kTrailerLen)
+      return batch.set_result(i, Verdict::drop(kDropReasons["truncated"]));
+    if (sa.cfg.cipher == EspCipher::kAesGcm) {
+      std::memcpy(ivs[i], sa.gcm->salt, kGcmSaltLen);
+      std::memcpy(ivs[i] + kGcmSaltLen, e + kHdrLen, kGcmIvLen);
+      const uint32_t aad_len = gcm_aad(e, sa.cfg.esn ? data(p) + end : nullptr, aads[i]);
+      crypto_->gcm(*sa.gcm, true, ivs[i], aads[i], aad_len, data(p) + start, end - start,
+                   data(p) + end, i);
+    } else if (sa.cfg.cipher == EspCipher::kAesCbc) {
       if (end < start + kAesBlockLen || (end - start) % kAesBlockLen != 0)
         return batch.set_result(i, Verdict::drop(kDropReasons["truncated"]));
       crypto_->cbc_encrypt(sa.aes, e + kHdrLen, data(p) + start, end - start, i);

@@ -1,17 +1,21 @@
-// IPsecAES — encrypts the ESP payload of outbound packets: AES-128-CTR (RFC 3686) or -CBC.
+// IPsecAES — encrypts the ESP payload of outbound packets: AES-CTR (RFC 3686), AES-CBC (RFC
+// 3602) or AES-GCM (RFC 4106), 128- or 256-bit keys.
 //
 // Ports:     input 0: frames from IPsecESPEncap. output 0: the same frames, inner packet through
-//            the next-header byte encrypted in place with the SA's key; counter block = nonce
-//            (4 bytes of the SA's key material) | IV (8 bytes in the packet) | counter from 1;
-//            for an AES-CBC SA (RFC 3602), CBC with the 16-byte IV in the packet.
+//            the next-header byte encrypted in place with the SA's key; CTR: counter block =
+//            nonce (4 bytes of the SA's key material) | IV (8 bytes in the packet) | counter
+//            from 1; CBC: the 16-byte IV in the packet; GCM: nonce = salt | IV, AAD = SPI |
+//            sequence number (with ESN: SPI | high 32 bits | low 32 bits, the high half read
+//            from the ICV's room), and the 16-byte ICV written (IPsecAuthHMACSHA1 leaves GCM
+//            packets alone).
 //            Drops: no-sa (flow_id is not an SA of the file), truncated (no room for an ESP
 //            header, IV, trailer and ICV after the outer IPv4 header, or a CBC payload that
 //            is not whole blocks), crypto-error (the intel-ipsec-mb job failed).
 // Uses:      flow_id (SA index, set by IPsecESPEncap).  Sets: nothing.
 // Counters:  none.
-// Offload:   CPU: one intel-ipsec-mb job per packet (IMB_CIPHER_CNTR / IMB_CIPHER_CBC), the
-//            batch submitted through the burst API at once. Device versions come with the
-//            offload layer.
+// Offload:   CPU: one intel-ipsec-mb job per packet (IMB_CIPHER_CNTR / IMB_CIPHER_CBC through
+//            the burst API, the batch at once; IMB_CIPHER_GCM through the job API). Device:
+//            IPsecAESOffload (AES-128-CTR SAs; the others stay on the CPU).
 #pragma once
 
 #include "core/registry.hh"

@@ -2,7 +2,9 @@
 //
 // Ports:     input 0: frames from IPsecAES. output 0: the same frames with the last 12 bytes
 //            (reserved by IPsecESPEncap) set to the first 96 bits of HMAC-SHA1 over the ESP
-//            header, IV and encrypted payload and trailer, keyed with the SA's AUTH_KEY.
+//            header, IV and encrypted payload and trailer (and, for an ESN SA, the high 32
+//            sequence bits IPsecESPEncap put in the ICV's room), keyed with the SA's AUTH_KEY.
+//            Packets of AES-GCM SAs pass unchanged (IPsecAES wrote their ICV).
 //            Drops: no-sa (flow_id is not an SA of the file), truncated (no room for an ESP
 //            header, IV, trailer and ICV), crypto-error (the intel-ipsec-mb job failed).
 // Uses:      flow_id (SA index, set by IPsecESPEncap).  Sets: nothing.

@@ -1,7 +1,9 @@
 #include "elements/ipsec/ipsec_esp_decap.hh"
 
 #include <openssl/crypto.h>
+#include <rte_ip.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "lib/esp.hh"
@@ -9,11 +11,33 @@
 namespace fulcrum {
 namespace {
 
+constexpr uint32_t kTosOffset = 1;
 constexpr uint32_t kTotalLengthOffset = 2;
+constexpr uint32_t kFragOffset = 6;
+constexpr uint16_t kFragMask = 0x3FFF;  // more fragments, fragment offset
 constexpr uint32_t kProtoOffset = 9;
-constexpr uint32_t kIvSlotLen = 16;
+constexpr uint32_t kChecksumOffset = 10;
 
 }  // namespace
+
+bool decapsulate_ecn(uint8_t outer_tos, uint8_t* inner) {
+  constexpr uint8_t kEcnMask = 0x03, kNotEct = 0, kEct1 = 1, kEct0 = 2, kCe = 3;
+  const uint8_t outer = outer_tos & kEcnMask;
+  const uint8_t was = inner[kTosOffset] & kEcnMask;
+  uint8_t now = was;
+  if (outer == kCe) {
+    if (was == kNotEct) return false;  // RFC 6040 §4.2: drop (the congestion cannot be signalled)
+    now = kCe;
+  } else if (outer == kEct1 && was == kEct0) {
+    now = kEct1;
+  }
+  if (now == was) return true;
+  inner[kTosOffset] = static_cast<uint8_t>((inner[kTosOffset] & ~kEcnMask) | now);
+  std::memset(inner + kChecksumOffset, 0, sizeof(uint16_t));
+  const uint16_t cksum = rte_ipv4_cksum(reinterpret_cast<const rte_ipv4_hdr*>(inner));
+  std::memcpy(inner + kChecksumOffset, &cksum, sizeof cksum);
+  return true;
+}
 
 Status IPsecESPDecap::configure(Args& args) {
   loc_ = args.loc();
@@ -34,7 +58,9 @@ Status IPsecESPDecap::initialize(const InitContext& ctx) {
   return {};
 }
 
-Verdict IPsecESPDecap::submit(uint32_t i, Packet* p, Slot& slot, uint8_t* nonce_iv, uint8_t* icv) {
+Verdict IPsecESPDecap::submit(uint32_t i, Packet* p) {
+  Slot& slot = slots_[i];
+  Scratch& x = scratch_[i];
   using namespace esp;
   const uint32_t len = length(p);
   uint8_t* d = data(p);
@@ -44,6 +70,8 @@ Verdict IPsecESPDecap::submit(uint32_t i, Packet* p, Slot& slot, uint8_t* nonce_
   const uint32_t ihl = (ip[0] & 0x0F) * kIpv4WordBytes;
   if ((ip[0] >> 4) != kIpv4Version || ihl < kIpv4HdrLen || ip[kProtoOffset] != kIpProtoEsp)
     return Verdict::drop(kDropReasons["not-esp"]);
+  if ((load_be16(ip + kFragOffset) & kFragMask) != 0)
+    return Verdict::drop(kDropReasons["fragment"]);
   const uint32_t total = load_be16(ip + kTotalLengthOffset);
   if (total > len - kEtherHdrLen || total < ihl + kMinEspLen || !rte_pktmbuf_is_contiguous(p))
     return Verdict::drop(kDropReasons["truncated"]);
@@ -53,35 +81,71 @@ Verdict IPsecESPDecap::submit(uint32_t i, Packet* p, Slot& slot, uint8_t* nonce_
   const uint16_t sa_index = table_->lookup_in(load_be32(e));
   if (sa_index == SaTable::kNoSa) return Verdict::drop(kDropReasons["unknown-spi"]);
   SecurityAssociation& sa = table_->at(sa_index);
-  const uint32_t seq = load_be32(e + kSpiLen);
+  const uint32_t low = load_be32(e + kSpiLen);
+  rte_spinlock_lock(&sa.replay_lock);
+  uint64_t seq = sa.replay.infer(low);
+  const uint64_t top = sa.replay.top();
+  rte_spinlock_unlock(&sa.replay_lock);
+  // ESN: when the packets of this batch still being checked would move the window far enough to
+  // infer another high half, they are completed first (near 2^32 boundaries only).
+  if (sa.cfg.esn) {
+    const uint64_t pending = pending_top(sa_index);
+    if (pending > top && sa.replay.infer_from(pending, low) != seq) {
+      flush();
+      rte_spinlock_lock(&sa.replay_lock);
+      seq = sa.replay.infer(low);
+      rte_spinlock_unlock(&sa.replay_lock);
+    }
+  }
   rte_spinlock_lock(&sa.replay_lock);
   const bool fresh = sa.replay.check(seq);
   rte_spinlock_unlock(&sa.replay_lock);
   if (!fresh) return Verdict::drop(kDropReasons["replayed"]);
   const uint32_t iv_len = sa.cfg.iv_len();
+  const uint32_t icv_len = sa.cfg.icv_len();
   const uint32_t esp_len = total - ihl;
-  if (esp_len < kHdrLen + iv_len + kTrailerLen + kEspIcvLen)
+  if (esp_len < kHdrLen + iv_len + kTrailerLen + icv_len)
     return Verdict::drop(kDropReasons["truncated"]);
-  const uint32_t cipher_len = esp_len - kHdrLen - iv_len - kEspIcvLen;
-  slot = Slot{sa_index, static_cast<uint16_t>(kEtherHdrLen + ihl), seq, iv_len};
+  const uint32_t cipher_len = esp_len - kHdrLen - iv_len - icv_len;
+  uint8_t* cipher = e + kHdrLen + iv_len;
+  uint8_t* icv = e + esp_len - icv_len;
+  std::memcpy(x.received, icv, icv_len);
+  slot = Slot{sa_index, static_cast<uint16_t>(kEtherHdrLen + ihl), seq, iv_len, icv_len};
+  submitted_[submitted_count_++] = i;
+  if (sa.cfg.esn) note_pending(sa_index, seq);
+  uint8_t seq_hi[kSeqLen];
+  store_be32(seq_hi, static_cast<uint32_t>(seq >> 32));
+  if (sa.cfg.cipher == EspCipher::kAesGcm) {
+    std::memcpy(x.nonce, sa.gcm->salt, kGcmSaltLen);
+    std::memcpy(x.nonce + kGcmSaltLen, e + kHdrLen, kGcmIvLen);
+    const uint32_t aad_len = gcm_aad(e, sa.cfg.esn ? seq_hi : nullptr, x.aad);
+    crypto_->gcm(*sa.gcm, false, x.nonce, x.aad, aad_len, cipher, cipher_len, x.icv, i);
+    return Verdict::out(0);
+  }
+  // With ESN the ICV covers the high sequence bits after the trailer, where the ICV was.
+  uint32_t auth_len = esp_len - icv_len;
+  if (sa.cfg.esn) {
+    std::memcpy(icv, seq_hi, kSeqLen);
+    auth_len += kSeqLen;
+  }
   if (sa.cfg.cipher == EspCipher::kAesCbc) {
     if (cipher_len % kAesBlockLen != 0) return Verdict::drop(kDropReasons["truncated"]);
-    crypto_->hmac_then_cbc_decrypt(sa.hmac, e, esp_len - kEspIcvLen, icv, sa.aes, e + kHdrLen,
-                                   e + kHdrLen + iv_len, cipher_len, i);
+    crypto_->hmac_then_cbc_decrypt(sa.hmac, e, auth_len, x.icv, sa.aes, e + kHdrLen, cipher,
+                                   cipher_len, i);
   } else {
-    std::memcpy(nonce_iv, sa.aes.nonce, kCtrNonceLen);
-    std::memcpy(nonce_iv + kCtrNonceLen, e + kHdrLen, kIvLen);
-    crypto_->hmac_then_ctr_decrypt(sa.hmac, e, esp_len - kEspIcvLen, icv, sa.aes, nonce_iv,
-                                   e + kHdrLen + iv_len, cipher_len, i);
+    std::memcpy(x.nonce, sa.aes.nonce, kCtrNonceLen);
+    std::memcpy(x.nonce + kCtrNonceLen, e + kHdrLen, kIvLen);
+    crypto_->hmac_then_ctr_decrypt(sa.hmac, e, auth_len, x.icv, sa.aes, x.nonce, cipher, cipher_len,
+                                   i);
   }
   return Verdict::out(0);
 }
 
-Verdict IPsecESPDecap::complete(Packet* p, const Slot& slot, const uint8_t* icv) {
+Verdict IPsecESPDecap::complete(Packet* p, const Slot& slot, const Scratch& x) {
   using namespace esp;
   uint8_t* d = data(p);
   const uint32_t len = length(p);
-  if (CRYPTO_memcmp(icv, d + len - kEspIcvLen, kEspIcvLen) != 0)
+  if (CRYPTO_memcmp(x.icv, x.received, slot.icv_len) != 0)
     return Verdict::drop(kDropReasons["bad-icv"]);
   SecurityAssociation& sa = table_->at(slot.sa);
   rte_spinlock_lock(&sa.replay_lock);
@@ -89,19 +153,23 @@ Verdict IPsecESPDecap::complete(Packet* p, const Slot& slot, const uint8_t* icv)
   rte_spinlock_unlock(&sa.replay_lock);
   if (!fresh) return Verdict::drop(kDropReasons["replayed"]);
   const uint32_t payload = slot.esp + kHdrLen + slot.iv_len;
-  const uint32_t trailer = len - kEspIcvLen - kTrailerLen;
+  const uint32_t trailer = len - slot.icv_len - kTrailerLen;
   const uint32_t pad = d[trailer];
   if (d[trailer + 1] != kNextHeaderIpv4) return Verdict::drop(kDropReasons["not-ipv4"]);
   if (pad > trailer - payload) return Verdict::drop(kDropReasons["bad-padding"]);
   for (uint32_t k = 0; k < pad; ++k)
     if (d[trailer - pad + k] != k + 1) return Verdict::drop(kDropReasons["bad-padding"]);
   const uint32_t inner_room = trailer - pad - payload;
-  const uint8_t* inner = d + payload;
+  uint8_t* inner = d + payload;
   if (inner_room < kIpv4HdrLen || (inner[0] >> 4) != kIpv4Version)
     return Verdict::drop(kDropReasons["not-ipv4"]);
   const uint32_t inner_len = load_be16(inner + kTotalLengthOffset);
-  if (inner_len < kIpv4HdrLen || inner_len > inner_room)
+  const uint32_t inner_ihl = (inner[0] & 0x0F) * kIpv4WordBytes;
+  if (inner_len < kIpv4HdrLen || inner_len > inner_room || inner_ihl < kIpv4HdrLen ||
+      inner_ihl > inner_len)
     return Verdict::drop(kDropReasons["not-ipv4"]);
+  if (!decapsulate_ecn(d[kEtherHdrLen + kTosOffset], inner))
+    return Verdict::drop(kDropReasons["ecn-not-ect"]);
   const uint32_t strip = payload - kEtherHdrLen;
   std::memmove(d + strip, d, kEtherHdrLen);
   rte_pktmbuf_adj(p, static_cast<uint16_t>(strip));
@@ -110,18 +178,41 @@ Verdict IPsecESPDecap::complete(Packet* p, const Slot& slot, const uint8_t* icv)
   return Verdict::out(0);
 }
 
-void IPsecESPDecap::process_batch(PacketBatch& batch) {
-  table_ = slot_->for_worker(worker_);
-  alignas(16) uint8_t ivs[kMaxBatch][kIvSlotLen];
-  alignas(16) uint8_t icvs[kMaxBatch][kIvSlotLen];
-  Slot slots[kMaxBatch];
-  batch.for_each(
-      [&](uint32_t i, Packet* p) { batch.set_result(i, submit(i, p, slots[i], ivs[i], icvs[i])); });
+uint64_t IPsecESPDecap::pending_top(uint16_t sa) const {
+  for (uint32_t k = 0; k < pending_count_; ++k)
+    if (pending_[k].sa == sa) return pending_[k].top;
+  return 0;
+}
+
+void IPsecESPDecap::note_pending(uint16_t sa, uint64_t seq) {
+  for (uint32_t k = 0; k < pending_count_; ++k) {
+    if (pending_[k].sa == sa) {
+      pending_[k].top = std::max(pending_[k].top, seq);
+      return;
+    }
+  }
+  pending_[pending_count_++] = Pending{sa, seq};
+}
+
+void IPsecESPDecap::flush() {
+  PacketBatch& batch = *batch_;
   for (uint32_t failed : crypto_->finish())
     batch.set_result(failed, Verdict::drop(kDropReasons["crypto-error"]));
-  batch.for_each([&](uint32_t i, Packet* p) {
-    if (!batch.result(i).is_drop()) batch.set_result(i, complete(p, slots[i], icvs[i]));
-  });
+  for (uint32_t k = completed_count_; k < submitted_count_; ++k) {
+    const uint32_t i = submitted_[k];
+    if (!batch.result(i).is_drop())
+      batch.set_result(i, complete(batch.at(i), slots_[i], scratch_[i]));
+  }
+  completed_count_ = submitted_count_;
+  pending_count_ = 0;
+}
+
+void IPsecESPDecap::process_batch(PacketBatch& batch) {
+  table_ = slot_->for_worker(worker_);
+  batch_ = &batch;
+  submitted_count_ = completed_count_ = pending_count_ = 0;
+  batch.for_each([&](uint32_t i, Packet* p) { batch.set_result(i, submit(i, p)); });
+  flush();
 }
 
 }  // namespace fulcrum

@@ -1,20 +1,30 @@
 // IPsecESPDecap — verifies, decrypts and strips ESP tunnel-mode packets (RFC 4303 inbound).
 //
-// Ports:     input 0: Ethernet + outer IPv4 (protocol 50) + ESP with AES-128-CTR or AES-128-CBC
-//            (the SA's key length decides) and HMAC-SHA1-96. output 0: Ethernet (same addresses,
-//            EtherType 0x0800) + the inner IPv4 packet, outer headers, IV, padding, trailer and ICV
-//            removed. Drops: not-esp (not IPv4, outer header malformed, or protocol not 50),
+// Ports:     input 0: Ethernet + outer IPv4 (protocol 50) + ESP with AES-CTR or AES-CBC and
+//            HMAC-SHA1-96, or AES-GCM (the SA says which; 128- or 256-bit keys; with ESN the
+//            high sequence half is inferred from the window, RFC 4303 A2.2, and covered by the
+//            ICV). output 0: Ethernet (same addresses, EtherType 0x0800) + the inner IPv4 packet,
+//            outer headers, IV, padding, trailer and ICV removed; the outer ECN field combined
+//            into the inner one as RFC 6040 §4.2 (normal mode): outer CE makes an ECT inner CE,
+//            outer ECT(1) makes an inner ECT(0) ECT(1), the inner checksum updated; the outer
+//            DSCP is not copied in (RFC 4301 §5.1.2.1's default).
+//            Drops: not-esp (not IPv4, outer header malformed, or protocol not 50), fragment
+//            (an IP fragment of an ESP packet: reassembly is not built yet, so it is named
+//            rather than failing as a bad ICV or unknown SPI),
 //            truncated (outer total length beyond the frame, no room for ESP header, IV, trailer
 //            and ICV, or a CBC payload that is not whole blocks), unknown-spi (no "in" SA has the
-//            SPI), replayed (sequence number 0, already received, or left of the 64-packet
-//            anti-replay window, RFC 4303 3.4.3), bad-icv (the ICV does not match; checked before
+//            SPI), replayed (sequence number 0, already received, or left of the SA's anti-replay
+//            window, 64 packets unless REPLAY says, RFC 4303 3.4.3), bad-icv (the ICV does not
+//            match; checked before
 //            the window moves), bad-padding (pad length beyond the payload or padding bytes not
 //            1,2,3..), not-ipv4 (next header not 4, or the decrypted packet is not IPv4 / longer
-//            than the payload), crypto-error (the intel-ipsec-mb job failed).
+//            than the payload), ecn-not-ect (outer CE over a Not-ECT inner packet: RFC 6040 §4.2
+//            drops it), crypto-error (the intel-ipsec-mb job failed).
 // Uses:      nothing.  Sets: flow_id (SA index).
 // Counters:  none.
 // Offload:   CPU: one chained intel-ipsec-mb job per packet (HMAC-SHA1 over the ciphertext,
-//            then AES-128-CTR/CBC decryption in place), the batch submitted before one flush.
+//            then AES-CTR/CBC decryption in place; or one AES-GCM job), the batch submitted
+//            before one flush.
 #pragma once
 
 #include <array>
@@ -32,9 +42,9 @@ namespace fulcrum {
 
 class IPsecESPDecap final : public ElementBase<IPsecESPDecap> {
  public:
-  static constexpr DropReasons kDropReasons{"not-esp",  "truncated",   "unknown-spi",
-                                            "replayed", "bad-icv",     "bad-padding",
-                                            "not-ipv4", "crypto-error"};
+  static constexpr DropReasons kDropReasons{
+      "not-esp", "fragment",    "truncated", "unknown-spi", "replayed",
+      "bad-icv", "bad-padding", "not-ipv4",  "ecn-not-ect", "crypto-error"};
   static constexpr ElementTraits kTraits{"IPsecESPDecap", 1, 1, kDropReasons};
 
   Status configure(Args& args) override;
@@ -46,13 +56,30 @@ class IPsecESPDecap final : public ElementBase<IPsecESPDecap> {
   struct Slot {
     uint16_t sa;
     uint16_t esp;  // offset of the ESP header
-    uint32_t seq;
+    uint64_t seq;  // with the inferred high half (ESN)
     uint32_t iv_len;
+    uint32_t icv_len;
   };
-  // Checks headers, SPI and the replay window, and queues the crypto job.
-  Verdict submit(uint32_t i, Packet* p, Slot& slot, uint8_t* nonce_iv, uint8_t* icv);
+  // A packet's buffers for the crypto job, valid until the batch's flush.
+  struct Scratch {
+    alignas(16) uint8_t nonce[kAesBlockLen];  // CTR nonce | IV, or GCM salt | IV
+    alignas(16) uint8_t aad[kAesBlockLen];
+    alignas(16) uint8_t icv[kGcmIcvLen];       // computed
+    alignas(16) uint8_t received[kGcmIcvLen];  // from the packet
+  };
+  // An ESN SA with packets of this batch submitted and not completed: their highest number.
+  struct Pending {
+    uint16_t sa;
+    uint64_t top;
+  };
+  // Checks headers, SPI and the replay window, and queues the crypto job (slot i).
+  Verdict submit(uint32_t i, Packet* p);
   // Checks the ICV, moves the window, checks the padding and strips the outer headers.
-  Verdict complete(Packet* p, const Slot& slot, const uint8_t* icv);
+  Verdict complete(Packet* p, const Slot& slot, const Scratch& scratch);
+  // Completes the crypto jobs queued so far and the packets submitted so far, in order.
+  void flush();
+  uint64_t pending_top(uint16_t sa) const;
+  void note_pending(uint16_t sa, uint64_t seq);
 
   std::string file_;
   SourceLoc loc_;
@@ -61,8 +88,22 @@ class IPsecESPDecap final : public ElementBase<IPsecESPDecap> {
   const SaTable* table_ = nullptr;
   int worker_ = 0;
   std::unique_ptr<MbCrypto> crypto_;
+  // The batch in progress: per slot, its job's state; the slots submitted, in order.
+  PacketBatch* batch_ = nullptr;
+  Slot slots_[kMaxBatch];
+  Scratch scratch_[kMaxBatch];
+  uint32_t submitted_[kMaxBatch];
+  uint32_t submitted_count_ = 0;
+  uint32_t completed_count_ = 0;
+  Pending pending_[kMaxBatch];
+  uint32_t pending_count_ = 0;
 };
 
 FULCRUM_REGISTER_ELEMENT(IPsecESPDecap);
+
+// RFC 6040 §4.2 decapsulation of the ECN field: the inner IPv4 header's ECN set from the outer
+// TOS byte (its checksum updated); false when the packet must be dropped (outer CE, inner
+// Not-ECT).
+bool decapsulate_ecn(uint8_t outer_tos, uint8_t* inner);
 
 }  // namespace fulcrum

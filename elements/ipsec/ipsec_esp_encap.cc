@@ -1,6 +1,5 @@
 #include "elements/ipsec/ipsec_esp_encap.hh"
 
-#include <openssl/rand.h>
 #include <rte_ip.h>
 
 #include <cstring>
@@ -37,6 +36,9 @@ Status IPsecESPEncap::initialize(const InitContext& ctx) {
   slot_ = t.value();
   worker_ = ctx.worker;
   table_ = slot_->current();
+  auto ivs = IvSource::create();
+  if (!ivs) return make_error(loc_.str() + ": " + name() + ": " + ivs.error());
+  ivs_ = std::move(ivs.value());
   return {};
 }
 
@@ -59,14 +61,15 @@ Verdict IPsecESPEncap::encap(Packet* p) {
   const uint32_t iv_len = sa.cfg.iv_len();
   const uint32_t prepend = kIpv4HdrLen + kHdrLen + iv_len;
   const uint32_t pad = pad_len(inner_len, sa.cfg.align());
-  const uint32_t tail = pad + kTrailerLen + kEspIcvLen;
+  const uint32_t icv_len = sa.cfg.icv_len();
+  const uint32_t tail = pad + kTrailerLen + icv_len;
   const uint32_t outer_len = prepend + inner_len + tail;
   const uint32_t ether_pad = len - kEtherHdrLen - inner_len;
   if (outer_len > kMaxIpv4Len || !rte_pktmbuf_is_contiguous(p) ||
       rte_pktmbuf_headroom(p) < prepend || rte_pktmbuf_tailroom(p) + ether_pad < tail)
     return Verdict::drop(kDropReasons["too-big"]);
   const uint64_t seq = sa.last_seq.fetch_add(1, std::memory_order_relaxed) + 1;
-  if (seq > kMaxSeq) return Verdict::drop(kDropReasons["seq-overflow"]);
+  if (seq > kMaxSeq && !sa.cfg.esn) return Verdict::drop(kDropReasons["seq-overflow"]);
   const uint8_t tos = inner[kTosOffset];
 
   if (ether_pad > 0) rte_pktmbuf_trim(p, static_cast<uint16_t>(ether_pad));
@@ -75,7 +78,8 @@ Verdict IPsecESPEncap::encap(Packet* p) {
   for (uint32_t i = 0; i < pad; ++i) t[i] = static_cast<uint8_t>(i + 1);
   t[pad] = static_cast<uint8_t>(pad);
   t[pad + 1] = kNextHeaderIpv4;
-  std::memset(t + pad + kTrailerLen, 0, kEspIcvLen);
+  std::memset(t + pad + kTrailerLen, 0, icv_len);
+  if (sa.cfg.esn) store_be32(t + pad + kTrailerLen, static_cast<uint32_t>(seq >> 32));
 
   uint8_t* f = reinterpret_cast<uint8_t*>(rte_pktmbuf_prepend(p, static_cast<uint16_t>(prepend)));
   if (f == nullptr) return Verdict::drop(kDropReasons["too-big"]);
@@ -96,9 +100,9 @@ Verdict IPsecESPEncap::encap(Packet* p) {
   uint8_t* e = ip + kIpv4HdrLen;
   store_be32(e, sa.cfg.spi);
   store_be32(e + kSpiLen, static_cast<uint32_t>(seq));
-  if (sa.cfg.cipher == EspCipher::kAesCtr) {
+  if (sa.cfg.cipher != EspCipher::kAesCbc) {
     store_be64(e + kHdrLen, seq);
-  } else if (RAND_bytes(e + kHdrLen, static_cast<int>(iv_len)) != 1) {
+  } else if (!ivs_->fill(e + kHdrLen, iv_len)) {
     return Verdict::drop(kDropReasons["no-random"]);
   }
   anno(p).flow_id = sa_index;

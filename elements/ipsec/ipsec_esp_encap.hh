@@ -1,21 +1,27 @@
 // IPsecESPEncap — wraps IPv4 packets into ESP tunnel mode (RFC 4303): outer IPv4, ESP header, IV.
 //
 // Ports:     input 0: Ethernet frames carrying IPv4. output 0: Ethernet + outer IPv4 (protocol
-//            50, TUNNEL_SRC -> TUNNEL_DST of the SA) + SPI + sequence number + IV (8 bytes for
-//            AES-CTR SAs, 16 for AES-CBC), then the inner IPv4 packet (Ethernet padding
-//            removed), padding 1,2,3.. to 4-byte alignment (16 for CBC), pad length, next
-//            header 4, and 12 zero bytes reserved for the ICV. The
-//            payload is still in the clear: IPsecAES encrypts it, IPsecAuthHMACSHA1 writes the ICV.
+//            50, TUNNEL_SRC -> TUNNEL_DST of the SA, TOS copied from the inner header: DSCP and
+//            ECN, RFC 6040's normal mode) + SPI + sequence number (its low 32 bits) + IV (8
+//            bytes for AES-CTR and AES-GCM SAs, 16 for AES-CBC), then the inner IPv4 packet
+//            (Ethernet padding removed), padding 1,2,3.. to 4-byte alignment (16 for CBC), pad
+//            length, next header 4, and the ICV's room (12 bytes, 16 for AES-GCM), zero except
+//            that an ESN SA's high 32 sequence bits go in its first 4 bytes: the bytes RFC 4303
+//            §2.2.1 appends to the ICV's input (IPsecAuthHMACSHA1 hashes them, IPsecAES puts
+//            them in GCM's AAD, RFC 4106 §5). The payload is still in the clear: IPsecAES
+//            encrypts it (and writes the GCM ICV), IPsecAuthHMACSHA1 writes the HMAC ICV.
 //            Drops: no-sa (no outbound SA selector matches the inner destination), not-ipv4
 //            (frame under 34 bytes, EtherType not 0x0800, version not 4, IHL under 5 or total
 //            length outside the frame), too-big (the result exceeds 65535 bytes of IPv4 or the
-//            buffer's head/tail room, or the frame is in several segments), seq-overflow (the
-//            SA used all 2^32-1 sequence numbers; RFC 4303 3.3.3 forbids cycling), no-random
-//            (OpenSSL's RAND_bytes failed to give an AES-CBC IV).
+//            buffer's head/tail room, or the frame is in several segments), seq-overflow (an SA
+//            without ESN used all 2^32-1 sequence numbers; RFC 4303 3.3.3 forbids cycling),
+//            no-random (reseeding the CBC IV generator from OpenSSL's RAND_bytes failed).
 // Uses:      nothing.  Sets: flow_id (index of the SA in the file's SA list, counting every SA
 //            line). The sequence number starts at 1 per SA and is shared by the workers. The
-//            CTR IV is the 64-bit sequence number (unique per key, as RFC 3686 requires); the
-//            CBC IV is random (OpenSSL RAND_bytes: unpredictable, as RFC 3602 requires).
+//            CTR and GCM IV is the 64-bit sequence number (unique per key, as RFC 3686 and RFC
+//            4106 require); the CBC IV is unpredictable, as RFC 3602 requires: a per-worker
+//            AES-CTR keystream keyed from OpenSSL's RAND_bytes (lib/iv_source.hh), 256 IVs a
+//            refill instead of one RAND_bytes call a packet.
 // Counters:  none (the graph counts packets and drops per reason).
 // Offload:   none (header work; IPsecAES and IPsecAuthHMACSHA1 are the offloadable parts).
 #pragma once
@@ -29,6 +35,7 @@
 #include "core/registry.hh"
 #include "core/table_slot.hh"
 #include "lib/ipsec_sa.hh"
+#include "lib/iv_source.hh"
 
 namespace fulcrum {
 
@@ -54,6 +61,7 @@ class IPsecESPEncap final : public ElementBase<IPsecESPEncap> {
   // The table of this worker's loop iteration (TableSlot::for_worker), set per batch.
   const SaTable* table_ = nullptr;
   int worker_ = 0;
+  std::unique_ptr<IvSource> ivs_;
 };
 
 FULCRUM_REGISTER_ELEMENT(IPsecESPEncap);

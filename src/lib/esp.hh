@@ -5,8 +5,12 @@
 //   inner IPv4 packet | padding 1,2,3.. | pad length (1) | next header (1) = 4 | ICV (12)
 //
 // The cipher covers the inner packet through the next-header byte; the ICV covers SPI through
-// the next-header byte. Padding aligns the ICV to 4 bytes (AES-CTR itself needs none) and the
-// CBC ciphertext to 16.
+// the next-header byte, then, with extended sequence numbers, the sequence number's high 32
+// bits (RFC 4303 §2.2.1: appended for the ICV computation, never sent; the elements put them
+// where the ICV goes until it is written). AES-GCM (RFC 4106): IV 8 bytes, ICV 16, no HMAC; its
+// AAD is SPI | sequence (low 32 bits), or SPI | high 32 | low 32 with ESN (RFC 4106 §5).
+// Padding aligns the ICV to 4 bytes (AES-CTR and GCM themselves need none) and the CBC
+// ciphertext to 16.
 #pragma once
 
 #include <rte_byteorder.h>
@@ -70,6 +74,21 @@ inline void store_be32(uint8_t* p, uint32_t v) {
 inline void store_be64(uint8_t* p, uint64_t v) {
   const uint64_t be = rte_cpu_to_be_64(v);
   std::memcpy(p, &be, sizeof be);
+}
+
+inline constexpr uint32_t kAadSlotLen = 16;  // room for the longest GCM AAD (12 bytes)
+
+// The GCM AAD of the ESP header at `e` into `out`: SPI | low 32, or with `seq_hi` (the 4
+// bytes holding the high half, big-endian) SPI | high 32 | low 32. Returns its length.
+inline uint32_t gcm_aad(const uint8_t* e, const uint8_t* seq_hi, uint8_t* out) {
+  std::memcpy(out, e, kSpiLen);
+  if (seq_hi == nullptr) {
+    std::memcpy(out + kSpiLen, e + kSpiLen, kSeqLen);
+    return kSpiLen + kSeqLen;
+  }
+  std::memcpy(out + kSpiLen, seq_hi, kSeqLen);
+  std::memcpy(out + kSpiLen + kSeqLen, e + kSpiLen, kSeqLen);
+  return kSpiLen + 2 * kSeqLen;
 }
 
 // Where the ESP header of an outbound frame starts (Ethernet + the outer header's IHL), or 0

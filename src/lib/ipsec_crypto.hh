@@ -1,9 +1,9 @@
-// ESP crypto through intel-ipsec-mb (1.3): AES-128-CTR (RFC 3686), AES-128-CBC (RFC 3602) and
-// HMAC-SHA1-96 (RFC 2404).
+// ESP crypto through intel-ipsec-mb (1.3): AES-CTR (RFC 3686), AES-CBC (RFC 3602), both with
+// 128- or 256-bit keys, HMAC-SHA1-96 (RFC 2404) and AES-GCM with a 16-byte ICV (RFC 4106).
 // Elements queue one job per packet with the calls below and collect the results with
 // finish(). CTR and HMAC jobs go to the library's burst API (IMB_SUBMIT_CIPHER_BURST /
 // IMB_SUBMIT_HASH_BURST, up to 128 jobs a call; SHA1 of several packets at once in SIMD lanes);
-// the chained inbound job goes through the job API (IMB_GET_NEXT_JOB / IMB_SUBMIT_JOB /
+// the chained inbound job and GCM go through the job API (IMB_GET_NEXT_JOB / IMB_SUBMIT_JOB /
 // IMB_FLUSH_JOB).
 //
 //   MbCrypto& c = ...;               // one per worker replica (IMB_MGR is not thread-safe)
@@ -27,7 +27,8 @@ struct IMB_JOB;
 
 namespace fulcrum {
 
-inline constexpr size_t kAesKeyLen = 16;
+inline constexpr size_t kAesKeyLen = 16;  // AES-128
+inline constexpr size_t kAes256KeyLen = 32;
 inline constexpr size_t kCtrNonceLen = 4;     // RFC 3686 nonce, from the key material
 inline constexpr size_t kCtrIvLen = 8;        // RFC 3686 per-packet IV, carried in the packet
 inline constexpr size_t kCtrNonceIvLen = 12;  // nonce | IV; the library appends counter 1
@@ -37,14 +38,29 @@ inline constexpr size_t kSha1BlockLen = 64;
 inline constexpr size_t kSha1DigestLen = 20;
 inline constexpr size_t kHmacSha1KeyLen = 20;
 inline constexpr size_t kIcvLen = 12;  // HMAC-SHA1-96
+inline constexpr size_t kGcmIcvLen = 16;
+inline constexpr size_t kGcmSaltLen = 4;    // RFC 4106 salt, from the key material
+inline constexpr size_t kGcmIvLen = 8;      // RFC 4106 per-packet IV, carried in the packet
+inline constexpr size_t kGcmNonceLen = 12;  // salt | IV
 inline constexpr size_t kAesRounds128 = 11;
+inline constexpr size_t kAesRounds256 = 15;
 inline constexpr size_t kAesRoundKeyWords = 4;
+inline constexpr size_t kGcmKeyDataLen = 2048;  // >= sizeof(gcm_key_data), checked in the .cc
 
-// An expanded AES-128 key (CTR uses the encryption schedule both ways; CBC decrypts with dec).
-struct AesCtrKey {
-  alignas(16) uint32_t enc[kAesRounds128 * kAesRoundKeyWords];
-  alignas(16) uint32_t dec[kAesRounds128 * kAesRoundKeyWords];
-  uint8_t nonce[kCtrNonceLen];
+// An expanded AES-128 or AES-256 key (CTR uses the encryption schedule both ways; CBC decrypts
+// with dec).
+struct AesKey {
+  alignas(16) uint32_t enc[kAesRounds256 * kAesRoundKeyWords];
+  alignas(16) uint32_t dec[kAesRounds256 * kAesRoundKeyWords];
+  uint8_t nonce[kCtrNonceLen];  // CTR nonce or GCM salt
+  uint32_t key_len = kAesKeyLen;
+};
+
+// An AES-GCM key: intel-ipsec-mb's gcm_key_data (round keys and GHASH tables), kept opaque here.
+struct GcmKey {
+  alignas(64) uint8_t data[kGcmKeyDataLen];
+  uint8_t salt[kGcmSaltLen];
+  uint32_t key_len = kAesKeyLen;
 };
 
 // HMAC-SHA1 inner and outer states: SHA1 of (key ^ ipad) and (key ^ opad), one block each.
@@ -62,28 +78,34 @@ class MbCrypto {
   MbCrypto(const MbCrypto&) = delete;
   MbCrypto& operator=(const MbCrypto&) = delete;
 
-  // Key setup (not per packet). `key` is 16 bytes, `nonce` 4.
-  void expand_aes_ctr(const uint8_t* key, const uint8_t* nonce, AesCtrKey& out);
+  // Key setup (not per packet). `key` is `key_len` (16 or 32) bytes, `nonce` 4.
+  void expand_aes(const uint8_t* key, size_t key_len, const uint8_t* nonce, AesKey& out);
+  void expand_gcm(const uint8_t* key, size_t key_len, const uint8_t* salt, GcmKey& out);
   // Any key length (keys above one block are hashed first, RFC 2104).
   void prepare_hmac_sha1(const uint8_t* key, size_t len, HmacSha1Key& out);
 
-  // AES-128-CTR of `len` bytes at `data`, in place. `nonce_iv` is the 12-byte nonce | IV.
-  void ctr(const AesCtrKey& key, const uint8_t* nonce_iv, uint8_t* data, size_t len, uint32_t tag);
-  // AES-128-CBC encryption of `len` bytes (a multiple of 16) at `data`, in place, 16-byte IV.
-  void cbc_encrypt(const AesCtrKey& key, const uint8_t* iv, uint8_t* data, size_t len,
-                   uint32_t tag);
+  // AES-CTR of `len` bytes at `data`, in place. `nonce_iv` is the 12-byte nonce | IV.
+  void ctr(const AesKey& key, const uint8_t* nonce_iv, uint8_t* data, size_t len, uint32_t tag);
+  // AES-CBC encryption of `len` bytes (a multiple of 16) at `data`, in place, 16-byte IV.
+  void cbc_encrypt(const AesKey& key, const uint8_t* iv, uint8_t* data, size_t len, uint32_t tag);
   // HMAC-SHA1 of `len` bytes at `msg`, the first `tag_len` (12 or 20) bytes into `out`.
   void hmac_sha1(const HmacSha1Key& key, const uint8_t* msg, size_t len, uint8_t* out,
                  size_t tag_len, uint32_t tag);
   // One chained job for the inbound path: HMAC-SHA1-96 over [msg, msg + auth_len) into
-  // `icv_out`, then AES-128-CTR decryption of [cipher, cipher + cipher_len) in place.
+  // `icv_out`, then AES-CTR decryption of [cipher, cipher + cipher_len) in place.
   void hmac_then_ctr_decrypt(const HmacSha1Key& hkey, const uint8_t* msg, size_t auth_len,
-                             uint8_t* icv_out, const AesCtrKey& key, const uint8_t* nonce_iv,
+                             uint8_t* icv_out, const AesKey& key, const uint8_t* nonce_iv,
                              uint8_t* cipher, size_t cipher_len, uint32_t tag);
-  // The same with AES-128-CBC decryption (`iv` 16 bytes, cipher_len a multiple of 16).
+  // The same with AES-CBC decryption (`iv` 16 bytes, cipher_len a multiple of 16).
   void hmac_then_cbc_decrypt(const HmacSha1Key& hkey, const uint8_t* msg, size_t auth_len,
-                             uint8_t* icv_out, const AesCtrKey& key, const uint8_t* iv,
+                             uint8_t* icv_out, const AesKey& key, const uint8_t* iv,
                              uint8_t* cipher, size_t cipher_len, uint32_t tag);
+
+  // AES-GCM (RFC 4106) of `len` bytes at `data` in place, `nonce` the 12-byte salt | IV, `aad`
+  // the ESP header (8 bytes, or 12 with the ESN high half); the 16-byte tag into `tag_out`.
+  // Decryption writes the tag it computes: the caller compares it with the packet's.
+  void gcm(const GcmKey& key, bool encrypt, const uint8_t* nonce, const uint8_t* aad,
+           size_t aad_len, uint8_t* data, size_t len, uint8_t* tag_out, uint32_t tag);
 
   // Completes every queued job; returns the tags of jobs that failed (empty normally).
   std::span<const uint32_t> finish();
@@ -98,7 +120,7 @@ class MbCrypto {
   void submit_hmac_burst();
   void submit_cbc_burst();
   void hmac_then_decrypt(const HmacSha1Key& hkey, const uint8_t* msg, size_t auth_len,
-                         uint8_t* icv_out, const AesCtrKey& key, bool cbc, const uint8_t* iv,
+                         uint8_t* icv_out, const AesKey& key, bool cbc, const uint8_t* iv,
                          uint8_t* cipher, size_t cipher_len, uint32_t tag);
 
   IMB_MGR* mgr_;
@@ -106,7 +128,9 @@ class MbCrypto {
   std::unique_ptr<IMB_JOB[]> hmac_jobs_;
   std::unique_ptr<IMB_JOB[]> cbc_jobs_;
   uint32_t cbc_count_ = 0;
+  uint32_t cbc_key_len_ = 0;  // the key length of the queued CBC jobs (one burst, one length)
   uint32_t ctr_count_ = 0;
+  uint32_t ctr_key_len_ = 0;
   uint32_t hmac_count_ = 0;
   std::vector<uint32_t> failed_;
   std::vector<uint32_t> reported_;

@@ -21,9 +21,10 @@ constexpr int kHexBase = 16;
 constexpr int kDecimalBase = 10;
 constexpr uint32_t kNibbleBits = 4;
 constexpr size_t kMinFields = 6;
-constexpr size_t kMaxFields = 8;
+constexpr size_t kMaxFields = kMinFields + 8;  // four options, a key and a value each
 const char* const kExpected =
-    "expected 'SPI TUNNEL_SRC TUNNEL_DST ENC_KEY_HEX AUTH_KEY_HEX SELECTOR_PREFIX [DIR out|in]'";
+    "expected 'SPI TUNNEL_SRC TUNNEL_DST ENC_KEY_HEX AUTH_KEY_HEX SELECTOR_PREFIX [KEY VALUE]...'";
+const char* const kOptions = "DIR out|in, CIPHER aes-ctr|aes-cbc|aes-gcm, ESN on|off, REPLAY N";
 
 bool is_blank(char c) {
   return c == ' ' || c == '\t' || c == '\r';
@@ -90,6 +91,93 @@ uint32_t mask_of(uint32_t len) {
   return len == 0 ? 0 : ~uint32_t{0} << (kMaxPrefixLen - len);
 }
 
+// The options after the selector (ipsec_sa.hh); returns the error or "".
+std::string parse_options(const std::vector<std::string_view>& f, std::string_view content,
+                          SaConfig& sa, std::string_view& cipher) {
+  constexpr size_t kFirstOption = kMinFields;
+  if (f.size() == kFirstOption + 1) {
+    if (f[kFirstOption] == "out" || f[kFirstOption] == "in") {
+      sa.dir = f[kFirstOption] == "in" ? SaDir::kIn : SaDir::kOut;
+      return {};
+    }
+    return std::string(kExpected) + ", got " + quote_excerpt(content);
+  }
+  for (size_t i = kFirstOption; i < f.size(); i += 2) {
+    if (i + 1 == f.size())
+      return "option '" + std::string(f[i]) + "' has no value (" + kOptions + ")";
+    const std::string_view key = f[i], value = f[i + 1];
+    if (key == "DIR") {
+      if (value != "out" && value != "in")
+        return "direction '" + std::string(value) + "' is neither 'out' nor 'in'";
+      sa.dir = value == "in" ? SaDir::kIn : SaDir::kOut;
+    } else if (key == "ESN") {
+      if (value != "on" && value != "off")
+        return "ESN '" + std::string(value) + "' is neither 'on' nor 'off'";
+      sa.esn = value == "on";
+    } else if (key == "REPLAY") {
+      uint32_t n = 0;
+      if (!parse_u32(value, n) || n == 0 || n > SaConfig::kMaxReplayWindow)
+        return "REPLAY '" + std::string(value) + "' is not a window of 1.." +
+               std::to_string(SaConfig::kMaxReplayWindow) + " packets";
+      sa.replay_window = static_cast<uint16_t>(n);
+    } else if (key == "CIPHER") {
+      if (value != "aes-ctr" && value != "aes-cbc" && value != "aes-gcm")
+        return "CIPHER '" + std::string(value) + "' is not aes-ctr, aes-cbc or aes-gcm";
+      cipher = value;
+    } else {
+      return "unknown option '" + std::string(key) + "' (" + kOptions + ")";
+    }
+  }
+  return {};
+}
+
+// The key material of ENC_KEY_HEX for `cipher` ("" when not named); returns the error or "".
+std::string parse_keys(std::string_view enc, std::string_view auth, std::string_view cipher,
+                       SaConfig& sa) {
+  uint8_t material[kAes256KeyLen + kCtrNonceLen];
+  const bool salted = cipher != "aes-cbc";  // CTR and GCM: key, then 4 bytes
+  const bool unsalted = cipher.empty() || cipher == "aes-cbc";
+  size_t key_len = 0;
+  for (size_t k : {kAesKeyLen, kAes256KeyLen}) {
+    if (salted && parse_hex(enc, material, k + kCtrNonceLen)) {
+      key_len = k;
+      sa.cipher = cipher == "aes-gcm" ? EspCipher::kAesGcm : EspCipher::kAesCtr;
+      std::memcpy(sa.nonce, material + k, kCtrNonceLen);
+    } else if (unsalted && parse_hex(enc, material, k)) {
+      key_len = k;
+      sa.cipher = EspCipher::kAesCbc;
+    }
+  }
+  if (key_len == 0) {
+    const std::string two = std::to_string(2 * kAesKeyLen),
+                      four = std::to_string(2 * kAes256KeyLen);
+    const std::string salt = std::to_string(2 * kCtrNonceLen);
+    if (cipher == "aes-cbc")
+      return "aes-cbc key must be " + two + " or " + four + " hex digits, got " +
+             quote_excerpt(enc);
+    if (!cipher.empty())
+      return std::string(cipher) + " key material must be " + two + " or " + four +
+             " hex digits of key and " + salt + " of " + (cipher == "aes-gcm" ? "salt" : "nonce") +
+             ", got " + quote_excerpt(enc);
+    return "encryption key must be " + std::to_string(2 * kEncKeyMaterialLen) +
+           " hex digits (16-byte AES key + 4-byte nonce: AES-CTR) or " + two +
+           " (AES-CBC), or their AES-256 lengths " + std::to_string(2 * (kAes256KeyLen + 4)) +
+           " and " + four + "; got " + quote_excerpt(enc);
+  }
+  std::memcpy(sa.enc_key, material, key_len);
+  sa.key_len = static_cast<uint8_t>(key_len);
+  if (sa.cipher == EspCipher::kAesGcm) {
+    if (auth != "-")
+      return "aes-gcm authenticates by itself: AUTH_KEY_HEX must be '-', got " +
+             quote_excerpt(auth);
+    return {};
+  }
+  if (!parse_hex(auth, sa.auth_key, kHmacSha1KeyLen))
+    return "authentication key must be " + std::to_string(2 * kHmacSha1KeyLen) +
+           " hex digits (HMAC-SHA1), got " + quote_excerpt(auth);
+  return {};
+}
+
 // Parses one SA line; returns the error (without "PATH:LINE: ") or "".
 std::string parse_line(std::string_view content, SaConfig& sa) {
   const std::vector<std::string_view> f = split(content);
@@ -102,21 +190,9 @@ std::string parse_line(std::string_view content, SaConfig& sa) {
     return "tunnel source '" + std::string(f[1]) + "' is not an IPv4 address";
   if (!parse_address(f[2], sa.tunnel_dst))
     return "tunnel destination '" + std::string(f[2]) + "' is not an IPv4 address";
-  uint8_t material[kEncKeyMaterialLen];
-  if (parse_hex(f[3], material, kEncKeyMaterialLen)) {
-    sa.cipher = EspCipher::kAesCtr;
-    std::memcpy(sa.nonce, material + kAesKeyLen, kCtrNonceLen);
-  } else if (parse_hex(f[3], material, kAesKeyLen)) {
-    sa.cipher = EspCipher::kAesCbc;
-  } else {
-    return "encryption key must be " + std::to_string(2 * kEncKeyMaterialLen) +
-           " hex digits (16-byte AES key + 4-byte nonce: AES-CTR) or " +
-           std::to_string(2 * kAesKeyLen) + " (AES-CBC), got " + quote_excerpt(f[3]);
-  }
-  std::memcpy(sa.enc_key, material, kAesKeyLen);
-  if (!parse_hex(f[4], sa.auth_key, kHmacSha1KeyLen))
-    return "authentication key must be " + std::to_string(2 * kHmacSha1KeyLen) +
-           " hex digits (HMAC-SHA1), got " + quote_excerpt(f[4]);
+  std::string_view cipher;
+  if (std::string err = parse_options(f, content, sa, cipher); !err.empty()) return err;
+  if (std::string err = parse_keys(f[3], f[4], cipher, sa); !err.empty()) return err;
   const std::string_view prefix = f[5];
   const size_t slash = prefix.find('/');
   uint32_t len = 0;
@@ -125,19 +201,6 @@ std::string parse_line(std::string_view content, SaConfig& sa) {
     return "selector '" + std::string(prefix) + "' is not A.B.C.D/LEN";
   if ((sa.selector & ~mask_of(len)) != 0) return "host bits set in selector " + std::string(prefix);
   sa.selector_len = static_cast<uint8_t>(len);
-  std::string_view dir;
-  if (f.size() == kMaxFields) {
-    if (f[6] != "DIR") return std::string(kExpected) + ", got " + quote_excerpt(content);
-    dir = f[7];
-  } else if (f.size() == kMinFields + 1) {
-    dir = f[6];
-  }
-  if (dir.empty() || dir == "out")
-    sa.dir = SaDir::kOut;
-  else if (dir == "in")
-    sa.dir = SaDir::kIn;
-  else
-    return "direction '" + std::string(dir) + "' is neither 'out' nor 'in'";
   return {};
 }
 
@@ -147,29 +210,46 @@ std::string where(const std::string& path, uint32_t line) {
 
 }  // namespace
 
-bool ReplayWindow::check(uint32_t seq) const {
-  if (seq == 0) return false;
-  if (seq > top_) return true;
-  const uint32_t diff = top_ - seq;
-  if (diff >= kSize) return false;
-  return ((bitmap_ >> diff) & 1) == 0;
+uint64_t ReplayWindow::infer_from(uint64_t top, uint32_t low) const {
+  if (!esn_) return low;
+  // RFC 4303 Appendix A2.2: Tl, Th the halves of the top, W the window.
+  const auto tl = static_cast<uint32_t>(top);
+  uint64_t th = top >> 32;
+  const uint32_t bottom = tl - (size_ - 1);  // Tl - W + 1, modulo 2^32
+  if (tl >= size_ - 1) {
+    if (low < bottom) ++th;  // case A: below the window is the next subspace
+  } else if (low >= bottom && th > 0) {
+    --th;  // case B: the window reaches back into the previous subspace
+  }
+  return th << 32 | low;
 }
 
-bool ReplayWindow::update(uint32_t seq) {
+bool ReplayWindow::check(uint64_t seq) const {
+  if (seq == 0) return false;
+  if (seq > top_) return true;
+  if (top_ - seq >= size_) return false;
+  return !seen(seq);
+}
+
+bool ReplayWindow::update(uint64_t seq) {
   if (!check(seq)) return false;
   if (seq > top_) {
-    const uint32_t shift = seq - top_;
-    bitmap_ = shift >= kSize ? 1 : (bitmap_ << shift) | 1;
+    const uint64_t first = top_ / kBlockBits + 1, last = seq / kBlockBits;
+    if (last - first + 1 >= kBlocks) {
+      std::fill(std::begin(bits_), std::end(bits_), 0);
+    } else {
+      for (uint64_t b = first; b <= last; ++b) bits_[b % kBlocks] = 0;
+    }
     top_ = seq;
-  } else {
-    bitmap_ |= uint64_t{1} << (top_ - seq);
   }
+  bits_[(seq / kBlockBits) % kBlocks] |= uint64_t{1} << (seq % kBlockBits);
   return true;
 }
 
 void ReplayWindow::merge(const ReplayWindow& other) {
-  for (uint32_t i = 0; i < kSize && i < other.top_; ++i)
-    if ((other.bitmap_ >> i) & 1) update(other.top_ - i);
+  const uint64_t span = std::min<uint64_t>(other.size_, other.top_);
+  for (uint64_t s = other.top_ - span + 1; s <= other.top_ && span > 0; ++s)
+    if (other.seen(s)) update(s);
 }
 
 Result<std::vector<SaConfig>> parse_sa_file(std::string_view text, const std::string& path) {
@@ -228,8 +308,14 @@ Result<std::shared_ptr<SaTable>> SaTable::build(const std::vector<SaConfig>& sas
   for (size_t i = 0; i < sas.size(); ++i) {
     SecurityAssociation& sa = table->sas_[i];
     sa.cfg = sas[i];
-    (*crypto)->expand_aes_ctr(sa.cfg.enc_key, sa.cfg.nonce, sa.aes);
-    (*crypto)->prepare_hmac_sha1(sa.cfg.auth_key, kHmacSha1KeyLen, sa.hmac);
+    sa.replay = ReplayWindow(sa.cfg.replay_window, sa.cfg.esn);
+    if (sa.cfg.cipher == EspCipher::kAesGcm) {
+      sa.gcm = std::make_unique<GcmKey>();
+      (*crypto)->expand_gcm(sa.cfg.enc_key, sa.cfg.key_len, sa.cfg.nonce, *sa.gcm);
+    } else {
+      (*crypto)->expand_aes(sa.cfg.enc_key, sa.cfg.key_len, sa.cfg.nonce, sa.aes);
+      (*crypto)->prepare_hmac_sha1(sa.cfg.auth_key, kHmacSha1KeyLen, sa.hmac);
+    }
     const auto index = static_cast<uint16_t>(i);
     if (sa.cfg.dir == SaDir::kIn)
       table->inbound_.emplace(sa.cfg.spi, index);
@@ -259,8 +345,9 @@ namespace {
 
 // The same SA: what its packets' bytes depend on (not its selector or its line).
 bool same_sa(const SaConfig& a, const SaConfig& b) {
-  return a.spi == b.spi && a.dir == b.dir && a.cipher == b.cipher && a.tunnel_src == b.tunnel_src &&
-         a.tunnel_dst == b.tunnel_dst && std::memcmp(a.enc_key, b.enc_key, sizeof a.enc_key) == 0 &&
+  return a.spi == b.spi && a.dir == b.dir && a.cipher == b.cipher && a.key_len == b.key_len &&
+         a.esn == b.esn && a.tunnel_src == b.tunnel_src && a.tunnel_dst == b.tunnel_dst &&
+         std::memcmp(a.enc_key, b.enc_key, sizeof a.enc_key) == 0 &&
          std::memcmp(a.nonce, b.nonce, sizeof a.nonce) == 0 &&
          std::memcmp(a.auth_key, b.auth_key, sizeof a.auth_key) == 0;
 }
@@ -282,7 +369,7 @@ void SaTable::take_over(const SaTable& old) {
       sa.last_seq.store(c.resumed_at, std::memory_order_relaxed);
     } else {
       rte_spinlock_lock(&was.replay_lock);
-      sa.replay = was.replay;
+      sa.replay.merge(was.replay);
       rte_spinlock_unlock(&was.replay_lock);
     }
     carried_.push_back(c);

@@ -1,24 +1,32 @@
-// IPsec security associations (RFC 4303 ESP, tunnel mode, AES-128-CTR or AES-128-CBC, and
-// HMAC-SHA1-96): the SA
-// file, the table the IPsec elements share, outbound sequence numbers and the inbound
-// anti-replay window.
+// IPsec security associations (RFC 4303 ESP, tunnel mode): the SA file, the table the IPsec
+// elements share, outbound sequence numbers and the inbound anti-replay window.
 //
 // File format, one SA a line (# comments and blank lines are ignored):
 //
-//   SPI  TUNNEL_SRC  TUNNEL_DST  ENC_KEY_HEX  AUTH_KEY_HEX  SELECTOR_PREFIX  [DIR out|in]
-//   4096 192.0.2.1   198.51.100.1 <40 hex digits> <40 hex digits> 10.1.0.0/16 DIR out
+//   SPI  TUNNEL_SRC  TUNNEL_DST  ENC_KEY_HEX  AUTH_KEY_HEX  SELECTOR_PREFIX  [KEY VALUE]...
+//   4096 192.0.2.1   198.51.100.1 <40 hex digits> <40 hex digits> 10.1.0.0/16 DIR out ESN on
 //
 //   SPI              256..4294967295, decimal or 0x-hex (0..255 are reserved, RFC 4303 §2.1)
 //   TUNNEL_SRC/DST   the outer IPv4 header's addresses
-//   ENC_KEY_HEX      20 bytes: the AES-128 key, then the 4-byte CTR nonce: AES-128-CTR
-//                    (RFC 3686 §5.1); or 16 bytes: the key alone, AES-128-CBC (RFC 3602)
-//   AUTH_KEY_HEX     20 bytes: the HMAC-SHA1 key (RFC 2404)
+//   ENC_KEY_HEX      the cipher's key material (CIPHER below):
+//                      aes-ctr  16 or 32 bytes of AES key, then the 4-byte nonce (RFC 3686 §5.1)
+//                      aes-cbc  16 or 32 bytes of AES key (RFC 3602)
+//                      aes-gcm  16 or 32 bytes of AES key, then the 4-byte salt (RFC 4106 §8.1),
+//                               a 16-byte ICV
+//   AUTH_KEY_HEX     20 bytes: the HMAC-SHA1 key (RFC 2404, HMAC-SHA1-96); "-" for aes-gcm,
+//                    which authenticates by itself
 //   SELECTOR_PREFIX  A.B.C.D/LEN: outbound packets whose inner destination matches it (longest
 //                    prefix wins) use this SA; ignored for inbound SAs
-//   DIR              out (default) or in; "DIR" itself may be left out
+//   Options, in any order:
+//   DIR out|in       out (default) or in; a lone "out" or "in" after the selector says the same
+//   CIPHER c         aes-ctr, aes-cbc or aes-gcm; without it, 20 or 36 bytes of key material
+//                    mean aes-ctr and 16 or 32 mean aes-cbc (aes-gcm must be named)
+//   ESN on|off       64-bit extended sequence numbers (RFC 4303 §2.2.1, RFC 4304); off (default):
+//                    an outbound SA stops after 2^32 - 1 packets (seq-overflow drops)
+//   REPLAY N         inbound anti-replay window of N packets, 1..4096 (default 64)
 //
 // Errors name the file and line: PATH:LINE: expected '...', got '...'; bad SPI, address, key,
-// prefix or direction; duplicate SPI within a direction; duplicate outbound selector.
+// prefix, option or direction; duplicate SPI within a direction; duplicate outbound selector.
 #pragma once
 
 #include <rte_spinlock.h>
@@ -39,7 +47,7 @@
 namespace fulcrum {
 
 enum class SaDir : uint8_t { kOut, kIn };
-enum class EspCipher : uint8_t { kAesCtr, kAesCbc };
+enum class EspCipher : uint8_t { kAesCtr, kAesCbc, kAesGcm };
 
 inline constexpr uint32_t kMinSpi = 256;
 // What an IPsec element's SA_FILE argument is (its manual).
@@ -51,49 +59,79 @@ inline constexpr size_t kEncKeyMaterialLen = kAesKeyLen + kCtrNonceLen;
 inline constexpr uint32_t kEspAlign = 4;
 
 struct SaConfig {
+  static constexpr uint32_t kDefaultReplayWindow = 64;
+  static constexpr uint32_t kMaxReplayWindow = 4096;
+
   uint32_t spi = 0;
   uint32_t tunnel_src = 0;  // host byte order
   uint32_t tunnel_dst = 0;
-  uint8_t enc_key[kAesKeyLen] = {};
-  uint8_t nonce[kCtrNonceLen] = {};
+  uint8_t enc_key[kAes256KeyLen] = {};
+  uint8_t key_len = kAesKeyLen;      // 16 or 32
+  uint8_t nonce[kCtrNonceLen] = {};  // the CTR nonce or the GCM salt
   uint8_t auth_key[kHmacSha1KeyLen] = {};
   uint32_t selector = 0;  // host byte order, host bits zero
   uint8_t selector_len = 0;
   SaDir dir = SaDir::kOut;
   EspCipher cipher = EspCipher::kAesCtr;
+  bool esn = false;
+  uint16_t replay_window = kDefaultReplayWindow;
   uint32_t line = 0;
 
-  // The IV carried in each packet, and the alignment of payload + trailer (RFC 4303 2.4).
+  // The IV carried in each packet, the alignment of payload + trailer (RFC 4303 2.4) and the ICV.
   uint32_t iv_len() const { return cipher == EspCipher::kAesCbc ? kCbcIvLen : kCtrIvLen; }
   uint32_t align() const { return cipher == EspCipher::kAesCbc ? kAesBlockLen : kEspAlign; }
+  uint32_t icv_len() const { return cipher == EspCipher::kAesGcm ? kGcmIcvLen : kIcvLen; }
+  bool hmac() const { return cipher != EspCipher::kAesGcm; }
+  // What the device kernels do: AES-128-CTR, HMAC-SHA1-96 without ESN.
+  bool device_aes() const { return cipher == EspCipher::kAesCtr && key_len == kAesKeyLen; }
+  bool device_hmac() const { return hmac() && !esn; }
 };
 
 // Parses an SA file's contents; `path` only names the file in error messages.
 Result<std::vector<SaConfig>> parse_sa_file(std::string_view text, const std::string& path);
 Result<std::vector<SaConfig>> load_sa_file(const std::string& path);
 
-// RFC 4303 §3.4.3 anti-replay window of 64 packets (the algorithm of RFC 4303 Appendix A2,
-// without extended sequence numbers).
+// RFC 4303 §3.4.3 anti-replay window of 1..4096 packets over 64-bit sequence numbers: the
+// high half inferred as RFC 4303 Appendix A2.2 says when the SA has ESN, the bitmap a ring of
+// 64-bit blocks cleared a block at a time as the top moves (RFC 6479).
 class ReplayWindow {
  public:
-  static constexpr uint32_t kSize = 64;
+  explicit ReplayWindow(uint32_t size = SaConfig::kDefaultReplayWindow, bool esn = false)
+      : size_(size), esn_(esn) {}
+
+  // The sequence number of a packet carrying `low` (the 32 bits in its ESP header): `low`
+  // itself without ESN; with ESN, the high half that puts it in or above the window.
+  uint64_t infer(uint32_t low) const { return infer_from(top_, low); }
+  // The same for a window whose highest number received were `top`.
+  uint64_t infer_from(uint64_t top, uint32_t low) const;
   // Whether `seq` is new: above the highest seen, or inside the window and not yet seen.
-  bool check(uint32_t seq) const;
+  bool check(uint64_t seq) const;
   // Marks `seq` received (after its ICV verified); false when check(seq) fails.
-  bool update(uint32_t seq);
+  bool update(uint64_t seq);
   // Marks every number `other` received (an SA's window carried over a reload).
   void merge(const ReplayWindow& other);
-  uint32_t top() const { return top_; }
+  uint64_t top() const { return top_; }
+  uint32_t size() const { return size_; }
 
  private:
-  uint32_t top_ = 0;     // highest sequence number received
-  uint64_t bitmap_ = 0;  // bit i: top_ - i received
+  static constexpr uint32_t kBlockBits = 64;
+  static constexpr uint32_t kBlocks = 2 * SaConfig::kMaxReplayWindow / kBlockBits;
+  static constexpr uint64_t kRingBits = uint64_t{kBlocks} * kBlockBits;
+  bool seen(uint64_t seq) const {
+    return (bits_[(seq / kBlockBits) % kBlocks] >> (seq % kBlockBits)) & 1;
+  }
+
+  uint64_t top_ = 0;  // highest sequence number received
+  uint32_t size_;
+  bool esn_;
+  uint64_t bits_[kBlocks] = {};  // ring: bit seq % kRingBits set when seq was received
 };
 
 struct SecurityAssociation {
   SaConfig cfg;
-  AesCtrKey aes;
+  AesKey aes;
   HmacSha1Key hmac;
+  std::unique_ptr<GcmKey> gcm;  // aes-gcm SAs only
   // Outbound: the last sequence number used (the first packet gets 1); shared by the workers.
   alignas(64) std::atomic<uint64_t> last_seq{0};
   // Inbound: the replay window and the lock that guards it.

@@ -108,7 +108,11 @@ class Element {
   // the element fills `out` with finished packets, their verdicts set, and they leave by those
   // outputs as if process_batch had just returned them. held() counts packets taken and not yet
   // handed back: the worker polls at the end of a run until it is 0, so nothing is lost.
+  // drain(): the input has ended (the run stops); an element holding packets in the hope of
+  // more input (fragments waiting for the rest of their datagram) gives them up, so that held()
+  // reaches 0 without waiting for its timeouts.
   virtual bool defers() const { return false; }
+  virtual void drain() {}
   virtual void poll_deferred(uint64_t now_ns, PacketBatch& out) { (void)now_ns, (void)out; }
   virtual uint64_t held() const { return 0; }
 

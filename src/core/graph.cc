@@ -205,6 +205,10 @@ uint64_t Pipeline::held() const {
   return n;
 }
 
+void Pipeline::drain() {
+  for (int idx : deferring_) nodes_[static_cast<size_t>(idx)].element->drain();
+}
+
 void Pipeline::finish() {
   for (Node& n : nodes_) n.element->finish();
 }

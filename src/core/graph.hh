@@ -73,6 +73,8 @@ class Pipeline {
   bool has_deferring() const { return !deferring_.empty(); }
   // Packets deferring elements hold (taken or made, not yet handed back).
   uint64_t held() const;
+  // The input has ended: deferring elements give up what waits for more input (Element::drain).
+  void drain();
   // The run ended: every element writes out its buffered output (Element::finish).
   void finish();
   // What elements could not write (Element::output_losses).

@@ -21,6 +21,7 @@ struct PoolDeleter {
 using PoolHandle = std::unique_ptr<rte_mempool, PoolDeleter>;
 
 Result<rte_mempool*> create_packet_pool(const std::string& name, unsigned size = kDefaultPoolSize,
-                                        uint16_t data_room = kDefaultDataRoom);
+                                        uint16_t data_room = kDefaultDataRoom,
+                                        unsigned cache = kPoolCacheSize);
 
 }  // namespace fulcrum

@@ -205,7 +205,9 @@ void Worker::run(const std::atomic<bool>& stop, std::atomic<int64_t>* budget) {
     quiescent();
     if (spent) break;
   }
-  // Packets still on a device come back (or are re-run on the CPU) before the run ends.
+  // Packets still on a device come back (or are re-run on the CPU) before the run ends; what
+  // waits for input that will not come (fragments) is given up.
+  pipe.drain();
   while (pipe.held() > 0) {
     fulcrum::heartbeat();
     if (pipe.poll_deferred(static_cast<uint64_t>(static_cast<double>(rte_rdtsc()) * ns_per_tsc)) ==

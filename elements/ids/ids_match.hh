@@ -1,14 +1,18 @@
 // IDSMatch — matches packets against Snort/Suricata-style rules and logs an alert per match.
+// IPv4 and IPv6 (extension headers walked), untagged or behind up to 3 VLAN tags (802.1Q, QinQ).
 //
 // Ports:     input 0: Ethernet frames. output 0: packets that raised no alert (and, when
 //            output 1 is not connected and DROP is false, those that did: IDS mode).
 //            output 1 (optional): packets that raised at least one alert.
-//            Drops: not-ipv4 (EtherType or IP version not IPv4), truncated (frame ends inside
-//            the Ethernet or IPv4 header or before the IP total length, or IHL / total length
-//            impossible), bad-l4-header (TCP or UDP header does not fit in the IP payload, or
-//            TCP data offset < 5), bad-udp-length (UDP length field not the IP payload length:
-//            invalid for Suricata too, not inspected), alert (DROP true, output 1 not connected:
-//            IPS mode).
+//            Drops: not-ip (EtherType after the VLAN tags not IPv4 or IPv6, or IP version not
+//            the EtherType's), truncated (frame ends inside a VLAN tag or the IP header or
+//            before the IP total / payload length, or IHL / total length impossible),
+//            bad-l4-header (TCP or UDP header does not fit in the IP payload, or TCP data
+//            offset < 5), bad-udp-length (UDP length field not the IP payload length: invalid
+//            for Suricata too, not inspected), bad-ipv6-ext (an IPv6 extension header does not
+//            fit in the payload, or hop-by-hop is not the first), too-many-ipv6-ext (more than
+//            8 extension headers), too-many-vlan-tags (more than 3 VLAN tags), alert (DROP
+//            true, output 1 not connected: IPS mode).
 // Uses:      nothing.  Sets: nothing.
 // Counters:  alerts (rule matches), packets_alerted, bytes_scanned (IP payload bytes),
 //            prefilter_hits (content occurrences within offset/depth), rules_evaluated,
@@ -44,8 +48,9 @@ namespace fulcrum {
 
 class IDSMatch final : public ElementBase<IDSMatch> {
  public:
-  static constexpr DropReasons kDropReasons{"not-ipv4", "truncated", "bad-l4-header",
-                                            "bad-udp-length", "alert"};
+  static constexpr DropReasons kDropReasons{
+      "not-ip",       "truncated",         "bad-l4-header",      "bad-udp-length",
+      "bad-ipv6-ext", "too-many-ipv6-ext", "too-many-vlan-tags", "alert"};
   static constexpr int kAlertOutput = 1;
   static constexpr ElementTraits kTraits{"IDSMatch", 1, 2, kDropReasons, 1u << kAlertOutput};
   static constexpr std::string_view kRulesHelp =
@@ -160,11 +165,27 @@ class IDSMatch final : public ElementBase<IDSMatch> {
   // Takes the rules in service: a new matcher (the old one's counts are kept).
   void adopt(const Rules* rules);
   static int drop_reason(ids::ParseResult r) {
-    return r == ids::ParseResult::kNotIpv4       ? kDropReasons["not-ipv4"]
-           : r == ids::ParseResult::kTruncated   ? kDropReasons["truncated"]
-           : r == ids::ParseResult::kBadL4Header ? kDropReasons["bad-l4-header"]
-                                                 : kDropReasons["bad-udp-length"];
+    switch (r) {
+      case ids::ParseResult::kNotIp:
+        return kDropReasons["not-ip"];
+      case ids::ParseResult::kBadL4Header:
+        return kDropReasons["bad-l4-header"];
+      case ids::ParseResult::kBadUdpLength:
+        return kDropReasons["bad-udp-length"];
+      case ids::ParseResult::kBadIpv6Ext:
+        return kDropReasons["bad-ipv6-ext"];
+      case ids::ParseResult::kTooManyIpv6Ext:
+        return kDropReasons["too-many-ipv6-ext"];
+      case ids::ParseResult::kTooManyVlanTags:
+        return kDropReasons["too-many-vlan-tags"];
+      case ids::ParseResult::kTruncated:
+      case ids::ParseResult::kOk:
+        break;
+    }
+    return kDropReasons["truncated"];
   }
+  static_assert(ids::kMaxIpv6ExtHeaders == 8 && ids::kMaxVlanTags == 3,
+                "the drop reasons above name these limits");
 
   std::string rules_file_;
   std::string engine_name_ = "hyperscan";

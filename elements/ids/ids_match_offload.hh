@@ -3,8 +3,10 @@
 //
 // Ports:     as IDSMatch: input 0: Ethernet frames. output 0: packets that raised no alert (and
 //            those that did, unless output 1 is connected or DROP is true). output 1 (optional):
-//            packets that raised at least one alert. Drops: not-ipv4, truncated, bad-l4-header,
-//            alert (as IDSMatch).
+//            packets that raised at least one alert. Drops: not-ip, truncated, bad-l4-header,
+//            bad-udp-length, bad-ipv6-ext, too-many-ipv6-ext, too-many-vlan-tags, alert (as
+//            IDSMatch). Frames are parsed by the same parser (VLAN tags, IPv4, IPv6 extension
+//            headers) in gather, for the region, and in apply.
 // Uses:      the batch's device decision (set by CPUOnly, DeviceOnly, FixedFraction).
 //            Sets: nothing.
 // Counters:  those of IDSMatch (alerts, packets_alerted, bytes_scanned, prefilter_hits,

@@ -78,19 +78,34 @@ class RuleSet {
         if (v.proto != kIpProtoUdp || v.fragment) return false;
         break;
       case Proto::kIcmp:
-        if (v.proto != kIpProtoIcmp) return false;
+        if ((v.proto != kIpProtoIcmp && v.proto != kIpProtoIcmpv6) || v.fragment) return false;
+        break;
+      case Proto::kIcmpv4:
+        if (v.proto != kIpProtoIcmp || v.fragment) return false;
+        break;
+      case Proto::kIcmpv6:
+        if (v.proto != kIpProtoIcmpv6 || v.fragment) return false;
         break;
       case Proto::kIp:
         break;
     }
-    auto one_way = [&r](uint32_t s, uint16_t sp, uint32_t d, uint16_t dp) {
-      return r.src.contains(s) && r.dst.contains(d) && r.sport.contains(sp) && r.dport.contains(dp);
-    };
-    return one_way(v.src, v.sport, v.dst, v.dport) ||
-           (r.bidirectional && one_way(v.dst, v.dport, v.src, v.sport));
+    if (!v.ipv6()) [[likely]]
+      return addresses_match(r, v.src, v.dst, v);
+    return addresses_match(r, v.src6(), v.dst6(), v);
   }
 
  private:
+  // The addresses and ports of `r` against the packet's, either way round for `<>`.
+  template <class Addr>
+  static bool addresses_match(const Rule& r, const Addr& src, const Addr& dst,
+                              const PacketView& v) {
+    auto one_way = [&r](const Addr& s, uint16_t sp, const Addr& d, uint16_t dp) {
+      return r.src.contains(s) && r.dst.contains(d) && r.sport.contains(sp) && r.dport.contains(dp);
+    };
+    return one_way(src, v.sport, dst, v.dport) ||
+           (r.bidirectional && one_way(dst, v.dport, src, v.sport));
+  }
+
   std::vector<Rule> rules_;
   std::vector<RuleRef> refs_;
   std::vector<ContentRef> contents_;

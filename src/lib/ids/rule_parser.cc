@@ -1,5 +1,7 @@
 #include "lib/ids/rule_parser.hh"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -14,6 +16,8 @@ namespace fulcrum::ids {
 namespace {
 
 constexpr uint32_t kMaxPrefixLen = 32;
+constexpr uint32_t kMaxPrefixLen6 = 128;
+constexpr uint32_t kBitsPerByte = 8;
 constexpr uint32_t kMaxPort = 0xFFFF;
 constexpr int kNibbleBits = 4;
 
@@ -58,6 +62,63 @@ bool split_list(std::string_view s, std::vector<std::string_view>& items) {
   return true;
 }
 
+// An IPv6 address in any inet_pton form.
+bool parse_ipv6(std::string_view s, Ip6Addr& out) {
+  constexpr size_t kIp6Bytes = 16, kHalf = 8;
+  char text[INET6_ADDRSTRLEN + 1];
+  if (s.empty() || s.size() >= sizeof text) return false;
+  s.copy(text, s.size());
+  text[s.size()] = '\0';
+  uint8_t bytes[kIp6Bytes];
+  if (inet_pton(AF_INET6, text, bytes) != 1) return false;
+  out.hi = out.lo = 0;
+  for (size_t k = 0; k < kHalf; ++k) {
+    out.hi = (out.hi << kBitsPerByte) | bytes[k];
+    out.lo = (out.lo << kBitsPerByte) | bytes[kHalf + k];
+  }
+  return true;
+}
+
+// The mask of a /len prefix in one 64-bit half whose first bit is bit `first` of the address.
+uint64_t half_mask(uint32_t len, uint32_t first) {
+  constexpr uint32_t kHalfBits = 64;
+  if (len <= first) return 0;
+  if (len >= first + kHalfBits) return ~uint64_t{0};
+  return ~uint64_t{0} << (kHalfBits - (len - first));
+}
+
+// One address item without its '!': A.B.C.D[/LEN] or X:X::X[/LEN] (an IPv6 address has a ':').
+bool parse_addr_item(std::string_view item, bool negated, AddrSet& out) {
+  const bool v6 = item.find(':') != std::string_view::npos;
+  const uint32_t max_len = v6 ? kMaxPrefixLen6 : kMaxPrefixLen;
+  uint32_t len = max_len;
+  const size_t slash = item.find('/');
+  if (slash != std::string_view::npos) {
+    if (!parse_u32(item.substr(slash + 1), len) || len > max_len) return false;
+    item = item.substr(0, slash);
+  }
+  if (item.empty()) return false;
+  if (v6) {
+    AddrItem6 a;
+    a.negated = negated;
+    Ip6Addr addr;
+    if (!parse_ipv6(item, addr)) return false;
+    constexpr uint32_t kLoFirst = 64;
+    a.mask = {half_mask(len, 0), half_mask(len, kLoFirst)};
+    a.net = {addr.hi & a.mask.hi, addr.lo & a.mask.lo};
+    out.items6.push_back(a);
+    return true;
+  }
+  AddrItem a;
+  a.negated = negated;
+  uint32_t addr = 0;
+  if (!parse_ipv4(item, addr)) return false;
+  a.mask = len == 0 ? 0 : ~uint32_t{0} << (kMaxPrefixLen - len);
+  a.net = addr & a.mask;
+  out.items.push_back(a);
+  return true;
+}
+
 bool parse_addr(std::string_view s, AddrSet& out) {
   if (!s.empty() && s.front() == '!') {
     out.negated = true;
@@ -67,22 +128,9 @@ bool parse_addr(std::string_view s, AddrSet& out) {
   std::vector<std::string_view> items;
   if (!split_list(s, items)) return false;
   for (std::string_view item : items) {
-    AddrItem a;
-    if (!item.empty() && item.front() == '!') {
-      a.negated = true;
-      item.remove_prefix(1);
-    }
-    uint32_t len = kMaxPrefixLen;
-    const size_t slash = item.find('/');
-    if (slash != std::string_view::npos) {
-      if (!parse_u32(item.substr(slash + 1), len) || len > kMaxPrefixLen) return false;
-      item = item.substr(0, slash);
-    }
-    uint32_t addr = 0;
-    if (item.empty() || !parse_ipv4(item, addr)) return false;
-    a.mask = len == 0 ? 0 : ~uint32_t{0} << (kMaxPrefixLen - len);
-    a.net = addr & a.mask;
-    out.items.push_back(a);
+    const bool negated = !item.empty() && item.front() == '!';
+    if (negated) item.remove_prefix(1);
+    if (!parse_addr_item(item, negated, out)) return false;
   }
   return true;
 }
@@ -377,6 +425,10 @@ Result<Rule> parse_rule(std::string_view text, std::string* feature) {
     r.proto = Proto::kUdp;
   else if (proto == "icmp")
     r.proto = Proto::kIcmp;
+  else if (proto == "icmpv4")
+    r.proto = Proto::kIcmpv4;
+  else if (proto == "icmpv6")
+    r.proto = Proto::kIcmpv6;
   else if (proto == "ip")
     r.proto = Proto::kIp;
   else {
@@ -385,10 +437,12 @@ Result<Rule> parse_rule(std::string_view text, std::string* feature) {
                  std::isdigit(static_cast<unsigned char>(c)) || c == '-';
         }))
       *feature = "protocol " + std::string(proto);
-    return make_error("expected protocol tcp, udp, icmp or ip, got " + quote(proto));
+    return make_error("expected protocol tcp, udp, icmp, icmpv4, icmpv6 or ip, got " +
+                      quote(proto));
   }
 
-  const char* const kAddrForm = "(any, A.B.C.D, A.B.C.D/LEN or [list], optionally '!')";
+  const char* const kAddrForm =
+      "(any, A.B.C.D, A.B.C.D/LEN, X:X::X, X:X::X/LEN or [list], optionally '!')";
   const char* const kPortForm = "(any, N, N:M or [list], optionally '!')";
   const std::string_view src = next_word(head), sport = next_word(head);
   const std::string_view dir = next_word(head);

@@ -10,7 +10,8 @@ extension headers). Rules use IPv4 and IPv6 address lists. Runs `fulcrum run` wi
 ports and the alert log, once per engine (hyperscan, ac), and checks:
   * the (packet index, sid) alert set equals the reference's, which parses the rule text on
     its own (addresses with Python's ipaddress), takes addresses, protocols and payloads from
-    scapy's dissection, and evaluates every rule on every packet with bytes.find / re;
+    scapy's dissection, and evaluates every rule on every packet with bytes.find / re (rules
+    with distance/within: its own transcription of Suricata's recursive content inspection);
   * clean packets leave unchanged on port 0, alerted ones are dropped by Discard behind
     output 1, malformed ones with their named reason; the buffer balance holds.
 """
@@ -58,11 +59,17 @@ alert icmpv6 any any -> any any (msg:"icmpv6 echo request"; content:"|80 00|"; d
 alert icmpv4 any any -> 2001:db8::/32 any (msg:"never"; content:"PING"; sid:118;)
 alert ip any any -> fe80::/10 any (msg:"link local"; content:"x"; sid:119;)
 alert icmp any any -> any any (msg:"icmp both"; content:"xy"; sid:120;)
+alert tcp any any -> any any (msg:"pass after user"; content:"USER"; content:"PASS"; distance:1; within:12; sid:121;)
+alert udp any any -> any any (msg:"y soon after x1"; content:"x1"; content:"y"; distance:0; within:4; sid:122;)
+alert ip any any -> any any (msg:"negative distance"; content:"SSH-"; content:"bS"; distance:-5; within:3; sid:123;)
+alert tcp any any -> any any (msg:"abc without 9 after"; content:"abc"; nocase; content:!"9"; distance:0; within:5; sid:124;)
+alert ip any any -> any any (msg:"three chained"; content:"a"; depth:40; content:"b"; within:3; content:"c"; distance:1; within:3; sid:125;)
 """
 
 PLANTS = [b"GET ", b"/etc/passwd", b"admin", b"ADMIN", b"SSH-", b"\x03bad\x00", b"\x03BAD\x00",
           b"x12y", b"X1234Y", b"x1y", b"HELLO", b"PING-MARK", b"\x90\x90\x90\x90", b"USER",
-          b"PASS", b"SeCrEt", b"secret", b"abc", b"aBbbC--d", b"abc\nxd"]
+          b"PASS", b"SeCrEt", b"secret", b"abc", b"aBbbC--d", b"abc\nxd", b"x1 y", b"x1y",
+          b"abSSH-", b"ABC 9", b"a-b c"]
 ADDRS = ["10.1.0.5", "10.1.2.3", "10.2.0.7", "192.168.1.1", "172.16.0.9"]
 ADDRS6 = ["2001:db8::1", "2001:db8::2", "2001:db8:1::5", "2001:db8:1:0:ffff::1", "2001:dead::9",
           "fe80::1", "::ffff:10.1.0.5"]
@@ -147,14 +154,21 @@ def parse_rules(text):
         proto, src, sport, d, dst, dport, body = m.groups()
         rule = dict(proto=proto, src=parse_addr(src), sport=parse_ports(sport), bidir=d == "<>",
                     dst=parse_addr(dst), dport=parse_ports(dport), contents=[], pcres=[])
+        last_is_pcre = False
         for opt in [o.strip() for o in body.split(";") if o.strip()]:
             name, _, value = opt.partition(":")
             if name == "content":
                 neg = value.startswith("!")
                 rule["contents"].append(dict(bytes=decode_content(value.lstrip("!")[1:-1]),
-                                             neg=neg, nocase=False, offset=0, depth=None))
-            elif name in ("nocase", "offset", "depth"):
+                                             neg=neg, nocase=False, offset=0, depth=None,
+                                             distance=None, within=None, within_next=False,
+                                             after_pcre=last_is_pcre))
+                last_is_pcre = False
+            elif name in ("nocase", "offset", "depth", "distance", "within"):
                 rule["contents"][-1][name] = True if name == "nocase" else int(value)
+                cs = rule["contents"]
+                if name == "within" and len(cs) > 1 and not cs[-1]["after_pcre"]:
+                    cs[-2]["within_next"] = True
             elif name == "pcre":
                 body_, _, flags = value[1:-1][1:].rpartition("/")
                 f = 0
@@ -162,6 +176,7 @@ def parse_rules(text):
                 f |= re.S if "s" in flags else 0
                 f |= re.M if "m" in flags else 0
                 rule["pcres"].append(re.compile(body_.encode(), f))
+                last_is_pcre = True
             elif name == "sid":
                 rule["sid"] = int(value)
         rules.append(rule)
@@ -176,6 +191,64 @@ def content_found(c, domain):
     if c["nocase"]:
         window, pat = window.lower(), pat.lower()
     return window.find(pat) >= 0
+
+
+def relative(c):
+    return c["distance"] is not None or c["within"] is not None
+
+
+def find(window, c):
+    pat = c["bytes"]
+    if c["nocase"]:
+        window, pat = window.lower(), pat.lower()
+    return window.find(pat)
+
+
+def inspect(cs, i, domain, st):
+    """Suricata's recursive content inspection (DetectEngineContentInspection) of contents
+    cs[i:]: 1 match, 0 no match, -1 give up. st["end"] is the end of the last positive match."""
+    st["calls"] += 1
+    if st["calls"] == 3000:  # detect.inspection-recursion-limit
+        return -1
+    c, last, base = cs[i], i + 1 == len(cs), st["end"]
+    retry_from = None
+    while True:
+        if relative(c):
+            dist = c["distance"] or 0
+            lo = 0 if dist < 0 and -dist > base else base + dist
+            hi = len(domain)
+            if c["within"] is not None and base + c["within"] + dist < hi:
+                hi = base + c["within"] + dist
+                if hi < 0:  # 32-bit wrap-around in Suricata: past the end
+                    hi = len(domain)
+        else:
+            lo = c["offset"]
+            hi = len(domain) if c["depth"] is None else c["offset"] + c["depth"]
+        if retry_from is not None:
+            lo = retry_from
+        hi = min(hi, len(domain))
+        at = find(domain[lo:hi], c) if lo <= hi and hi != 0 else -1
+        if at < 0:
+            if not c["neg"]:
+                return 0 if relative(c) else -1
+            return 1 if last else inspect(cs, i + 1, domain, st)
+        if c["neg"]:
+            return 0 if relative(c) else -1
+        st["end"] = lo + at + len(c["bytes"])
+        if last:
+            return 1
+        r = inspect(cs, i + 1, domain, st)
+        if r != 0:
+            return r
+        if not c["within_next"]:
+            return -1
+        retry_from = lo + at + 1
+
+
+def contents_match(r, domain):
+    if not any(relative(c) for c in r["contents"]):
+        return all(content_found(c, domain) != c["neg"] for c in r["contents"])
+    return not r["contents"] or inspect(r["contents"], 0, domain, dict(end=0, calls=0)) == 1
 
 
 EXT6 = (IPv6ExtHdrHopByHop, IPv6ExtHdrDestOpt, IPv6ExtHdrRouting, IPv6ExtHdrFragment, AH)
@@ -239,8 +312,7 @@ def reference_alerts(rules, pkt):
         if not (fwd or rev):
             continue
         domain = d["l4"] if r["proto"] in ("tcp", "udp") else d["ip_payload"]
-        if all(content_found(c, domain) != c["neg"] for c in r["contents"]) and \
-                all(p.search(domain) for p in r["pcres"]):
+        if contents_match(r, domain) and all(p.search(domain) for p in r["pcres"]):
             sids.append(r["sid"])
     return sids
 

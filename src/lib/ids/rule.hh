@@ -2,7 +2,7 @@
 // file. A rule is
 //
 //   alert PROTO SRC SPORT -> DST DPORT (msg:"..."; content:"..."; nocase; offset:N; depth:N;
-//                                        pcre:"/re/flags"; sid:N; rev:N;)
+//                                        distance:N; within:N; pcre:"/re/flags"; sid:N; rev:N;)
 //
 // with `<>` for either direction. Matching against packets is in rule_engine.hh.
 #pragma once
@@ -98,13 +98,28 @@ struct PortSet {
   }
 };
 
-// content:"..." (with |hex| bytes), its modifiers nocase, offset, depth, and `!` negation.
+// content:"..." (with |hex| bytes), its modifiers nocase, offset, depth, distance, within, and
+// `!` negation. A content with distance or within is relative: it is looked for after the end of
+// the previous positive content's match (Suricata's buffer offset; the domain's start when there
+// is none), at least `distance` bytes after it (negative allowed), ending at most `distance +
+// within` bytes after it. offset/depth and distance/within do not mix on one content.
 struct Content {
   std::string bytes;
   bool nocase = false;
   bool negated = false;
   uint32_t offset = 0;
-  uint32_t depth = 0;  // 0: no depth limit
+  uint32_t depth = 0;     // 0: no depth limit
+  bool absolute = false;  // offset or depth given
+  bool has_distance = false;
+  bool has_within = false;
+  int32_t distance = 0;
+  int32_t within = 0;
+  // The next payload option (content or pcre) is a content with `within` (Suricata's
+  // DETECT_CONTENT_WITHIN_NEXT): when the rest of the chain fails, the next occurrence of this
+  // content is tried.
+  bool within_next = false;
+
+  bool relative() const { return has_distance || has_within; }
 };
 
 // pcre:"/expr/flags" with flags among i, s, m (Hyperscan CASELESS, DOTALL, MULTILINE).
@@ -126,6 +141,12 @@ struct Rule {
   bool bidirectional = false;  // `<>`
   std::vector<Content> contents;
   std::vector<Pcre> pcres;
+
+  bool relative_contents() const {
+    for (const Content& c : contents)
+      if (c.relative()) return true;
+    return false;
+  }
 };
 
 // A rule of a rule file that was not loaded (Suricata's behaviour: the rest still loads), with

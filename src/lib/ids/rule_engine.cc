@@ -7,6 +7,26 @@ namespace fulcrum::ids {
 
 namespace {
 
+// Suricata's detect.inspection-recursion-limit default: a content inspection that recurses
+// this often gives up (no match).
+constexpr uint32_t kInspectionRecursionLimit = 3000;
+
+bool same_byte(uint8_t a, uint8_t b, bool nocase) {
+  constexpr uint8_t kCaseBit = 0x20;
+  if (a == b) return true;
+  if (!nocase || (a | kCaseBit) != (b | kCaseBit)) return false;
+  const uint8_t lower = a | kCaseBit;
+  return lower >= 'a' && lower <= 'z';
+}
+
+// The first occurrence of `needle` in hay[0, len), or -1.
+int64_t find_bytes(const uint8_t* hay, uint32_t len, const std::string& needle, bool nocase) {
+  const auto* n = reinterpret_cast<const uint8_t*>(needle.data());
+  const auto it = std::search(hay, hay + len, n, n + needle.size(),
+                              [nocase](uint8_t a, uint8_t b) { return same_byte(a, b, nocase); });
+  return it == hay + len ? -1 : it - hay;
+}
+
 unsigned hs_flags(const Pcre& p) {
   unsigned flags = 0;
   if (p.caseless) flags |= HS_FLAG_CASELESS;
@@ -47,10 +67,13 @@ Result<std::shared_ptr<RuleSet>> RuleSet::compile(std::vector<Rule> rules,
     ref.contents = static_cast<uint32_t>(rule.contents.size());
     ref.first_pcre = set->pcres_;
     ref.pcres = static_cast<uint32_t>(rule.pcres.size());
+    ref.chained = rule.relative_contents();
     bool positive = false;
     for (const Content& c : rule.contents) {
       const uint32_t id = static_cast<uint32_t>(set->contents_.size());
-      set->contents_.push_back({c.bytes, r, c.offset, c.depth, c.nocase, c.negated, ref.domain});
+      set->contents_.push_back({c.bytes, r, c.offset, c.depth, c.nocase, c.negated, ref.domain,
+                                c.relative(), c.has_distance, c.has_within, c.within_next,
+                                c.distance, c.within});
       set->ac_.add(c.bytes, id);
       literals.push_back({c.bytes, c.nocase, id});
       positive |= !c.negated;
@@ -109,10 +132,22 @@ bool Matcher::rule_matches(uint32_t r, const PacketView& v) {
   if (!RuleSet::header_matches(rule, v)) return false;
   const RuleSet::RuleRef& ref = rules_->refs()[r];
   const auto& contents = rules_->contents();
-  for (uint32_t c = ref.first_content; c < ref.first_content + ref.contents; ++c)
-    if ((content_gen_[c] == gen_) == contents[c].negated) return false;
-  if (ref.pcres == 0) return true;
   const Domain d = ref.domain;
+  const uint32_t end = ref.first_content + ref.contents;
+  if (!ref.chained) [[likely]] {
+    for (uint32_t c = ref.first_content; c < end; ++c)
+      if ((content_gen_[c] == gen_) == contents[c].negated) return false;
+  } else {
+    // Every positive content occurs in its window (anywhere, for a relative one): necessary.
+    for (uint32_t c = ref.first_content; c < end; ++c)
+      if (!contents[c].negated && content_gen_[c] != gen_) return false;
+    const uint32_t base = d == kDomainL4 ? v.l4_hdr_len : 0;
+    uint32_t buffer_offset = 0, calls = 0;
+    if (ref.contents != 0 && inspect_contents(ref.first_content, end, v.ip_payload + base,
+                                              v.ip_payload_len - base, buffer_offset, calls) != 1)
+      return false;
+  }
+  if (ref.pcres == 0) return true;
   if (regex_gen_[d] != gen_) {
     regex_gen_[d] = gen_;
     ++stats_.regex_scans;
@@ -125,6 +160,52 @@ bool Matcher::rule_matches(uint32_t r, const PacketView& v) {
   for (uint32_t p = ref.first_pcre; p < ref.first_pcre + ref.pcres; ++p)
     if (pcre_gen_[p] != gen_) return false;
   return true;
+}
+
+int Matcher::inspect_contents(uint32_t c, uint32_t end, const uint8_t* buf, uint32_t len,
+                              uint32_t& buffer_offset, uint32_t& calls) const {
+  if (++calls == kInspectionRecursionLimit) return -1;
+  const RuleSet::ContentRef& cd = rules_->contents()[c];
+  const bool last = c + 1 == end;
+  const auto n = static_cast<uint32_t>(cd.bytes.size());
+  const uint32_t prev_buffer_offset = buffer_offset;
+  uint32_t prev_offset = 0;  // after a failed continuation: one past the last match's start
+  while (true) {
+    uint32_t offset = 0, depth = len;
+    if (cd.relative) {
+      offset = prev_buffer_offset;
+      const int64_t distance = cd.has_distance ? cd.distance : 0;
+      if (distance < 0 && static_cast<uint64_t>(-distance) > offset)
+        offset = 0;
+      else
+        offset = static_cast<uint32_t>(offset + distance);
+      if (cd.has_within) {
+        const int64_t limit = int64_t{prev_buffer_offset} + cd.within + distance;
+        // As Suricata (32-bit arithmetic): a limit below 0 wraps to past the domain's end.
+        if (int64_t{depth} > limit) depth = static_cast<uint32_t>(limit);
+      }
+    } else {
+      if (cd.depth != 0) depth = cd.offset + cd.depth;
+      offset = cd.offset;
+    }
+    if (prev_offset != 0) offset = prev_offset;
+    depth = std::min(depth, len);
+    int64_t at = -1;
+    if (offset <= depth && depth != 0 && n <= depth - offset)
+      at = find_bytes(buf + offset, depth - offset, cd.bytes, cd.nocase);
+    if (at < 0) {
+      if (!cd.negated) return cd.relative ? 0 : -1;  // an absolute content's failure is final
+      return last ? 1 : inspect_contents(c + 1, end, buf, len, buffer_offset, calls);
+    }
+    if (cd.negated) return cd.relative ? 0 : -1;
+    const auto match_end = static_cast<uint32_t>(offset + at + n);
+    buffer_offset = match_end;
+    if (last) return 1;
+    const int r = inspect_contents(c + 1, end, buf, len, buffer_offset, calls);
+    if (r != 0) return r;
+    if (!cd.within_next) return -1;  // the next content does not depend on where this one is
+    prev_offset = match_end - n + 1;
+  }
 }
 
 }  // namespace fulcrum::ids

@@ -10,7 +10,11 @@
 //      contents;
 //   3. each candidate, in rule-file order: protocol, addresses, ports (either direction for
 //      `<>`), every positive content found, no negated content found, every pcre matching its
-//      domain (one Hyperscan scan per domain and packet, only when a candidate needs it).
+//      domain (one Hyperscan scan per domain and packet, only when a candidate needs it). A rule
+//      with relative contents (distance, within) is a candidate when its positive contents
+//      occur anywhere (the prefilter stays a prefilter); its contents are then searched again
+//      in the domain as Suricata's recursive content inspection does, the next occurrence of a
+//      content tried when the following content has `within` and the rest failed.
 // Packets are matched in groups of AhoCorasick::kLanes so the DFA walks of a group interleave.
 #pragma once
 
@@ -44,11 +48,17 @@ class RuleSet {
     bool nocase = false;
     bool negated = false;
     Domain domain = kDomainL4;
+    bool relative = false;  // distance or within (rule.hh's Content)
+    bool has_distance = false, has_within = false, within_next = false;
+    int32_t distance = 0, within = 0;
   };
   struct RuleRef {
     uint32_t first_content = 0, contents = 0;
     uint32_t first_pcre = 0, pcres = 0;
     Domain domain = kDomainL4;
+    // Some content is relative: the contents are verified by inspect_contents (Suricata's
+    // recursive content inspection) instead of one window test each.
+    bool chained = false;
   };
 
   // Compiles the rules: the DFA, the Hyperscan literal database and one regex database per
@@ -244,6 +254,12 @@ class Matcher {
   }
 
   bool rule_matches(uint32_t r, const PacketView& v);
+  // Suricata's recursive content inspection of the contents [c, end) of one rule over its domain
+  // buf[0, len): 1 match, 0 no match, -1 no match and stop (DetectEngineContentInspection).
+  // `buffer_offset` is the end of the last positive match (relative contents start from it);
+  // `calls` counts the recursion against kInspectionRecursionLimit.
+  int inspect_contents(uint32_t c, uint32_t end, const uint8_t* buf, uint32_t len,
+                       uint32_t& buffer_offset, uint32_t& calls) const;
   // A new stamp for the per-packet marks (content_gen_, rule_gen_, pcre_gen_, regex_gen_);
   // on wrap-around every mark is cleared so that no stale one reads as current.
   void next_generation();

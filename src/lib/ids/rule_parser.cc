@@ -313,8 +313,17 @@ bool split_options(std::string_view s, std::vector<std::pair<std::string, std::s
   }
 }
 
+// Where the payload options (content, pcre) stand while a rule's options are read, in their
+// order: what relative contents are relative to.
+struct PayloadOrder {
+  bool last_is_pcre = false;           // the last content or pcre was a pcre
+  bool last_positive_is_pcre = false;  // the last positive content or pcre was a pcre
+  std::vector<bool> follows_pcre;      // per content: the option before it was a pcre
+  std::vector<bool> based_on_pcre;     // per content: the last positive one before it was a pcre
+};
+
 bool apply_option(const std::string& name, const std::string& value, Rule& r, bool& have_sid,
-                  std::string* error, std::string* feature) {
+                  PayloadOrder& order, std::string* error, std::string* feature) {
   static const char* const kIgnored[] = {"classtype", "reference", "metadata", "priority", "gid"};
   auto number = [&](uint32_t& out) {
     if (parse_u32(value, out)) return true;
@@ -346,6 +355,10 @@ bool apply_option(const std::string& name, const std::string& value, Rule& r, bo
       return false;
     }
     if (!decode_content(text, c.bytes, error)) return false;
+    order.follows_pcre.push_back(order.last_is_pcre);
+    order.based_on_pcre.push_back(order.last_positive_is_pcre);
+    order.last_is_pcre = false;
+    if (!c.negated) order.last_positive_is_pcre = false;
     r.contents.push_back(std::move(c));
     return true;
   }
@@ -362,6 +375,13 @@ bool apply_option(const std::string& name, const std::string& value, Rule& r, bo
   if (name == "offset" || name == "depth") {
     Content* c = last_content();
     if (c == nullptr) return false;
+    if (c->relative()) {
+      *error = name +
+               ": the content is relative (distance, within); offset and depth do not mix "
+               "with them";
+      return false;
+    }
+    c->absolute = true;
     uint32_t v = 0;
     if (!number(v)) return false;
     if (name == "depth" && v < c->bytes.size()) {
@@ -372,6 +392,33 @@ bool apply_option(const std::string& name, const std::string& value, Rule& r, bo
     (name == "offset" ? c->offset : c->depth) = v;
     return true;
   }
+  if (name == "distance" || name == "within") {
+    Content* c = last_content();
+    if (c == nullptr) return false;
+    const bool within = name == "within";
+    if (c->absolute) {
+      *error = name + ": the content has offset or depth; distance and within do not mix with them";
+      return false;
+    }
+    if (within ? c->has_within : c->has_distance) {
+      *error = name + ": given twice for one content";
+      return false;
+    }
+    int32_t v = 0;
+    const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (value.empty() || ec != std::errc() || ptr != value.data() + value.size()) {
+      *error = name + ": expected an integer, got " + quote(value);
+      return false;
+    }
+    if (within && v < static_cast<int32_t>(c->bytes.size())) {
+      *error = "within: expected at least the content length " + std::to_string(c->bytes.size()) +
+               ", got " + value;
+      return false;
+    }
+    (within ? c->within : c->distance) = v;
+    (within ? c->has_within : c->has_distance) = true;
+    return true;
+  }
   if (name == "pcre") {
     Pcre p;
     if (!parse_pcre(value, p, error)) {
@@ -380,6 +427,7 @@ bool apply_option(const std::string& name, const std::string& value, Rule& r, bo
       return false;
     }
     r.pcres.push_back(std::move(p));
+    order.last_is_pcre = order.last_positive_is_pcre = true;
     return true;
   }
   if (name == "sid") {
@@ -479,9 +527,21 @@ Result<Rule> parse_rule(std::string_view text, std::string* feature) {
   std::string error;
   if (!split_options(body, options, &error)) return make_error(error);
   bool have_sid = false;
+  PayloadOrder order;
   for (const auto& [name, value] : options)
-    if (!apply_option(name, value, r, have_sid, &error, feature)) return make_error(error);
+    if (!apply_option(name, value, r, have_sid, order, &error, feature)) return make_error(error);
   if (!have_sid) return make_error("expected a sid:N option");
+  for (size_t i = 0; i < r.contents.size(); ++i) {
+    const Content& c = r.contents[i];
+    if (!c.relative()) continue;
+    // Suricata makes a relative content relative to a pcre's match too; not supported here.
+    if (order.based_on_pcre[i]) {
+      *feature = "relative to pcre";
+      return make_error("content " + std::to_string(i + 1) +
+                        ": distance/within relative to a pcre match is not supported");
+    }
+    if (c.has_within && i > 0 && !order.follows_pcre[i]) r.contents[i - 1].within_next = true;
+  }
   return r;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "elements/ids/ids_match.hh"
 #include "ids_test_frames.hh"
 #include "testing.hh"
 
@@ -264,6 +265,32 @@ TEST(IdsElement, AlertLogHasOneJsonLinePerMatch) {
       "{\"sid\":1,\"msg\":\"get passwd\",\"packet\":5," + flow_tcp,
   };
   EXPECT_EQ(lines, want);
+}
+
+// The element times threshold windows with its clock (the TSC; a test clock here): the same
+// traffic alerts once per window.
+TEST(IdsElement, ThresholdWindowsFollowTheElementsClock) {
+  const std::string rules = write_file(
+      "limit.rules",
+      "alert udp any any -> any any (content:\"EVIL\"; nocase; threshold: type limit, track "
+      "by_src, count 1, seconds 60; sid:2;)\n");
+  auto e = testing::make_element_connected("IDSMatch", {rules}, kBothOutputs);
+  ASSERT_NE(e, nullptr);
+  uint64_t now = 0;
+  dynamic_cast<IDSMatch&>(*e).set_clock([&now] { return now; });
+  const Frame evil = testing::l4_frame(testing::kProtoUdp, kClient, kServer, 53, 53, "evil");
+  PacketBatch b;
+  auto ports = [&] {
+    std::vector<int> out;
+    for (const Verdict& v : testing::run_batch(*e, b, {evil, evil})) out.push_back(v.port());
+    testing::free_batch(b);
+    return out;
+  };
+  EXPECT_EQ(ports(), (std::vector<int>{1, 0}));
+  now = 60'000'000'000;  // the window's last nanosecond
+  EXPECT_EQ(ports(), (std::vector<int>{0, 0}));
+  now += 1;
+  EXPECT_EQ(ports(), (std::vector<int>{1, 0}));
 }
 
 TEST(IdsElement, ConfigurationErrors) {

@@ -1,5 +1,7 @@
 #include "elements/ids/ids_match.hh"
 
+#include <rte_cycles.h>
+
 #include <algorithm>
 
 #include "lib/ids/rule_parser.hh"
@@ -98,6 +100,12 @@ Status IDSMatch::initialize(const InitContext& ctx) {
     if (!log) return args.error(log.error());
     log_ = std::move(log.value());
   }
+  if (!clock_) {
+    const double ns_per_tsc = 1e9 / static_cast<double>(rte_get_tsc_hz());
+    clock_ = [ns_per_tsc] {
+      return static_cast<uint64_t>(static_cast<double>(rte_rdtsc()) * ns_per_tsc);
+    };
+  }
   alerted_verdict_ = output_connected(kAlertOutput) ? Verdict::out(kAlertOutput)
                      : drop_                        ? Verdict::drop(kDropReasons["alert"])
                                                     : Verdict::out(0);
@@ -122,6 +130,7 @@ void IDSMatch::counters(std::vector<Counter>& out) const {
   out.push_back({"scan_errors", s.errors + adopt_errors_});
   out.push_back({"log_errors", log_ ? log_->errors() : 0});
   out.push_back({"alerts_lost", log_ ? log_->lost() : 0});
+  out.push_back({"threshold_evictions", s.threshold_evictions});
 }
 
 }  // namespace fulcrum

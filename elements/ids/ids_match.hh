@@ -17,13 +17,20 @@
 // Counters:  alerts (rule matches), packets_alerted, bytes_scanned (IP payload bytes),
 //            prefilter_hits (content occurrences within offset/depth), rules_evaluated,
 //            regex_scans, scan_errors (Hyperscan failures), log_errors (failed log writes),
-//            alerts_lost (alerts not written: the run reports them and exits with status 4).
+//            alerts_lost (alerts not written: the run reports them and exits with status 4),
+//            threshold_evictions (threshold entries replaced in the full per-worker table).
 // Offload:   none in this element; IDSMatchOffload runs the content prefilter (this DFA) on a
 //            device and the rest of the matching here; the DFA is a flat table
 //            (AhoCorasick::table/classes/out_begin/out_ids) ready to be copied to a device.
 //
 // Reload: the rule file can be replaced while the run goes on (hot reload); a worker adopts the
-// new rules between batches (its matcher is rebuilt then; counters go on from where they were).
+// new rules between batches (its matcher is rebuilt then; counters go on from where they were;
+// threshold state starts afresh).
+//
+// State: threshold and detection_filter counts are per worker (docs/ids.md: a source whose flows
+// RSS spreads over several workers is counted on each separately), in a table of
+// ids::StateLimits entries with LRU eviction; windows are timed with the worker's TSC, read once
+// a batch and only when the rules have thresholds.
 //
 // Per batch: parse every frame into a PacketView, match the views in groups of four
 // (interleaved DFA walks with ENGINE ac), then write alerts and verdicts. The packet index in
@@ -32,6 +39,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -86,6 +94,8 @@ class IDSMatch final : public ElementBase<IDSMatch> {
     Verdict* results = batch.results();
     if (follow_reloads_ && slot_->current() != adopted_) [[unlikely]]
       adopt(slot_->current());
+    if (rules_->stateful()) [[unlikely]]
+      matcher_->set_time(clock_());
     batch.for_each([&](uint32_t i, Packet* p) {
       const uint64_t idx = seen_++;
       const ids::ParseResult r = ids::parse_packet(data(p), length(p), views[n]);
@@ -136,6 +146,8 @@ class IDSMatch final : public ElementBase<IDSMatch> {
       }
     };
     hits_.clear();
+    if (rules_->stateful()) [[unlikely]]
+      matcher_->set_time(clock_());
     if (hits(v, hits_))
       matcher_->match_prefiltered(v, hits_, on_rule);
     else
@@ -147,6 +159,8 @@ class IDSMatch final : public ElementBase<IDSMatch> {
   }
 
   const ids::Matcher& matcher() const { return *matcher_; }
+  // The clock of threshold windows, in nanoseconds; the worker's TSC by default. Tests set one.
+  void set_clock(std::function<uint64_t()> clock) { clock_ = std::move(clock); }
   const ids::RuleSet& rules() const { return *rules_; }
   const std::string& rules_file() const { return rules_file_; }
 
@@ -204,6 +218,7 @@ class IDSMatch final : public ElementBase<IDSMatch> {
   uint64_t adopt_errors_ = 0;
   std::unique_ptr<ids::AlertLog> log_;
   std::vector<ids::Matcher::Hit> hits_;  // process_prefiltered's occurrences
+  std::function<uint64_t()> clock_;
   uint64_t seen_ = 0;
   uint64_t alerts_ = 0;
   uint64_t packets_alerted_ = 0;

@@ -64,7 +64,13 @@ alert udp any any -> any any (msg:"y soon after x1"; content:"x1"; content:"y"; 
 alert ip any any -> any any (msg:"negative distance"; content:"SSH-"; content:"bS"; distance:-5; within:3; sid:123;)
 alert tcp any any -> any any (msg:"abc without 9 after"; content:"abc"; nocase; content:!"9"; distance:0; within:5; sid:124;)
 alert ip any any -> any any (msg:"three chained"; content:"a"; depth:40; content:"b"; within:3; content:"c"; distance:1; within:3; sid:125;)
+alert udp any any -> any any (msg:"limit per source"; content:"x1"; threshold: type limit, track by_src, count 3, seconds 3600; sid:126;)
+alert tcp any any -> any any (msg:"every 4th per destination"; content:"abc"; nocase; threshold: type threshold, track by_dst, count 4, seconds 3600; sid:127;)
+alert ip any any -> any any (msg:"once after 5 per pair"; content:"PASS"; threshold: type both, track by_both, count 5, seconds 3600; sid:128;)
+alert ip any any -> any any (msg:"after 10 per destination"; content:"USER"; detection_filter: track by_dst, count 10, seconds 3600; sid:129;)
 """
+# Thresholds count per worker (one here) with the TSC; their windows (3600 s) outlast the run
+# (TIMEOUT_S), so every match of a tracked address falls into one window.
 
 PLANTS = [b"GET ", b"/etc/passwd", b"admin", b"ADMIN", b"SSH-", b"\x03bad\x00", b"\x03BAD\x00",
           b"x12y", b"X1234Y", b"x1y", b"HELLO", b"PING-MARK", b"\x90\x90\x90\x90", b"USER",
@@ -179,6 +185,12 @@ def parse_rules(text):
                 last_is_pcre = True
             elif name == "sid":
                 rule["sid"] = int(value)
+            elif name in ("threshold", "detection_filter"):
+                th = dict(type="detection_filter") if name == "detection_filter" else {}
+                for item in value.split(","):
+                    k, v = item.split()
+                    th[k] = int(v) if k in ("count", "seconds") else v
+                rule["threshold"] = th
         rules.append(rule)
     return rules
 
@@ -296,8 +308,30 @@ def dissect(pkt):
                 udp=isinstance(upper, UDP))
 
 
-def reference_alerts(rules, pkt):
-    """The sids that match an Ether/[VLAN]/IP or IPv6 packet (scapy), in rule order."""
+def stateful(r):
+    """Whether which packets a rule alerts on depends on the packets before (their order)."""
+    return "threshold" in r
+
+
+def threshold_passes(r, d, state):
+    """Whether a match of rule r (with a threshold) alerts: the n-th match of its tracked
+    address(es) in the window (one window: see RULES) alerts for limit when n <= count, for
+    threshold when n is a multiple of count, for both when n == count, for detection_filter when
+    n > count."""
+    th = r["threshold"]
+    track = {"by_src": (d["src"],), "by_dst": (d["dst"],), "by_both": (d["src"], d["dst"]),
+             "by_rule": ()}[th["track"]]
+    key = (r["sid"],) + track
+    n = state[key] = state.get(key, 0) + 1
+    count = th["count"]
+    return {"limit": n <= count, "threshold": n % count == 0, "both": n == count,
+            "detection_filter": n > count}[th["type"]]
+
+
+def reference_alerts(rules, pkt, state):
+    """The sids that match an Ether/[VLAN]/IP or IPv6 packet (scapy), in rule order. `state`
+    (a dict) carries the threshold counts from packet to packet: packets are given in order;
+    None: no state (thresholds let every match alert)."""
     d = dissect(pkt)
     sids = []
     wanted = {"tcp": d["tcp"], "udp": d["udp"], "icmp": d["icmp4"] or d["icmp6"],
@@ -312,8 +346,11 @@ def reference_alerts(rules, pkt):
         if not (fwd or rev):
             continue
         domain = d["l4"] if r["proto"] in ("tcp", "udp") else d["ip_payload"]
-        if contents_match(r, domain) and all(p.search(domain) for p in r["pcres"]):
-            sids.append(r["sid"])
+        if not (contents_match(r, domain) and all(p.search(domain) for p in r["pcres"])):
+            continue
+        if "threshold" in r and state is not None and not threshold_passes(r, d, state):
+            continue
+        sids.append(r["sid"])
     return sids
 
 
@@ -545,12 +582,12 @@ def main():
     frames = rdpcap(inp)  # what fulcrum reads, re-dissected
 
     want, clean = set(), []
-    flows = {}
+    flows, state = {}, {}
     for i, p in enumerate(frames):
         raw = bytes(p)
         if i in bad:
             continue
-        sids = reference_alerts(rules, p)
+        sids = reference_alerts(rules, p, state)
         want |= {(i, s) for s in sids}
         if sids:
             d = dissect(p)

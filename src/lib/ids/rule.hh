@@ -130,6 +130,17 @@ struct Pcre {
   bool multiline = false;
 };
 
+// threshold:type limit|threshold|both, track by_src|by_dst|by_both|by_rule, count N, seconds M
+// and detection_filter:track ..., count N, seconds M (threshold.hh applies them).
+enum class ThresholdType : uint8_t { kNone, kLimit, kThreshold, kBoth, kDetectionFilter };
+enum class Track : uint8_t { kBySrc, kByDst, kByBoth, kByRule };
+struct Threshold {
+  ThresholdType type = ThresholdType::kNone;
+  Track track = Track::kBySrc;
+  uint32_t count = 0;
+  uint32_t seconds = 0;
+};
+
 struct Rule {
   uint32_t sid = 0;
   uint32_t rev = 0;
@@ -141,6 +152,7 @@ struct Rule {
   bool bidirectional = false;  // `<>`
   std::vector<Content> contents;
   std::vector<Pcre> pcres;
+  Threshold threshold;
 
   bool relative_contents() const {
     for (const Content& c : contents)

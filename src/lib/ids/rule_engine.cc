@@ -68,6 +68,8 @@ Result<std::shared_ptr<RuleSet>> RuleSet::compile(std::vector<Rule> rules,
     ref.first_pcre = set->pcres_;
     ref.pcres = static_cast<uint32_t>(rule.pcres.size());
     ref.chained = rule.relative_contents();
+    ref.stateful = rule.threshold.type != ThresholdType::kNone;
+    set->stateful_ |= ref.stateful;
     bool positive = false;
     for (const Content& c : rule.contents) {
       const uint32_t id = static_cast<uint32_t>(set->contents_.size());
@@ -98,16 +100,18 @@ Result<std::shared_ptr<RuleSet>> RuleSet::compile(std::vector<Rule> rules,
   return set;
 }
 
-Matcher::Matcher(std::shared_ptr<const RuleSet> rules, Engine engine)
-    : rules_(std::move(rules)), engine_(engine) {
+Matcher::Matcher(std::shared_ptr<const RuleSet> rules, Engine engine, StateLimits limits)
+    : rules_(std::move(rules)),
+      engine_(engine),
+      thresholds_(rules_->stateful() ? limits.thresholds : 0) {
   content_gen_.assign(rules_->contents().size(), 0);
   rule_gen_.assign(rules_->rules().size(), 0);
   pcre_gen_.assign(rules_->pcres(), 0);
 }
 
 Result<std::unique_ptr<Matcher>> Matcher::create(std::shared_ptr<const RuleSet> rules,
-                                                 Engine engine) {
-  std::unique_ptr<Matcher> m(new Matcher(std::move(rules), engine));
+                                                 Engine engine, StateLimits limits) {
+  std::unique_ptr<Matcher> m(new Matcher(std::move(rules), engine, limits));
   const hs_database_t* dbs[] = {m->rules_->literal_db(), m->rules_->regex_db(kDomainL4),
                                 m->rules_->regex_db(kDomainIp)};
   for (const hs_database_t* db : dbs) {
@@ -160,6 +164,16 @@ bool Matcher::rule_matches(uint32_t r, const PacketView& v) {
   for (uint32_t p = ref.first_pcre; p < ref.first_pcre + ref.pcres; ++p)
     if (pcre_gen_[p] != gen_) return false;
   return true;
+}
+
+bool Matcher::stateful_alert(uint32_t r, const PacketView& v) {
+  const Threshold& t = rules_->rules()[r].threshold;
+  if (t.type == ThresholdType::kNone) return true;
+  if (t.type == ThresholdType::kThreshold && t.count == 1) return true;  // Suricata keeps no entry
+  const TrackKey key = track_key(t.track, r, v);
+  bool fresh = false;
+  ThresholdEntry& e = thresholds_.get(key, key.hash(), fresh);
+  return threshold_alerts(t, e, fresh, now_ns_);
 }
 
 int Matcher::inspect_contents(uint32_t c, uint32_t end, const uint8_t* buf, uint32_t len,

@@ -30,6 +30,7 @@
 #include "lib/ids/hs_matcher.hh"
 #include "lib/ids/packet_view.hh"
 #include "lib/ids/rule.hh"
+#include "lib/ids/threshold.hh"
 
 namespace fulcrum::ids {
 
@@ -59,6 +60,8 @@ class RuleSet {
     // Some content is relative: the contents are verified by inspect_contents (Suricata's
     // recursive content inspection) instead of one window test each.
     bool chained = false;
+    // A threshold or detection_filter decides whether a match alerts (Matcher::stateful_alert).
+    bool stateful = false;
   };
 
   // Compiles the rules: the DFA, the Hyperscan literal database and one regex database per
@@ -77,6 +80,9 @@ class RuleSet {
   const hs_database_t* literal_db() const { return literal_db_.get(); }
   const hs_database_t* regex_db(Domain d) const { return regex_db_[d].get(); }
   uint32_t pcres() const { return pcres_; }
+  // Some rule keeps state between packets (threshold, detection_filter): the Matcher needs the
+  // time (Matcher::set_time) and keeps per-worker tables.
+  bool stateful() const { return stateful_; }
 
   // Whether rule `r`'s header (protocol, addresses, ports) matches the packet.
   static bool header_matches(const Rule& r, const PacketView& v) {
@@ -125,15 +131,17 @@ class RuleSet {
   HsDatabase regex_db_[kDomains];
   std::vector<Domain> pcre_domain_;
   uint32_t pcres_ = 0;
+  bool stateful_ = false;
 };
 
 struct MatchStats {
   uint64_t packets = 0;
-  uint64_t bytes = 0;        // IP payload bytes scanned
-  uint64_t hits = 0;         // prefilter occurrences within their content's constraints
-  uint64_t candidates = 0;   // rules evaluated
-  uint64_t regex_scans = 0;  // Hyperscan regex scans
-  uint64_t errors = 0;       // Hyperscan scan failures (none expected)
+  uint64_t bytes = 0;                // IP payload bytes scanned
+  uint64_t hits = 0;                 // prefilter occurrences within their content's constraints
+  uint64_t candidates = 0;           // rules evaluated
+  uint64_t regex_scans = 0;          // Hyperscan regex scans
+  uint64_t errors = 0;               // Hyperscan scan failures (none expected)
+  uint64_t threshold_evictions = 0;  // threshold entries replaced in a full table bucket
 
   MatchStats& operator+=(const MatchStats& o) {
     packets += o.packets;
@@ -142,14 +150,25 @@ struct MatchStats {
     candidates += o.candidates;
     regex_scans += o.regex_scans;
     errors += o.errors;
+    threshold_evictions += o.threshold_evictions;
     return *this;
   }
+};
+
+// The per-worker state tables' sizes (entries; each rounded up to a power of two).
+struct StateLimits {
+  static constexpr uint32_t kDefaultThresholds = 1u << 16;
+  uint32_t thresholds = kDefaultThresholds;  // (rule, tracked address) threshold entries
 };
 
 class Matcher {
  public:
   static Result<std::unique_ptr<Matcher>> create(std::shared_ptr<const RuleSet> rules,
-                                                 Engine engine);
+                                                 Engine engine, StateLimits limits = {});
+
+  // The time of the packets matched next, in nanoseconds (any epoch; it must not go back):
+  // threshold windows are measured with it. Only needed when rules().stateful().
+  void set_time(uint64_t now_ns) { now_ns_ = now_ns; }
 
   // Matches views[0, n); on_alert(k, rule_index) for every rule matching packet k, in packet
   // order, then rule-file order.
@@ -178,11 +197,15 @@ class Matcher {
     evaluate(v, hits, [&](uint32_t rule) { on_alert(rule); });
   }
 
-  const MatchStats& stats() const { return stats_; }
+  const MatchStats& stats() const {
+    stats_.threshold_evictions = thresholds_.evictions();
+    return stats_;
+  }
   Engine engine() const { return engine_; }
+  const RuleSet& rules() const { return *rules_; }
 
  private:
-  Matcher(std::shared_ptr<const RuleSet> rules, Engine engine);
+  Matcher(std::shared_ptr<const RuleSet> rules, Engine engine, StateLimits limits);
 
   void prefilter(const PacketView* v, uint32_t lanes) {
     for (uint32_t l = 0; l < lanes; ++l) {
@@ -247,13 +270,19 @@ class Matcher {
     } else if (candidates_.size() > 1) {
       std::sort(candidates_.begin(), candidates_.end());
     }
+    const auto& refs = rules_->refs();
     for (uint32_t r : candidates_) {
       ++stats_.candidates;
-      if (rule_matches(r, v)) on_rule(r);
+      if (!rule_matches(r, v)) continue;
+      if (refs[r].stateful && !stateful_alert(r, v)) [[unlikely]]
+        continue;
+      on_rule(r);
     }
   }
 
   bool rule_matches(uint32_t r, const PacketView& v);
+  // After rule r matched the packet: whether it alerts (its threshold, Suricata's semantics).
+  bool stateful_alert(uint32_t r, const PacketView& v);
   // Suricata's recursive content inspection of the contents [c, end) of one rule over its domain
   // buf[0, len): 1 match, 0 no match, -1 no match and stop (DetectEngineContentInspection).
   // `buffer_offset` is the end of the last positive match (relative contents start from it);
@@ -274,7 +303,9 @@ class Matcher {
   uint32_t regex_gen_[kDomains] = {};
   std::vector<uint32_t> candidates_;
   std::vector<Hit> hits_[AhoCorasick::kLanes];
-  MatchStats stats_;
+  mutable MatchStats stats_;
+  uint64_t now_ns_ = 0;
+  BoundedTable<TrackKey, ThresholdEntry> thresholds_;
 };
 
 }  // namespace fulcrum::ids

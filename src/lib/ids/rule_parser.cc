@@ -276,6 +276,71 @@ bool parse_pcre(std::string_view v, Pcre& out, std::string* error) {
   return true;
 }
 
+// threshold:"type T, track K, count N, seconds M" (detection_filter: no type), in any order.
+bool parse_threshold(const std::string& name, std::string_view v, Threshold& out,
+                     std::string* error, std::string* feature) {
+  const bool filter = name == "detection_filter";
+  if (out.type != ThresholdType::kNone) {
+    *error = name + ": a rule takes one threshold or detection_filter";
+    return false;
+  }
+  bool have_type = filter, have_track = false, have_count = false, have_seconds = false;
+  out.type = filter ? ThresholdType::kDetectionFilter : ThresholdType::kNone;
+  size_t pos = 0;
+  while (pos <= v.size()) {
+    size_t comma = v.find(',', pos);
+    if (comma == std::string_view::npos) comma = v.size();
+    std::string_view item = trim_blanks(v.substr(pos, comma - pos));
+    pos = comma + 1;
+    const std::string_view key = next_word(item);
+    const std::string_view value = trim_blanks(item);
+    if (key == "type" && !filter) {
+      have_type = true;
+      if (value == "limit")
+        out.type = ThresholdType::kLimit;
+      else if (value == "threshold")
+        out.type = ThresholdType::kThreshold;
+      else if (value == "both")
+        out.type = ThresholdType::kBoth;
+      else {
+        *error = name + ": expected type limit, threshold or both, got " + quote(value);
+        return false;
+      }
+    } else if (key == "track") {
+      have_track = true;
+      if (value == "by_src")
+        out.track = Track::kBySrc;
+      else if (value == "by_dst")
+        out.track = Track::kByDst;
+      else if (value == "by_both")
+        out.track = Track::kByBoth;
+      else if (value == "by_rule")
+        out.track = Track::kByRule;
+      else {
+        if (value == "by_flow") *feature = name + " track by_flow";
+        *error = name + ": expected track by_src, by_dst, by_both or by_rule, got " + quote(value);
+        return false;
+      }
+    } else if (key == "count" || key == "seconds") {
+      (key == "count" ? have_count : have_seconds) = true;
+      if (!parse_u32(value, key == "count" ? out.count : out.seconds)) {
+        *error = name + ": " + std::string(key) + ": expected a non-negative integer, got " +
+                 quote(value);
+        return false;
+      }
+    } else {
+      *error = name + ": expected " + (filter ? "" : "type, ") + "track, count or seconds, got " +
+               quote(key);
+      return false;
+    }
+  }
+  if (!have_type || !have_track || !have_count || !have_seconds) {
+    *error = name + ": expected " + (filter ? "" : "type, ") + "track, count and seconds";
+    return false;
+  }
+  return true;
+}
+
 // Splits the option block "name:value; name; ..." into (name, value) pairs. A ';' inside a
 // quoted value or escaped with a backslash does not end the option.
 bool split_options(std::string_view s, std::vector<std::pair<std::string, std::string>>& out,
@@ -436,6 +501,8 @@ bool apply_option(const std::string& name, const std::string& value, Rule& r, bo
     return true;
   }
   if (name == "rev") return number(r.rev);
+  if (name == "threshold" || name == "detection_filter")
+    return parse_threshold(name, value, r.threshold, error, feature);
   for (const char* ignored : kIgnored)
     if (name == ignored) return true;
   *error = "unsupported option " + quote(name);

@@ -131,6 +131,7 @@ void IDSMatch::counters(std::vector<Counter>& out) const {
   out.push_back({"log_errors", log_ ? log_->errors() : 0});
   out.push_back({"alerts_lost", log_ ? log_->lost() : 0});
   out.push_back({"threshold_evictions", s.threshold_evictions});
+  out.push_back({"flow_evictions", s.flow_evictions});
 }
 
 }  // namespace fulcrum

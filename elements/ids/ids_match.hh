@@ -18,19 +18,21 @@
 //            prefilter_hits (content occurrences within offset/depth), rules_evaluated,
 //            regex_scans, scan_errors (Hyperscan failures), log_errors (failed log writes),
 //            alerts_lost (alerts not written: the run reports them and exits with status 4),
-//            threshold_evictions (threshold entries replaced in the full per-worker table).
+//            threshold_evictions, flow_evictions (threshold entries, flows with flowbits
+//            replaced in the full per-worker tables).
 // Offload:   none in this element; IDSMatchOffload runs the content prefilter (this DFA) on a
 //            device and the rest of the matching here; the DFA is a flat table
 //            (AhoCorasick::table/classes/out_begin/out_ids) ready to be copied to a device.
 //
 // Reload: the rule file can be replaced while the run goes on (hot reload); a worker adopts the
 // new rules between batches (its matcher is rebuilt then; counters go on from where they were;
-// threshold state starts afresh).
+// threshold and flowbits state starts afresh).
 //
-// State: threshold and detection_filter counts are per worker (docs/ids.md: a source whose flows
-// RSS spreads over several workers is counted on each separately), in a table of
-// ids::StateLimits entries with LRU eviction; windows are timed with the worker's TSC, read once
-// a batch and only when the rules have thresholds.
+// State: threshold and detection_filter counts and flowbits are per worker (docs/ids.md: a
+// source whose flows RSS spreads over several workers is counted on each separately; a flow
+// stays on one worker), in tables of ids::StateLimits entries with LRU eviction; windows and
+// flow timeouts are timed with the worker's TSC, read once a batch and only when the rules
+// have thresholds or flowbits.
 //
 // Per batch: parse every frame into a PacketView, match the views in groups of four
 // (interleaved DFA walks with ENGINE ac), then write alerts and verdicts. The packet index in

@@ -68,6 +68,12 @@ alert udp any any -> any any (msg:"limit per source"; content:"x1"; threshold: t
 alert tcp any any -> any any (msg:"every 4th per destination"; content:"abc"; nocase; threshold: type threshold, track by_dst, count 4, seconds 3600; sid:127;)
 alert ip any any -> any any (msg:"once after 5 per pair"; content:"PASS"; threshold: type both, track by_both, count 5, seconds 3600; sid:128;)
 alert ip any any -> any any (msg:"after 10 per destination"; content:"USER"; detection_filter: track by_dst, count 10, seconds 3600; sid:129;)
+alert tcp any any -> any any (msg:"pass after login"; content:"PASS"; flowbits:isset,login; sid:131;)
+alert tcp any any -> any any (msg:"login seen"; content:"USER"; flowbits:set,login; flowbits:noalert; sid:130;)
+alert ip any any -> any any (msg:"toggle on abc"; content:"abc"; flowbits:toggle,t; sid:132;)
+alert ip any any -> any any (msg:"x1 while t unset"; content:"x1"; flowbits:isnotset,t; sid:133;)
+alert udp any any -> any any (msg:"unset on HELLO"; content:"HELLO"; flowbits:unset,t; flowbits:noalert; sid:134;)
+alert tcp any any -> any any (msg:"first GET of a flow"; content:"GET "; flowbits:isnotset,got; flowbits:set,got; sid:135;)
 """
 # Thresholds count per worker (one here) with the TSC; their windows (3600 s) outlast the run
 # (TIMEOUT_S), so every match of a tracked address falls into one window.
@@ -159,7 +165,8 @@ def parse_rules(text):
         m = re.match(r"alert (\w+) (\S+) (\S+) (->|<>) (\S+) (\S+) \((.*)\)$", line)
         proto, src, sport, d, dst, dport, body = m.groups()
         rule = dict(proto=proto, src=parse_addr(src), sport=parse_ports(sport), bidir=d == "<>",
-                    dst=parse_addr(dst), dport=parse_ports(dport), contents=[], pcres=[])
+                    dst=parse_addr(dst), dport=parse_ports(dport), contents=[], pcres=[],
+                    flowbits=[], noalert=False)
         last_is_pcre = False
         for opt in [o.strip() for o in body.split(";") if o.strip()]:
             name, _, value = opt.partition(":")
@@ -185,6 +192,12 @@ def parse_rules(text):
                 last_is_pcre = True
             elif name == "sid":
                 rule["sid"] = int(value)
+            elif name == "flowbits":
+                cmd, _, bit = value.partition(",")
+                if cmd.strip() == "noalert":
+                    rule["noalert"] = True
+                else:
+                    rule["flowbits"].append((cmd.strip(), bit.strip()))
             elif name in ("threshold", "detection_filter"):
                 th = dict(type="detection_filter") if name == "detection_filter" else {}
                 for item in value.split(","):
@@ -310,7 +323,45 @@ def dissect(pkt):
 
 def stateful(r):
     """Whether which packets a rule alerts on depends on the packets before (their order)."""
-    return "threshold" in r
+    return "threshold" in r or bool(r["flowbits"])
+
+
+def reads_flowbits(r):
+    """Whether even the number of a rule's alerts depends on the order of the packets."""
+    return any(cmd in ("isset", "isnotset") for cmd, _ in r["flowbits"])
+
+
+def evaluation_order(rules):
+    """Suricata's order (detect-engine-sigorder.c): rules that only set flowbits, then those
+    that set and read, then those that read, each by sid; then the rest as written."""
+    def rank(r):
+        reads = reads_flowbits(r)
+        writes = any(cmd not in ("isset", "isnotset") for cmd, _ in r["flowbits"])
+        klass = 4 if writes and not reads else 3 if writes else 2 if reads else 1
+        return (-klass, r["sid"] if klass > 1 else 0)
+    return sorted(rules, key=rank)  # stable: the rest keeps the file's order
+
+
+def flow_of(d):
+    """The packet's flow, the same both ways: protocol and the two (address, port) ends."""
+    ends = frozenset([(ipaddress.ip_address(d["src"]), d["sport"]),
+                      (ipaddress.ip_address(d["dst"]), d["dport"])])
+    return (d["proto"], ends)
+
+
+def flowbits_pass(r, d, state):
+    """Rule r matched: its isset/isnotset conditions on the flow's bits, then its set, unset
+    and toggle; whether it may alert (noalert aside)."""
+    bits = state.setdefault(("flow", flow_of(d)), set())
+    for cmd, bit in r["flowbits"]:
+        if (cmd == "isset" and bit not in bits) or (cmd == "isnotset" and bit in bits):
+            return False
+    for cmd, bit in r["flowbits"]:
+        if cmd == "set" or (cmd == "toggle" and bit not in bits):
+            bits.add(bit)
+        elif cmd == "unset" or cmd == "toggle":
+            bits.discard(bit)
+    return True
 
 
 def threshold_passes(r, d, state):
@@ -330,13 +381,14 @@ def threshold_passes(r, d, state):
 
 def reference_alerts(rules, pkt, state):
     """The sids that match an Ether/[VLAN]/IP or IPv6 packet (scapy), in rule order. `state`
-    (a dict) carries the threshold counts from packet to packet: packets are given in order;
-    None: no state (thresholds let every match alert)."""
+    (a dict) carries the threshold counts and the flows' bits from packet to packet: packets
+    are given in order; None: no state (thresholds let every match alert, flowbits conditions
+    hold, noalert rules stay silent)."""
     d = dissect(pkt)
     sids = []
     wanted = {"tcp": d["tcp"], "udp": d["udp"], "icmp": d["icmp4"] or d["icmp6"],
               "icmpv4": d["icmp4"], "icmpv6": d["icmp6"], "ip": True}
-    for r in rules:
+    for r in evaluation_order(rules):
         if not wanted[r["proto"]]:
             continue
         fwd = addr_in(r["src"], d["src"]) and addr_in(r["dst"], d["dst"]) and \
@@ -347,6 +399,10 @@ def reference_alerts(rules, pkt, state):
             continue
         domain = d["l4"] if r["proto"] in ("tcp", "udp") else d["ip_payload"]
         if not (contents_match(r, domain) and all(p.search(domain) for p in r["pcres"])):
+            continue
+        if r["flowbits"] and state is not None and not flowbits_pass(r, d, state):
+            continue
+        if r["noalert"]:
             continue
         if "threshold" in r and state is not None and not threshold_passes(r, d, state):
             continue

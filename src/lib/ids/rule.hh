@@ -2,7 +2,8 @@
 // file. A rule is
 //
 //   alert PROTO SRC SPORT -> DST DPORT (msg:"..."; content:"..."; nocase; offset:N; depth:N;
-//                                        distance:N; within:N; pcre:"/re/flags"; sid:N; rev:N;)
+//                                        distance:N; within:N; pcre:"/re/flags"; sid:N; rev:N;
+//                                        threshold:...; flowbits:...;)
 //
 // with `<>` for either direction. Matching against packets is in rule_engine.hh.
 #pragma once
@@ -141,6 +142,17 @@ struct Threshold {
   uint32_t seconds = 0;
 };
 
+// flowbits:set|unset|toggle|isset|isnotset,NAME (flowbits:noalert is Rule::noalert). isset and
+// isnotset are conditions of the match; set, unset and toggle act on the packet's flow when the
+// rule matches (Suricata's post-match list).
+enum class FlowbitCmd : uint8_t { kSet, kUnset, kToggle, kIsset, kIsnotset };
+struct Flowbit {
+  FlowbitCmd cmd = FlowbitCmd::kSet;
+  std::string name;
+
+  bool reads() const { return cmd == FlowbitCmd::kIsset || cmd == FlowbitCmd::kIsnotset; }
+};
+
 struct Rule {
   uint32_t sid = 0;
   uint32_t rev = 0;
@@ -153,6 +165,8 @@ struct Rule {
   std::vector<Content> contents;
   std::vector<Pcre> pcres;
   Threshold threshold;
+  std::vector<Flowbit> flowbits;
+  bool noalert = false;  // flowbits:noalert: the rule acts on flowbits and never alerts
 
   bool relative_contents() const {
     for (const Content& c : contents)

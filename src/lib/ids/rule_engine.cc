@@ -1,6 +1,7 @@
 #include "lib/ids/rule_engine.hh"
 
 #include <algorithm>
+#include <map>
 #include <utility>
 
 namespace fulcrum::ids {
@@ -35,11 +36,28 @@ unsigned hs_flags(const Pcre& p) {
   return flags;
 }
 
+// Suricata's flowbits classes (detect-engine-sigorder.c), evaluated highest first.
+enum FlowbitsClass : uint8_t { kNotUsed = 1, kReads = 2, kSetsAndReads = 3, kSets = 4 };
+
+FlowbitsClass flowbits_class(const Rule& r) {
+  bool reads = false, writes = false;
+  for (const Flowbit& f : r.flowbits) (f.reads() ? reads : writes) = true;
+  if (reads && writes) return kSetsAndReads;
+  if (writes) return kSets;
+  return reads ? kReads : kNotUsed;
+}
+
 }  // namespace
 
 Result<std::shared_ptr<RuleSet>> RuleSet::compile(std::vector<Rule> rules,
                                                   std::vector<SkippedRule>* skipped) {
   auto set = std::make_shared<RuleSet>();
+  if (std::any_of(rules.begin(), rules.end(), [](const Rule& r) { return !r.flowbits.empty(); }))
+    std::stable_sort(rules.begin(), rules.end(), [](const Rule& a, const Rule& b) {
+      const FlowbitsClass ca = flowbits_class(a), cb = flowbits_class(b);
+      if (ca != cb) return ca > cb;
+      return ca != kNotUsed && a.sid < b.sid;
+    });
   // Each regex alone first, so that an error names its rule.
   for (Rule& rule : rules) {
     std::string why;
@@ -59,6 +77,7 @@ Result<std::shared_ptr<RuleSet>> RuleSet::compile(std::vector<Rule> rules,
   }
   std::vector<HsLiteral> literals;
   std::vector<HsRegex> regexes[kDomains];
+  std::map<std::string, uint32_t> bit_of;
   for (uint32_t r = 0; r < set->rules_.size(); ++r) {
     const Rule& rule = set->rules_[r];
     RuleRef ref;
@@ -68,8 +87,15 @@ Result<std::shared_ptr<RuleSet>> RuleSet::compile(std::vector<Rule> rules,
     ref.first_pcre = set->pcres_;
     ref.pcres = static_cast<uint32_t>(rule.pcres.size());
     ref.chained = rule.relative_contents();
-    ref.stateful = rule.threshold.type != ThresholdType::kNone;
+    ref.stateful =
+        rule.threshold.type != ThresholdType::kNone || !rule.flowbits.empty() || rule.noalert;
     set->stateful_ |= ref.stateful;
+    ref.first_flowbit = static_cast<uint32_t>(set->flowbits_.size());
+    ref.flowbits = static_cast<uint32_t>(rule.flowbits.size());
+    for (const Flowbit& f : rule.flowbits) {
+      const auto [it, fresh] = bit_of.emplace(f.name, static_cast<uint32_t>(bit_of.size()));
+      set->flowbits_.push_back({f.cmd, it->second});
+    }
     bool positive = false;
     for (const Content& c : rule.contents) {
       const uint32_t id = static_cast<uint32_t>(set->contents_.size());
@@ -85,6 +111,7 @@ Result<std::shared_ptr<RuleSet>> RuleSet::compile(std::vector<Rule> rules,
     if (!positive) set->always_.push_back(r);
     set->refs_.push_back(ref);
   }
+  set->flowbit_names_ = static_cast<uint32_t>(bit_of.size());
   if (Status s = set->ac_.build(); !s) return make_error(s.error());
   if (!literals.empty()) {
     Result<HsDatabase> db = compile_literals(literals);
@@ -103,7 +130,13 @@ Result<std::shared_ptr<RuleSet>> RuleSet::compile(std::vector<Rule> rules,
 Matcher::Matcher(std::shared_ptr<const RuleSet> rules, Engine engine, StateLimits limits)
     : rules_(std::move(rules)),
       engine_(engine),
-      thresholds_(rules_->stateful() ? limits.thresholds : 0) {
+      thresholds_(rules_->stateful() ? limits.thresholds : 0),
+      flows_(rules_->flowbits().empty() ? 0 : limits.flows) {
+  constexpr uint64_t kNsPerSecond = 1'000'000'000;
+  constexpr uint32_t kWordBits = 64;
+  flow_timeout_ns_ = uint64_t{limits.flow_timeout_s} * kNsPerSecond;
+  bit_words_ = (rules_->flowbit_names() + kWordBits - 1) / kWordBits;
+  if (!rules_->flowbits().empty()) bits_.assign(size_t{flows_.capacity()} * bit_words_, 0);
   content_gen_.assign(rules_->contents().size(), 0);
   rule_gen_.assign(rules_->rules().size(), 0);
   pcre_gen_.assign(rules_->pcres(), 0);
@@ -128,6 +161,7 @@ void Matcher::next_generation() {
   std::fill(rule_gen_.begin(), rule_gen_.end(), 0);
   std::fill(pcre_gen_.begin(), pcre_gen_.end(), 0);
   std::fill(std::begin(regex_gen_), std::end(regex_gen_), 0);
+  flow_gen_ = 0;
   gen_ = 1;
 }
 
@@ -166,8 +200,42 @@ bool Matcher::rule_matches(uint32_t r, const PacketView& v) {
   return true;
 }
 
+uint64_t* Matcher::flow_bits(const PacketView& v) {
+  if (flow_gen_ == gen_) return packet_bits_;
+  const FlowKey key = flow_key(v);
+  bool fresh = false;
+  uint32_t slot = 0;
+  FlowEntry& e = flows_.get(key, key.hash(), fresh, &slot);
+  uint64_t* bits = bits_.data() + size_t{slot} * bit_words_;
+  if (fresh || now_ns_ > e.last_ns + flow_timeout_ns_) std::fill(bits, bits + bit_words_, 0);
+  e.last_ns = now_ns_;
+  flow_gen_ = gen_;
+  packet_bits_ = bits;
+  return bits;
+}
+
 bool Matcher::stateful_alert(uint32_t r, const PacketView& v) {
-  const Threshold& t = rules_->rules()[r].threshold;
+  constexpr uint32_t kWordBits = 64;
+  const RuleSet::RuleRef& ref = rules_->refs()[r];
+  const Rule& rule = rules_->rules()[r];
+  if (ref.flowbits != 0) {
+    uint64_t* bits = flow_bits(v);
+    const RuleSet::FlowbitRef* fb = rules_->flowbits().data() + ref.first_flowbit;
+    auto is_set = [bits](uint32_t b) { return (bits[b / kWordBits] >> (b % kWordBits)) & 1; };
+    for (uint32_t k = 0; k < ref.flowbits; ++k) {
+      if (fb[k].cmd == FlowbitCmd::kIsset && !is_set(fb[k].bit)) return false;
+      if (fb[k].cmd == FlowbitCmd::kIsnotset && is_set(fb[k].bit)) return false;
+    }
+    for (uint32_t k = 0; k < ref.flowbits; ++k) {
+      const uint64_t mask = uint64_t{1} << (fb[k].bit % kWordBits);
+      uint64_t& word = bits[fb[k].bit / kWordBits];
+      if (fb[k].cmd == FlowbitCmd::kSet) word |= mask;
+      if (fb[k].cmd == FlowbitCmd::kUnset) word &= ~mask;
+      if (fb[k].cmd == FlowbitCmd::kToggle) word ^= mask;
+    }
+  }
+  if (rule.noalert) return false;
+  const Threshold& t = rule.threshold;
   if (t.type == ThresholdType::kNone) return true;
   if (t.type == ThresholdType::kThreshold && t.count == 1) return true;  // Suricata keeps no entry
   const TrackKey key = track_key(t.track, r, v);

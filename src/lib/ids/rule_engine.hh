@@ -8,13 +8,16 @@
 //      exact); each occurrence is checked against its content's domain, offset and depth;
 //   2. candidates: rules with an occurrence of a positive content, plus rules without positive
 //      contents;
-//   3. each candidate, in rule-file order: protocol, addresses, ports (either direction for
+//   3. each candidate, in rules() order (the file's, flowbits rules first: RuleSet::compile):
+//   protocol, addresses, ports (either direction for
 //      `<>`), every positive content found, no negated content found, every pcre matching its
 //      domain (one Hyperscan scan per domain and packet, only when a candidate needs it). A rule
 //      with relative contents (distance, within) is a candidate when its positive contents
 //      occur anywhere (the prefilter stays a prefilter); its contents are then searched again
 //      in the domain as Suricata's recursive content inspection does, the next occurrence of a
-//      content tried when the following content has `within` and the rest failed.
+//      content tried when the following content has `within` and the rest failed;
+//   4. a matching rule with flowbits, noalert or a threshold (RuleRef::stateful) goes through
+//      stateful_alert; other rules cost one flag test, and no flow or threshold table is read.
 // Packets are matched in groups of AhoCorasick::kLanes so the DFA walks of a group interleave.
 #pragma once
 
@@ -27,6 +30,7 @@
 
 #include "core/result.hh"
 #include "lib/ids/aho_corasick.hh"
+#include "lib/ids/flow_bits.hh"
 #include "lib/ids/hs_matcher.hh"
 #include "lib/ids/packet_view.hh"
 #include "lib/ids/rule.hh"
@@ -60,11 +64,20 @@ class RuleSet {
     // Some content is relative: the contents are verified by inspect_contents (Suricata's
     // recursive content inspection) instead of one window test each.
     bool chained = false;
-    // A threshold or detection_filter decides whether a match alerts (Matcher::stateful_alert).
+    // A threshold, detection_filter or flowbits decide whether a match alerts
+    // (Matcher::stateful_alert).
     bool stateful = false;
+    uint32_t first_flowbit = 0, flowbits = 0;  // in flowbits()
+  };
+  struct FlowbitRef {
+    FlowbitCmd cmd = FlowbitCmd::kSet;
+    uint32_t bit = 0;  // the name's index
   };
 
-  // Compiles the rules: the DFA, the Hyperscan literal database and one regex database per
+  // Orders the rules as Suricata evaluates them when some use flowbits (rules that only set
+  // flowbits, then those that set and read, then those that read, each by sid; then the others
+  // in file order), so that a bit set by a rule is seen by the rules after it on the same
+  // packet. Compiles the rules: the DFA, the Hyperscan literal database and one regex database per
   // domain. A rule with a pcre Hyperscan does not support (backreferences, lookbehind of
   // variable length, an anchor inside the pattern...) fails the compile, naming the rule's sid;
   // with `skipped`, it is left out and listed there instead (feature "pcre: Hyperscan").
@@ -80,9 +93,11 @@ class RuleSet {
   const hs_database_t* literal_db() const { return literal_db_.get(); }
   const hs_database_t* regex_db(Domain d) const { return regex_db_[d].get(); }
   uint32_t pcres() const { return pcres_; }
-  // Some rule keeps state between packets (threshold, detection_filter): the Matcher needs the
-  // time (Matcher::set_time) and keeps per-worker tables.
+  // Some rule keeps state between packets (threshold, detection_filter, flowbits): the Matcher
+  // needs the time (Matcher::set_time) and keeps per-worker tables.
   bool stateful() const { return stateful_; }
+  const std::vector<FlowbitRef>& flowbits() const { return flowbits_; }
+  uint32_t flowbit_names() const { return flowbit_names_; }
 
   // Whether rule `r`'s header (protocol, addresses, ports) matches the packet.
   static bool header_matches(const Rule& r, const PacketView& v) {
@@ -132,6 +147,8 @@ class RuleSet {
   std::vector<Domain> pcre_domain_;
   uint32_t pcres_ = 0;
   bool stateful_ = false;
+  std::vector<FlowbitRef> flowbits_;
+  uint32_t flowbit_names_ = 0;
 };
 
 struct MatchStats {
@@ -142,6 +159,7 @@ struct MatchStats {
   uint64_t regex_scans = 0;          // Hyperscan regex scans
   uint64_t errors = 0;               // Hyperscan scan failures (none expected)
   uint64_t threshold_evictions = 0;  // threshold entries replaced in a full table bucket
+  uint64_t flow_evictions = 0;       // flows (and their flowbits) replaced in a full bucket
 
   MatchStats& operator+=(const MatchStats& o) {
     packets += o.packets;
@@ -151,6 +169,7 @@ struct MatchStats {
     regex_scans += o.regex_scans;
     errors += o.errors;
     threshold_evictions += o.threshold_evictions;
+    flow_evictions += o.flow_evictions;
     return *this;
   }
 };
@@ -158,7 +177,12 @@ struct MatchStats {
 // The per-worker state tables' sizes (entries; each rounded up to a power of two).
 struct StateLimits {
   static constexpr uint32_t kDefaultThresholds = 1u << 16;
+  static constexpr uint32_t kDefaultFlows = 1u << 16;
+  static constexpr uint32_t kDefaultFlowTimeoutS = 600;
   uint32_t thresholds = kDefaultThresholds;  // (rule, tracked address) threshold entries
+  uint32_t flows = kDefaultFlows;            // flows with flowbits
+  // A flow no flowbits rule looked at for longer starts with no bits set.
+  uint32_t flow_timeout_s = kDefaultFlowTimeoutS;
 };
 
 class Matcher {
@@ -171,7 +195,7 @@ class Matcher {
   void set_time(uint64_t now_ns) { now_ns_ = now_ns; }
 
   // Matches views[0, n); on_alert(k, rule_index) for every rule matching packet k, in packet
-  // order, then rule-file order.
+  // order, then rules() order.
   template <class OnAlert>
   void match_batch(const PacketView* views, uint32_t n, OnAlert&& on_alert) {
     for (uint32_t k = 0; k < n; k += AhoCorasick::kLanes) {
@@ -199,6 +223,7 @@ class Matcher {
 
   const MatchStats& stats() const {
     stats_.threshold_evictions = thresholds_.evictions();
+    stats_.flow_evictions = flows_.evictions();
     return stats_;
   }
   Engine engine() const { return engine_; }
@@ -281,8 +306,11 @@ class Matcher {
   }
 
   bool rule_matches(uint32_t r, const PacketView& v);
-  // After rule r matched the packet: whether it alerts (its threshold, Suricata's semantics).
+  // After rule r's header, contents and pcres matched the packet: its flowbits conditions, then
+  // its flowbits actions, noalert and threshold (Suricata's order): whether it alerts.
   bool stateful_alert(uint32_t r, const PacketView& v);
+  // The packet's flow's bits (looked up once a packet, on the first flowbits rule).
+  uint64_t* flow_bits(const PacketView& v);
   // Suricata's recursive content inspection of the contents [c, end) of one rule over its domain
   // buf[0, len): 1 match, 0 no match, -1 no match and stop (DetectEngineContentInspection).
   // `buffer_offset` is the end of the last positive match (relative contents start from it);
@@ -306,6 +334,12 @@ class Matcher {
   mutable MatchStats stats_;
   uint64_t now_ns_ = 0;
   BoundedTable<TrackKey, ThresholdEntry> thresholds_;
+  BoundedTable<FlowKey, FlowEntry> flows_;
+  uint64_t flow_timeout_ns_ = 0;
+  uint32_t bit_words_ = 0;      // 64-bit words of flowbits a flow
+  std::vector<uint64_t> bits_;  // flows_.capacity() × bit_words_
+  uint32_t flow_gen_ = 0;       // gen_ of the packet packet_bits_ belongs to
+  uint64_t* packet_bits_ = nullptr;
 };
 
 }  // namespace fulcrum::ids

@@ -341,6 +341,47 @@ bool parse_threshold(const std::string& name, std::string_view v, Threshold& out
   return true;
 }
 
+// flowbits:CMD,NAME or flowbits:noalert.
+bool parse_flowbits(std::string_view v, Rule& r, std::string* error, std::string* feature) {
+  const size_t comma = v.find(',');
+  const std::string_view cmd = trim_blanks(v.substr(0, comma));
+  const std::string_view name =
+      comma == std::string_view::npos ? std::string_view() : trim_blanks(v.substr(comma + 1));
+  if (cmd == "noalert") {
+    if (!name.empty()) {
+      *error = "flowbits: expected no name after noalert";
+      return false;
+    }
+    r.noalert = true;
+    return true;
+  }
+  static const std::pair<const char*, FlowbitCmd> kCmds[] = {{"set", FlowbitCmd::kSet},
+                                                             {"unset", FlowbitCmd::kUnset},
+                                                             {"toggle", FlowbitCmd::kToggle},
+                                                             {"isset", FlowbitCmd::kIsset},
+                                                             {"isnotset", FlowbitCmd::kIsnotset}};
+  for (const auto& [word, c] : kCmds) {
+    if (cmd != word) continue;
+    if (name.empty()) {
+      *error = "flowbits: expected a name after " + std::string(cmd);
+      return false;
+    }
+    if (name.find_first_of("|&") != std::string_view::npos) {
+      *feature = "flowbits group";
+      *error = "flowbits: groups of names (" + quote(name) + ") are not supported";
+      return false;
+    }
+    if (name.find_first_of(" \t,") != std::string_view::npos) {
+      *error = "flowbits: expected one name, got " + quote(name);
+      return false;
+    }
+    r.flowbits.push_back({c, std::string(name)});
+    return true;
+  }
+  *error = "flowbits: expected set, unset, toggle, isset, isnotset or noalert, got " + quote(cmd);
+  return false;
+}
+
 // Splits the option block "name:value; name; ..." into (name, value) pairs. A ';' inside a
 // quoted value or escaped with a backslash does not end the option.
 bool split_options(std::string_view s, std::vector<std::pair<std::string, std::string>>& out,
@@ -501,6 +542,7 @@ bool apply_option(const std::string& name, const std::string& value, Rule& r, bo
     return true;
   }
   if (name == "rev") return number(r.rev);
+  if (name == "flowbits") return parse_flowbits(value, r, error, feature);
   if (name == "threshold" || name == "detection_filter")
     return parse_threshold(name, value, r.threshold, error, feature);
   for (const char* ignored : kIgnored)

@@ -293,6 +293,35 @@ TEST(IdsElement, ThresholdWindowsFollowTheElementsClock) {
   EXPECT_EQ(ports(), (std::vector<int>{1, 0}));
 }
 
+// flowbits across batches, both directions, and the FLOW_TIMEOUT key on the element's clock.
+TEST(IdsElement, FlowbitsAcrossBatchesAndTheFlowTimeout) {
+  const std::string rules = write_file(
+      "flowbits.rules",
+      "alert tcp any any -> any any (content:\"PASS\"; flowbits:isset,login; sid:2;)\n"
+      "alert tcp any any -> any any (content:\"USER\"; flowbits:set,login; flowbits:noalert; "
+      "sid:1;)\n");
+  auto e = testing::make_element_connected("IDSMatch", {rules, "FLOW_TIMEOUT 5", "FLOWS 64"},
+                                           kBothOutputs);
+  ASSERT_NE(e, nullptr);
+  uint64_t now = 0;
+  dynamic_cast<IDSMatch&>(*e).set_clock([&now] { return now; });
+  const Frame user = testing::l4_frame(testing::kProtoTcp, kClient, kServer, 1234, 21, "USER a");
+  const Frame pass = testing::l4_frame(testing::kProtoTcp, kServer, kClient, 21, 1234, "PASS b");
+  PacketBatch b;
+  auto ports = [&](const std::vector<Frame>& frames) {
+    std::vector<int> out;
+    for (const Verdict& v : testing::run_batch(*e, b, frames)) out.push_back(v.port());
+    testing::free_batch(b);
+    return out;
+  };
+  EXPECT_EQ(ports({pass, user}), (std::vector<int>{0, 0}));
+  EXPECT_EQ(ports({pass}), (std::vector<int>{1}));  // the reply direction, a later batch
+  now = 5'000'000'000;
+  EXPECT_EQ(ports({pass}), (std::vector<int>{1}));  // 5 s after the last look: kept
+  now = 10'000'000'001;
+  EXPECT_EQ(ports({pass}), (std::vector<int>{0}));  // idle longer than FLOW_TIMEOUT
+}
+
 TEST(IdsElement, ConfigurationErrors) {
   EXPECT_NE(testing::config_error("IDSMatch", {}), "(no error)");
   EXPECT_NE(testing::config_error("IDSMatch", {"/nonexistent/x.rules"}).find("cannot open rule"),
@@ -311,6 +340,13 @@ TEST(IdsElement, ConfigurationErrors) {
                 .find("none of its 1 rules can be loaded (pcre: Hyperscan 1)"),
             std::string::npos)
       << testing::config_error("IDSMatch", {backref});
+  EXPECT_NE(testing::config_error("IDSMatch", {rules, "FLOWS 0"})
+                .find("FLOWS: expected 1 to 16777216 entries, got 0"),
+            std::string::npos)
+      << testing::config_error("IDSMatch", {rules, "FLOWS 0"});
+  EXPECT_NE(testing::config_error("IDSMatch", {rules, "THRESHOLDS 16777217"})
+                .find("THRESHOLDS: expected 1 to 16777216 entries, got 16777217"),
+            std::string::npos);
   EXPECT_NE(testing::config_error("IDSMatch", {rules, "ALERTS /nonexistent/dir/a.jsonl"})
                 .find("cannot open alert log"),
             std::string::npos);

@@ -3,6 +3,8 @@
 #include <rte_cycles.h>
 
 #include <algorithm>
+#include <string>
+#include <utility>
 
 #include "lib/ids/rule_parser.hh"
 
@@ -17,8 +19,16 @@ Status IDSMatch::configure(Args& args) {
                  .key("ALERTS", alerts_file_, kAlertsHelp)
                  .key("ALERT_FORMAT", alert_format_, kAlertFormatHelp)
                  .key("DROP", drop_, kDropHelp)
+                 .key("THRESHOLDS", limits_.thresholds, kThresholdsHelp)
+                 .key("FLOWS", limits_.flows, kFlowsHelp)
+                 .key("FLOW_TIMEOUT", limits_.flow_timeout_s, kFlowTimeoutHelp)
                  .finish();
   if (!s) return s;
+  for (const auto& [key, value] :
+       {std::pair{"THRESHOLDS", limits_.thresholds}, std::pair{"FLOWS", limits_.flows}})
+    if (value == 0 || value > kMaxStateEntries)
+      return args.error(std::string(key) + ": expected 1 to " + std::to_string(kMaxStateEntries) +
+                        " entries, got " + std::to_string(value));
   if (alert_format_ != "fulcrum" && alert_format_ != "eve")
     return args.error("ALERT_FORMAT: expected fulcrum or eve, got '" + alert_format_ + "'");
   if (engine_name_ == "hyperscan") {
@@ -63,7 +73,7 @@ Result<std::shared_ptr<IDSMatch::Rules>> IDSMatch::load_rules(const std::string&
 }
 
 void IDSMatch::adopt(const Rules* rules) {
-  Result<std::unique_ptr<ids::Matcher>> m = ids::Matcher::create(rules->set, engine_);
+  Result<std::unique_ptr<ids::Matcher>> m = ids::Matcher::create(rules->set, engine_, limits_);
   adopted_ = rules;
   if (!m) {
     ++adopt_errors_;  // the matcher in use stays (scratch space could not be allocated)
@@ -89,7 +99,7 @@ Status IDSMatch::initialize(const InitContext& ctx) {
   if (ctx.notes != nullptr && ctx.worker == 0 && !adopted_->note.empty())
     ctx.notes->push_back(adopted_->note);
   rules_ = adopted_->set;
-  Result<std::unique_ptr<ids::Matcher>> m = ids::Matcher::create(rules_, engine_);
+  Result<std::unique_ptr<ids::Matcher>> m = ids::Matcher::create(rules_, engine_, limits_);
   if (!m) return args.error(m.error());
   matcher_ = std::move(m.value());
   if (!alerts_file_.empty()) {

@@ -74,6 +74,16 @@ class IDSMatch final : public ElementBase<IDSMatch> {
       "records, for tools that read eve.json)";
   static constexpr std::string_view kDropHelp =
       "drop alerted packets when output 1 is not connected";
+  static constexpr std::string_view kThresholdsHelp =
+      "threshold/detection_filter entries (rule, tracked address) per worker, 72 bytes each, "
+      "allocated only when a rule has a threshold; the least recently used one of a full bucket "
+      "is replaced (docs/ids.md)";
+  static constexpr std::string_view kFlowsHelp =
+      "flows with flowbits per worker, 64 bytes each plus 8 per 64 flowbit names, allocated only "
+      "when a rule uses flowbits; the least recently used one of a full bucket is replaced";
+  static constexpr std::string_view kFlowTimeoutHelp =
+      "seconds after which a flow no flowbits rule looked at starts again with no bit set";
+  static constexpr uint32_t kMaxStateEntries = 1u << 24;
 
   Status configure(Args& args) override;
   Status initialize(const InitContext& ctx) override;
@@ -161,7 +171,8 @@ class IDSMatch final : public ElementBase<IDSMatch> {
   }
 
   const ids::Matcher& matcher() const { return *matcher_; }
-  // The clock of threshold windows, in nanoseconds; the worker's TSC by default. Tests set one.
+  // The clock of threshold windows and flow timeouts, in nanoseconds; the worker's TSC by
+  // default. Tests set one.
   void set_clock(std::function<uint64_t()> clock) { clock_ = std::move(clock); }
   const ids::RuleSet& rules() const { return *rules_; }
   const std::string& rules_file() const { return rules_file_; }
@@ -210,6 +221,7 @@ class IDSMatch final : public ElementBase<IDSMatch> {
   bool drop_ = false;
   SourceLoc loc_;
   ids::Engine engine_ = ids::Engine::kHyperscan;
+  ids::StateLimits limits_;
   Verdict alerted_verdict_ = Verdict::out(0);
   std::shared_ptr<TableSlot<Rules>> slot_;
   const Rules* adopted_ = nullptr;  // the slot's rules rules_ comes from

@@ -90,6 +90,7 @@ Result<std::shared_ptr<RuleSet>> RuleSet::compile(std::vector<Rule> rules,
     ref.stateful =
         rule.threshold.type != ThresholdType::kNone || !rule.flowbits.empty() || rule.noalert;
     set->stateful_ |= ref.stateful;
+    set->thresholds_ |= rule.threshold.type != ThresholdType::kNone;
     ref.first_flowbit = static_cast<uint32_t>(set->flowbits_.size());
     ref.flowbits = static_cast<uint32_t>(rule.flowbits.size());
     for (const Flowbit& f : rule.flowbits) {
@@ -130,7 +131,7 @@ Result<std::shared_ptr<RuleSet>> RuleSet::compile(std::vector<Rule> rules,
 Matcher::Matcher(std::shared_ptr<const RuleSet> rules, Engine engine, StateLimits limits)
     : rules_(std::move(rules)),
       engine_(engine),
-      thresholds_(rules_->stateful() ? limits.thresholds : 0),
+      thresholds_(rules_->thresholds() ? limits.thresholds : 0),
       flows_(rules_->flowbits().empty() ? 0 : limits.flows) {
   constexpr uint64_t kNsPerSecond = 1'000'000'000;
   constexpr uint32_t kWordBits = 64;

@@ -96,6 +96,7 @@ class RuleSet {
   // Some rule keeps state between packets (threshold, detection_filter, flowbits): the Matcher
   // needs the time (Matcher::set_time) and keeps per-worker tables.
   bool stateful() const { return stateful_; }
+  bool thresholds() const { return thresholds_; }  // some rule has a threshold
   const std::vector<FlowbitRef>& flowbits() const { return flowbits_; }
   uint32_t flowbit_names() const { return flowbit_names_; }
 
@@ -147,6 +148,7 @@ class RuleSet {
   std::vector<Domain> pcre_domain_;
   uint32_t pcres_ = 0;
   bool stateful_ = false;
+  bool thresholds_ = false;
   std::vector<FlowbitRef> flowbits_;
   uint32_t flowbit_names_ = 0;
 };

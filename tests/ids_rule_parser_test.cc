@@ -87,23 +87,97 @@ TEST(IdsRuleParser, NegationBidirectionAndPortRanges) {
   EXPECT_TRUE(ip.pcres[0].multiline);
 }
 
+Ip6Addr a6(uint64_t hi, uint64_t lo) {
+  return {hi, lo};
+}
+
+// IPv6 items and prefixes; lists mixing families; an address is looked up among the items of
+// its own family (a list without one never holds it, negated or not), negations as for IPv4.
+TEST(IdsRuleParser, Ipv6AddressSets) {
+  const Ip6Addr db8_1 = a6(0x20010db800000000, 1);
+  const Ip6Addr db8_1_x = a6(0x20010db800010000, 5);  // 2001:db8:1::5
+  const Ip6Addr other = a6(0x2001ffff00000000, 1);
+  const Rule r =
+      parse_ok("alert tcp 2001:db8::/32 any -> [10.0.0.0/8,2001:db8::1,::/0] any (sid:1;)");
+  EXPECT_TRUE(r.src.contains(db8_1));
+  EXPECT_TRUE(r.src.contains(db8_1_x));
+  EXPECT_FALSE(r.src.contains(other));
+  EXPECT_FALSE(r.src.contains(kIp10_0_0_1)) << "no IPv4 item";
+  EXPECT_TRUE(r.dst.contains(other)) << "::/0";
+  EXPECT_TRUE(r.dst.contains(kIp10_1_2_3));
+  EXPECT_FALSE(r.dst.contains(kIp192_168_0_9));
+
+  const Rule neg = parse_ok(
+      "alert ip [2001:db8::/32,!2001:db8:1::/48] any -> ![2001:db8::1,10.0.0.0/8] any (sid:2;)");
+  EXPECT_TRUE(neg.src.contains(db8_1));
+  EXPECT_FALSE(neg.src.contains(db8_1_x));  // in the negated item
+  EXPECT_FALSE(neg.src.contains(other));
+  EXPECT_FALSE(neg.src.contains(kIp10_0_0_1));
+  EXPECT_FALSE(neg.dst.contains(db8_1));
+  EXPECT_TRUE(neg.dst.contains(other));
+  EXPECT_FALSE(neg.dst.contains(kIp10_0_0_1));
+  EXPECT_TRUE(neg.dst.contains(kIp192_168_0_9));
+
+  // A negation alone holds every address of its family and none of the other.
+  const Rule only_neg = parse_ok("alert ip !2001:db8::/32 any -> [!10.0.0.0/8] any (sid:3;)");
+  EXPECT_FALSE(only_neg.src.contains(db8_1));
+  EXPECT_TRUE(only_neg.src.contains(other));
+  EXPECT_FALSE(only_neg.src.contains(kIp10_0_0_1));
+  EXPECT_TRUE(only_neg.dst.contains(kIp192_168_0_9));
+  EXPECT_FALSE(only_neg.dst.contains(kIp10_0_0_1));
+  EXPECT_FALSE(only_neg.dst.contains(db8_1));
+  // Mixed: the IPv4 negation applies to IPv4 alone, the IPv6 item to IPv6 alone.
+  const Rule mixed = parse_ok("alert ip [!10.0.0.0/8,2001:db8::/32] any -> any any (sid:4;)");
+  EXPECT_TRUE(mixed.src.contains(kIp192_168_0_9));
+  EXPECT_FALSE(mixed.src.contains(kIp10_0_0_1));
+  EXPECT_TRUE(mixed.src.contains(db8_1));
+  EXPECT_FALSE(mixed.src.contains(other));
+  // any holds both families; prefix lengths across the 64-bit halves; inet_pton's forms.
+  EXPECT_TRUE(mixed.dst.contains(db8_1) && mixed.dst.contains(kIp10_0_0_1));
+  const Rule lens = parse_ok(
+      "alert ip [2001:db8:0:1:8000::/65,::ffff:10.0.0.1] any -> [2001:db8::1/128,::/0] any "
+      "(sid:5;)");
+  EXPECT_TRUE(lens.src.contains(a6(0x20010db800000001, 0x8000000000000000)));
+  EXPECT_TRUE(lens.src.contains(a6(0x20010db800000001, 0xFFFFFFFFFFFFFFFF)));
+  EXPECT_FALSE(lens.src.contains(a6(0x20010db800000001, 0x7FFFFFFFFFFFFFFF)));
+  EXPECT_TRUE(lens.src.contains(a6(0, 0x0000FFFF0A000001)));
+  EXPECT_FALSE(lens.src.contains(kIp10_0_0_1)) << "an IPv4-mapped address is an IPv6 item";
+  EXPECT_TRUE(lens.dst.contains(other));
+  // Protocols: icmp is both ICMPs (Suricata), icmpv4 and icmpv6 one each.
+  EXPECT_EQ(parse_ok("alert icmp any any -> any any (sid:6;)").proto, Proto::kIcmp);
+  EXPECT_EQ(parse_ok("alert icmpv4 any any -> any any (sid:6;)").proto, Proto::kIcmpv4);
+  EXPECT_EQ(parse_ok("alert icmpv6 any any -> any any (sid:6;)").proto, Proto::kIcmpv6);
+  EXPECT_EQ(parse_error("alert icmpv6 any 1 -> any any (sid:6;)"),
+            "expected ports 'any' for protocol icmpv6 (ports apply to tcp and udp only)");
+}
+
 TEST(IdsRuleParser, RejectsMalformedRulesWithWhatWasExpected) {
   const std::string opts = " (sid:1;)";
   EXPECT_EQ(parse_error("drop tcp any any -> any any" + opts),
             "expected action 'alert', got 'drop'");
   EXPECT_EQ(parse_error("alert sctp any any -> any any" + opts),
-            "expected protocol tcp, udp, icmp or ip, got 'sctp'");
+            "expected protocol tcp, udp, icmp, icmpv4, icmpv6 or ip, got 'sctp'");
   EXPECT_EQ(parse_error("alert tcp 10.0.0 any -> any any" + opts),
-            "expected source address (any, A.B.C.D, A.B.C.D/LEN or [list], optionally '!'), got "
-            "'10.0.0'");
+            "expected source address (any, A.B.C.D, A.B.C.D/LEN, X:X::X, X:X::X/LEN or [list], "
+            "optionally '!'), got '10.0.0'");
   EXPECT_EQ(parse_error("alert tcp $HOME_NET any -> any any" + opts),
             "got '$HOME_NET' in the header: variables ($HOME_NET, $HTTP_PORTS) are not supported");
   EXPECT_EQ(parse_error("alert tcp any any -> any [80,$HTTP_PORTS]" + opts),
             "got '[80,$HTTP_PORTS]' in the header: variables ($HOME_NET, $HTTP_PORTS) are not "
             "supported");
   EXPECT_EQ(parse_error("alert tcp any any -> 1.2.3.4/33 any" + opts),
-            "expected destination address (any, A.B.C.D, A.B.C.D/LEN or [list], optionally "
-            "'!'), got '1.2.3.4/33'");
+            "expected destination address (any, A.B.C.D, A.B.C.D/LEN, X:X::X, X:X::X/LEN or "
+            "[list], optionally '!'), got '1.2.3.4/33'");
+  const std::string v6_form =
+      "(any, A.B.C.D, A.B.C.D/LEN, X:X::X, X:X::X/LEN or [list], optionally '!'), got ";
+  EXPECT_EQ(parse_error("alert tcp 2001:db8::/129 any -> any any" + opts),
+            "expected source address " + v6_form + "'2001:db8::/129'");
+  EXPECT_EQ(parse_error("alert tcp 2001:db8:::1 any -> any any" + opts),
+            "expected source address " + v6_form + "'2001:db8:::1'");
+  EXPECT_EQ(parse_error("alert tcp [::1,] any -> any any" + opts),
+            "expected source address " + v6_form + "'[::1,]'");
+  EXPECT_EQ(parse_error("alert tcp any any -> 2001:db8::/ any" + opts),
+            "expected destination address " + v6_form + "'2001:db8::/'");
   EXPECT_EQ(parse_error("alert tcp any 70000 -> any any" + opts),
             "expected source port (any, N, N:M or [list], optionally '!'), got '70000'");
   EXPECT_EQ(parse_error("alert tcp any any -> any 90:80" + opts),

@@ -1,6 +1,10 @@
 #include "elements/ids/ids_match.hh"
 
+#include <rte_cycles.h>
+
 #include <algorithm>
+#include <string>
+#include <utility>
 
 #include "lib/ids/rule_parser.hh"
 
@@ -15,8 +19,16 @@ Status IDSMatch::configure(Args& args) {
                  .key("ALERTS", alerts_file_, kAlertsHelp)
                  .key("ALERT_FORMAT", alert_format_, kAlertFormatHelp)
                  .key("DROP", drop_, kDropHelp)
+                 .key("THRESHOLDS", limits_.thresholds, kThresholdsHelp)
+                 .key("FLOWS", limits_.flows, kFlowsHelp)
+                 .key("FLOW_TIMEOUT", limits_.flow_timeout_s, kFlowTimeoutHelp)
                  .finish();
   if (!s) return s;
+  for (const auto& [key, value] :
+       {std::pair{"THRESHOLDS", limits_.thresholds}, std::pair{"FLOWS", limits_.flows}})
+    if (value == 0 || value > kMaxStateEntries)
+      return args.error(std::string(key) + ": expected 1 to " + std::to_string(kMaxStateEntries) +
+                        " entries, got " + std::to_string(value));
   if (alert_format_ != "fulcrum" && alert_format_ != "eve")
     return args.error("ALERT_FORMAT: expected fulcrum or eve, got '" + alert_format_ + "'");
   if (engine_name_ == "hyperscan") {
@@ -61,7 +73,7 @@ Result<std::shared_ptr<IDSMatch::Rules>> IDSMatch::load_rules(const std::string&
 }
 
 void IDSMatch::adopt(const Rules* rules) {
-  Result<std::unique_ptr<ids::Matcher>> m = ids::Matcher::create(rules->set, engine_);
+  Result<std::unique_ptr<ids::Matcher>> m = ids::Matcher::create(rules->set, engine_, limits_);
   adopted_ = rules;
   if (!m) {
     ++adopt_errors_;  // the matcher in use stays (scratch space could not be allocated)
@@ -87,7 +99,7 @@ Status IDSMatch::initialize(const InitContext& ctx) {
   if (ctx.notes != nullptr && ctx.worker == 0 && !adopted_->note.empty())
     ctx.notes->push_back(adopted_->note);
   rules_ = adopted_->set;
-  Result<std::unique_ptr<ids::Matcher>> m = ids::Matcher::create(rules_, engine_);
+  Result<std::unique_ptr<ids::Matcher>> m = ids::Matcher::create(rules_, engine_, limits_);
   if (!m) return args.error(m.error());
   matcher_ = std::move(m.value());
   if (!alerts_file_.empty()) {
@@ -97,6 +109,12 @@ Status IDSMatch::initialize(const InitContext& ctx) {
         path, alert_format_ == "eve" ? ids::AlertFormat::kEve : ids::AlertFormat::kJsonLines);
     if (!log) return args.error(log.error());
     log_ = std::move(log.value());
+  }
+  if (!clock_) {
+    const double ns_per_tsc = 1e9 / static_cast<double>(rte_get_tsc_hz());
+    clock_ = [ns_per_tsc] {
+      return static_cast<uint64_t>(static_cast<double>(rte_rdtsc()) * ns_per_tsc);
+    };
   }
   alerted_verdict_ = output_connected(kAlertOutput) ? Verdict::out(kAlertOutput)
                      : drop_                        ? Verdict::drop(kDropReasons["alert"])
@@ -122,6 +140,8 @@ void IDSMatch::counters(std::vector<Counter>& out) const {
   out.push_back({"scan_errors", s.errors + adopt_errors_});
   out.push_back({"log_errors", log_ ? log_->errors() : 0});
   out.push_back({"alerts_lost", log_ ? log_->lost() : 0});
+  out.push_back({"threshold_evictions", s.threshold_evictions});
+  out.push_back({"flow_evictions", s.flow_evictions});
 }
 
 }  // namespace fulcrum

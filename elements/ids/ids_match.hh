@@ -1,25 +1,38 @@
 // IDSMatch — matches packets against Snort/Suricata-style rules and logs an alert per match.
+// IPv4 and IPv6 (extension headers walked), untagged or behind up to 3 VLAN tags (802.1Q, QinQ).
 //
 // Ports:     input 0: Ethernet frames. output 0: packets that raised no alert (and, when
 //            output 1 is not connected and DROP is false, those that did: IDS mode).
 //            output 1 (optional): packets that raised at least one alert.
-//            Drops: not-ipv4 (EtherType or IP version not IPv4), truncated (frame ends inside
-//            the Ethernet or IPv4 header or before the IP total length, or IHL / total length
-//            impossible), bad-l4-header (TCP or UDP header does not fit in the IP payload, or
-//            TCP data offset < 5), bad-udp-length (UDP length field not the IP payload length:
-//            invalid for Suricata too, not inspected), alert (DROP true, output 1 not connected:
-//            IPS mode).
+//            Drops: not-ip (EtherType after the VLAN tags not IPv4 or IPv6, or IP version not
+//            the EtherType's), truncated (frame ends inside a VLAN tag or the IP header or
+//            before the IP total / payload length, or IHL / total length impossible),
+//            bad-l4-header (TCP or UDP header does not fit in the IP payload, or TCP data
+//            offset < 5), bad-udp-length (UDP length field not the IP payload length: invalid
+//            for Suricata too, not inspected), bad-ipv6-ext (an IPv6 extension header does not
+//            fit in the payload, or hop-by-hop is not the first), too-many-ipv6-ext (more than
+//            8 extension headers), too-many-vlan-tags (more than 3 VLAN tags), alert (DROP
+//            true, output 1 not connected: IPS mode).
 // Uses:      nothing.  Sets: nothing.
 // Counters:  alerts (rule matches), packets_alerted, bytes_scanned (IP payload bytes),
 //            prefilter_hits (content occurrences within offset/depth), rules_evaluated,
 //            regex_scans, scan_errors (Hyperscan failures), log_errors (failed log writes),
-//            alerts_lost (alerts not written: the run reports them and exits with status 4).
+//            alerts_lost (alerts not written: the run reports them and exits with status 4),
+//            threshold_evictions, flow_evictions (threshold entries, flows with flowbits
+//            replaced in the full per-worker tables).
 // Offload:   none in this element; IDSMatchOffload runs the content prefilter (this DFA) on a
 //            device and the rest of the matching here; the DFA is a flat table
 //            (AhoCorasick::table/classes/out_begin/out_ids) ready to be copied to a device.
 //
 // Reload: the rule file can be replaced while the run goes on (hot reload); a worker adopts the
-// new rules between batches (its matcher is rebuilt then; counters go on from where they were).
+// new rules between batches (its matcher is rebuilt then; counters go on from where they were;
+// threshold and flowbits state starts afresh).
+//
+// State: threshold and detection_filter counts and flowbits are per worker (docs/ids.md: a
+// source whose flows RSS spreads over several workers is counted on each separately; a flow
+// stays on one worker), in tables of ids::StateLimits entries with LRU eviction; windows and
+// flow timeouts are timed with the worker's TSC, read once a batch and only when the rules
+// have thresholds or flowbits.
 //
 // Per batch: parse every frame into a PacketView, match the views in groups of four
 // (interleaved DFA walks with ENGINE ac), then write alerts and verdicts. The packet index in
@@ -28,6 +41,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -44,8 +58,9 @@ namespace fulcrum {
 
 class IDSMatch final : public ElementBase<IDSMatch> {
  public:
-  static constexpr DropReasons kDropReasons{"not-ipv4", "truncated", "bad-l4-header",
-                                            "bad-udp-length", "alert"};
+  static constexpr DropReasons kDropReasons{
+      "not-ip",       "truncated",         "bad-l4-header",      "bad-udp-length",
+      "bad-ipv6-ext", "too-many-ipv6-ext", "too-many-vlan-tags", "alert"};
   static constexpr int kAlertOutput = 1;
   static constexpr ElementTraits kTraits{"IDSMatch", 1, 2, kDropReasons, 1u << kAlertOutput};
   static constexpr std::string_view kRulesHelp =
@@ -59,6 +74,16 @@ class IDSMatch final : public ElementBase<IDSMatch> {
       "records, for tools that read eve.json)";
   static constexpr std::string_view kDropHelp =
       "drop alerted packets when output 1 is not connected";
+  static constexpr std::string_view kThresholdsHelp =
+      "threshold/detection_filter entries (rule, tracked address) per worker, 72 bytes each, "
+      "allocated only when a rule has a threshold; the least recently used one of a full bucket "
+      "is replaced (docs/ids.md)";
+  static constexpr std::string_view kFlowsHelp =
+      "flows with flowbits per worker, 64 bytes each plus 8 per 64 flowbit names, allocated only "
+      "when a rule uses flowbits; the least recently used one of a full bucket is replaced";
+  static constexpr std::string_view kFlowTimeoutHelp =
+      "seconds after which a flow no flowbits rule looked at starts again with no bit set";
+  static constexpr uint32_t kMaxStateEntries = 1u << 24;
 
   Status configure(Args& args) override;
   Status initialize(const InitContext& ctx) override;
@@ -81,6 +106,8 @@ class IDSMatch final : public ElementBase<IDSMatch> {
     Verdict* results = batch.results();
     if (follow_reloads_ && slot_->current() != adopted_) [[unlikely]]
       adopt(slot_->current());
+    if (rules_->stateful()) [[unlikely]]
+      matcher_->set_time(clock_());
     batch.for_each([&](uint32_t i, Packet* p) {
       const uint64_t idx = seen_++;
       const ids::ParseResult r = ids::parse_packet(data(p), length(p), views[n]);
@@ -131,6 +158,8 @@ class IDSMatch final : public ElementBase<IDSMatch> {
       }
     };
     hits_.clear();
+    if (rules_->stateful()) [[unlikely]]
+      matcher_->set_time(clock_());
     if (hits(v, hits_))
       matcher_->match_prefiltered(v, hits_, on_rule);
     else
@@ -142,6 +171,9 @@ class IDSMatch final : public ElementBase<IDSMatch> {
   }
 
   const ids::Matcher& matcher() const { return *matcher_; }
+  // The clock of threshold windows and flow timeouts, in nanoseconds; the worker's TSC by
+  // default. Tests set one.
+  void set_clock(std::function<uint64_t()> clock) { clock_ = std::move(clock); }
   const ids::RuleSet& rules() const { return *rules_; }
   const std::string& rules_file() const { return rules_file_; }
 
@@ -160,11 +192,27 @@ class IDSMatch final : public ElementBase<IDSMatch> {
   // Takes the rules in service: a new matcher (the old one's counts are kept).
   void adopt(const Rules* rules);
   static int drop_reason(ids::ParseResult r) {
-    return r == ids::ParseResult::kNotIpv4       ? kDropReasons["not-ipv4"]
-           : r == ids::ParseResult::kTruncated   ? kDropReasons["truncated"]
-           : r == ids::ParseResult::kBadL4Header ? kDropReasons["bad-l4-header"]
-                                                 : kDropReasons["bad-udp-length"];
+    switch (r) {
+      case ids::ParseResult::kNotIp:
+        return kDropReasons["not-ip"];
+      case ids::ParseResult::kBadL4Header:
+        return kDropReasons["bad-l4-header"];
+      case ids::ParseResult::kBadUdpLength:
+        return kDropReasons["bad-udp-length"];
+      case ids::ParseResult::kBadIpv6Ext:
+        return kDropReasons["bad-ipv6-ext"];
+      case ids::ParseResult::kTooManyIpv6Ext:
+        return kDropReasons["too-many-ipv6-ext"];
+      case ids::ParseResult::kTooManyVlanTags:
+        return kDropReasons["too-many-vlan-tags"];
+      case ids::ParseResult::kTruncated:
+      case ids::ParseResult::kOk:
+        break;
+    }
+    return kDropReasons["truncated"];
   }
+  static_assert(ids::kMaxIpv6ExtHeaders == 8 && ids::kMaxVlanTags == 3,
+                "the drop reasons above name these limits");
 
   std::string rules_file_;
   std::string engine_name_ = "hyperscan";
@@ -173,6 +221,7 @@ class IDSMatch final : public ElementBase<IDSMatch> {
   bool drop_ = false;
   SourceLoc loc_;
   ids::Engine engine_ = ids::Engine::kHyperscan;
+  ids::StateLimits limits_;
   Verdict alerted_verdict_ = Verdict::out(0);
   std::shared_ptr<TableSlot<Rules>> slot_;
   const Rules* adopted_ = nullptr;  // the slot's rules rules_ comes from
@@ -183,6 +232,7 @@ class IDSMatch final : public ElementBase<IDSMatch> {
   uint64_t adopt_errors_ = 0;
   std::unique_ptr<ids::AlertLog> log_;
   std::vector<ids::Matcher::Hit> hits_;  // process_prefiltered's occurrences
+  std::function<uint64_t()> clock_;
   uint64_t seen_ = 0;
   uint64_t alerts_ = 0;
   uint64_t packets_alerted_ = 0;

@@ -9,17 +9,24 @@ namespace fulcrum {
 Status IDSMatchOffload::configure(Args& args) {
   std::string rules, engine = "ac", alerts, alert_format = "fulcrum";
   bool drop = false;
+  ids::StateLimits limits;
   args.positional_file("RULES", rules, IDSMatch::kRulesHelp)
       .key("ENGINE", engine, "only ac: the Aho-Corasick DFA is what the device runs")
       .key("ALERTS", alerts, IDSMatch::kAlertsHelp)
       .key("ALERT_FORMAT", alert_format, IDSMatch::kAlertFormatHelp)
-      .key("DROP", drop, IDSMatch::kDropHelp);
+      .key("DROP", drop, IDSMatch::kDropHelp)
+      .key("THRESHOLDS", limits.thresholds, IDSMatch::kThresholdsHelp)
+      .key("FLOWS", limits.flows, IDSMatch::kFlowsHelp)
+      .key("FLOW_TIMEOUT", limits.flow_timeout_s, IDSMatch::kFlowTimeoutHelp);
   if (Status s = configure_offload(args); !s) return s;
   if (engine != "ac") return args.error("ENGINE: only ac runs on a device, got '" + engine + "'");
   std::vector<std::string> raw = {rules, "ENGINE ac",
                                   std::string("DROP ") + (drop ? "true" : "false")};
   if (!alerts.empty()) raw.push_back("ALERTS " + alerts);
   raw.push_back("ALERT_FORMAT " + alert_format);
+  raw.push_back("THRESHOLDS " + std::to_string(limits.thresholds));
+  raw.push_back("FLOWS " + std::to_string(limits.flows));
+  raw.push_back("FLOW_TIMEOUT " + std::to_string(limits.flow_timeout_s));
   Args cpu_args(raw, args.loc(), name(), kTraits.class_name);
   return cpu_.configure(cpu_args);
 }

@@ -3,21 +3,25 @@
 //
 // Ports:     as IDSMatch: input 0: Ethernet frames. output 0: packets that raised no alert (and
 //            those that did, unless output 1 is connected or DROP is true). output 1 (optional):
-//            packets that raised at least one alert. Drops: not-ipv4, truncated, bad-l4-header,
-//            alert (as IDSMatch).
+//            packets that raised at least one alert. Drops: not-ip, truncated, bad-l4-header,
+//            bad-udp-length, bad-ipv6-ext, too-many-ipv6-ext, too-many-vlan-tags, alert (as
+//            IDSMatch). Frames are parsed by the same parser (VLAN tags, IPv4, IPv6 extension
+//            headers) in gather, for the region, and in apply.
 // Uses:      the batch's device decision (set by CPUOnly, DeviceOnly, FixedFraction).
 //            Sets: nothing.
 // Counters:  those of IDSMatch (alerts, packets_alerted, bytes_scanned, prefilter_hits,
-//            rules_evaluated, regex_scans, scan_errors, log_errors), device_rescans (device
-//            results that overflowed: scanned again on the CPU), and the offload counters
-//            (cpu_batches, device_batches, device_packets, tasks, tasks_failed, ...).
+//            rules_evaluated, regex_scans, scan_errors, log_errors, threshold_evictions,
+//            flow_evictions), device_rescans (device results that overflowed: scanned again on
+//            the CPU), and the offload counters (cpu_batches, device_batches, device_packets,
+//            tasks, tasks_failed, ...).
 // Offload:   kernel ids_ac_scan (kernels/ids_ac_scan.cl):
 //            the DFA walk of the content prefilter. Datablocks: whole packet, read only: the IP
 //            payload (a malformed frame sends an empty region and is dropped in apply, so that
 //            packet indices in the alert log stay in arrival order); write: IdsScanResult per
 //            packet (src/offload/ids_tables.hh, up to 31 match steps). The rule engine (offset,
-//            depth, case, headers, negations, pcre) runs on the CPU in apply, as IDSMatch. The
-//            DFA's classes and table are uploaded to each device once per process.
+//            depth, case, headers, negations, relative contents, pcre, thresholds, flowbits) runs
+//            on the CPU in apply, as IDSMatch. The DFA's classes and table are uploaded to each
+//            device once per process.
 #pragma once
 
 #include <cstdint>

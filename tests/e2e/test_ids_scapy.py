@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
 """End to end: IDSMatch on generated traffic against a brute-force Python reference.
 
-Builds TCP, UDP and ICMP packets with scapy whose payloads are random bytes with planted rule
-contents (random case, random positions, so offset/depth/nocase decide), hex bytes and regex
-matches, plus malformed frames (non-IP, truncated, bad TCP data offset). Runs `fulcrum run`
-with net_pcap ports and the alert log, once per engine (hyperscan, ac), and checks:
+Builds TCP, UDP, ICMP and ICMPv6 packets with scapy whose payloads are random bytes with planted
+rule contents (random case, random positions, so offset/depth/nocase decide), hex bytes and regex
+matches; IPv4 and IPv6 (with hop-by-hop, destination options, routing, fragment and AH extension
+headers; non-first fragments), untagged, 802.1Q- and QinQ-tagged; plus malformed frames of every
+drop reason (non-IP, truncated, bad TCP data offset, bad IPv6 extension chains, too many tags or
+extension headers). Rules use IPv4 and IPv6 address lists. Runs `fulcrum run` with net_pcap
+ports and the alert log, once per engine (hyperscan, ac), and checks:
   * the (packet index, sid) alert set equals the reference's, which parses the rule text on
-    its own and evaluates every rule on every packet with bytes.find / re;
+    its own (addresses with Python's ipaddress), takes addresses, protocols and payloads from
+    scapy's dissection, and evaluates every rule on every packet with bytes.find / re (rules
+    with distance/within: its own transcription of Suricata's recursive content inspection);
   * clean packets leave unchanged on port 0, alerted ones are dropped by Discard behind
     output 1, malformed ones with their named reason; the buffer balance holds.
 """
@@ -20,7 +25,13 @@ import subprocess
 import sys
 import tempfile
 
-from scapy.all import ICMP, IP, TCP, UDP, Ether, Raw, rdpcap, wrpcap  # noqa: E402
+import ipaddress
+
+from scapy.all import (ICMP, IP, TCP, UDP, Dot1AD, Dot1Q, Ether, ICMPv6EchoRequest,  # noqa: E402
+                       IPv6, IPv6ExtHdrDestOpt, IPv6ExtHdrFragment, IPv6ExtHdrHopByHop,
+                       IPv6ExtHdrRouting, Raw, rdpcap, wrpcap)
+from scapy.layers.inet6 import _ICMPv6  # noqa: E402
+from scapy.layers.ipsec import AH  # noqa: E402
 
 FULCRUM = os.environ.get("FULCRUM_BIN", "build/fulcrum")
 TIMEOUT_S = 120
@@ -39,14 +50,44 @@ alert ip any any -> ![10.2.0.0/16] any (msg:"nop sled"; content:"|90 90 90 90|";
 alert tcp any any -> any 21 (msg:"pass without user"; content:!"USER"; depth:8; content:"PASS"; sid:109;)
 alert tcp any any -> any any (msg:"case sensitive"; content:"SeCrEt"; offset:2; sid:110;)
 alert tcp any 1024: -> any :1023 (msg:"both"; content:"abc"; nocase; pcre:"/ab+c.{0,3}d/si"; sid:111;)
+alert tcp 2001:db8::/32 any -> any any (msg:"v6 get"; content:"GET "; sid:112;)
+alert udp any any -> [2001:db8:1::/48,10.1.0.0/16] any (msg:"mixed list"; content:"x1"; sid:113;)
+alert ip ![2001:db8:1::/48,10.2.0.0/16] any -> any any (msg:"negated mixed"; content:"PASS"; nocase; sid:114;)
+alert ip [!2001:db8::1,2001:db8::/32] any <> any any (msg:"v6 minus one"; content:"USER"; sid:115;)
+alert ip !10.1.0.0/16 any -> any any (msg:"v4 only negation"; content:"abc"; sid:116;)
+alert icmpv6 any any -> any any (msg:"icmpv6 echo request"; content:"|80 00|"; depth:2; sid:117;)
+alert icmpv4 any any -> 2001:db8::/32 any (msg:"never"; content:"PING"; sid:118;)
+alert ip any any -> fe80::/10 any (msg:"link local"; content:"x"; sid:119;)
+alert icmp any any -> any any (msg:"icmp both"; content:"xy"; sid:120;)
+alert tcp any any -> any any (msg:"pass after user"; content:"USER"; content:"PASS"; distance:1; within:12; sid:121;)
+alert udp any any -> any any (msg:"y soon after x1"; content:"x1"; content:"y"; distance:0; within:4; sid:122;)
+alert ip any any -> any any (msg:"negative distance"; content:"SSH-"; content:"bS"; distance:-5; within:3; sid:123;)
+alert tcp any any -> any any (msg:"abc without 9 after"; content:"abc"; nocase; content:!"9"; distance:0; within:5; sid:124;)
+alert ip any any -> any any (msg:"three chained"; content:"a"; depth:40; content:"b"; within:3; content:"c"; distance:1; within:3; sid:125;)
+alert udp any any -> any any (msg:"limit per source"; content:"x1"; threshold: type limit, track by_src, count 3, seconds 3600; sid:126;)
+alert tcp any any -> any any (msg:"every 4th per destination"; content:"abc"; nocase; threshold: type threshold, track by_dst, count 4, seconds 3600; sid:127;)
+alert ip any any -> any any (msg:"once after 5 per pair"; content:"PASS"; threshold: type both, track by_both, count 5, seconds 3600; sid:128;)
+alert ip any any -> any any (msg:"after 10 per destination"; content:"USER"; detection_filter: track by_dst, count 10, seconds 3600; sid:129;)
+alert tcp any any -> any any (msg:"pass after login"; content:"PASS"; flowbits:isset,login; sid:131;)
+alert tcp any any -> any any (msg:"login seen"; content:"USER"; flowbits:set,login; flowbits:noalert; sid:130;)
+alert ip any any -> any any (msg:"toggle on abc"; content:"abc"; flowbits:toggle,t; sid:132;)
+alert ip any any -> any any (msg:"x1 while t unset"; content:"x1"; flowbits:isnotset,t; sid:133;)
+alert udp any any -> any any (msg:"unset on HELLO"; content:"HELLO"; flowbits:unset,t; flowbits:noalert; sid:134;)
+alert tcp any any -> any any (msg:"first GET of a flow"; content:"GET "; flowbits:isnotset,got; flowbits:set,got; sid:135;)
 """
+# Thresholds count per worker (one here) with the TSC; their windows (3600 s) outlast the run
+# (TIMEOUT_S), so every match of a tracked address falls into one window.
 
 PLANTS = [b"GET ", b"/etc/passwd", b"admin", b"ADMIN", b"SSH-", b"\x03bad\x00", b"\x03BAD\x00",
           b"x12y", b"X1234Y", b"x1y", b"HELLO", b"PING-MARK", b"\x90\x90\x90\x90", b"USER",
-          b"PASS", b"SeCrEt", b"secret", b"abc", b"aBbbC--d", b"abc\nxd"]
+          b"PASS", b"SeCrEt", b"secret", b"abc", b"aBbbC--d", b"abc\nxd", b"x1 y", b"x1y",
+          b"abSSH-", b"ABC 9", b"a-b c"]
 ADDRS = ["10.1.0.5", "10.1.2.3", "10.2.0.7", "192.168.1.1", "172.16.0.9"]
+ADDRS6 = ["2001:db8::1", "2001:db8::2", "2001:db8:1::5", "2001:db8:1:0:ffff::1", "2001:dead::9",
+          "fe80::1", "::ffff:10.1.0.5"]
 PORTS = [21, 22, 53, 80, 1023, 1024, 2222, 5000, 40000]
-MALFORMED = {"not-ipv4": 0, "truncated": 0, "bad-l4-header": 0}
+MALFORMED = {"not-ip": 0, "truncated": 0, "bad-l4-header": 0, "bad-ipv6-ext": 0,
+             "too-many-ipv6-ext": 0, "too-many-vlan-tags": 0}
 
 
 # ---- the reference: its own rule parser and a brute-force evaluator --------------------------
@@ -71,12 +112,7 @@ def parse_addr(s):
         return (neg, [])
     items = []
     for it in s.strip("[]").split(","):
-        n = it.startswith("!")
-        net, _, ln = it.lstrip("!").partition("/")
-        ln = int(ln or 32)
-        a = int.from_bytes(bytes(int(x) for x in net.split(".")), "big")
-        mask = (0xFFFFFFFF << (32 - ln)) & 0xFFFFFFFF
-        items.append((n, a & mask, mask))
+        items.append((it.startswith("!"), ipaddress.ip_network(it.lstrip("!"), strict=False)))
     return (neg, items)
 
 
@@ -106,8 +142,14 @@ def in_set(spec, value, member):
 
 
 def addr_in(spec, a):
-    return in_set(spec, int.from_bytes(bytes(int(x) for x in a.split(".")), "big"),
-                  lambda i, v: v & i[2] == i[1])
+    """Items are looked up per family: a list with no item of the address's family never holds
+    it (Suricata's address groups); `any` holds both."""
+    neg, items = spec
+    a = ipaddress.ip_address(a)
+    family = [i for i in items if i[1].version == a.version]
+    if items and not family:
+        return False
+    return in_set((neg, family), a, lambda i, v: v in i[1])
 
 
 def port_in(spec, p):
@@ -123,15 +165,23 @@ def parse_rules(text):
         m = re.match(r"alert (\w+) (\S+) (\S+) (->|<>) (\S+) (\S+) \((.*)\)$", line)
         proto, src, sport, d, dst, dport, body = m.groups()
         rule = dict(proto=proto, src=parse_addr(src), sport=parse_ports(sport), bidir=d == "<>",
-                    dst=parse_addr(dst), dport=parse_ports(dport), contents=[], pcres=[])
+                    dst=parse_addr(dst), dport=parse_ports(dport), contents=[], pcres=[],
+                    flowbits=[], noalert=False)
+        last_is_pcre = False
         for opt in [o.strip() for o in body.split(";") if o.strip()]:
             name, _, value = opt.partition(":")
             if name == "content":
                 neg = value.startswith("!")
                 rule["contents"].append(dict(bytes=decode_content(value.lstrip("!")[1:-1]),
-                                             neg=neg, nocase=False, offset=0, depth=None))
-            elif name in ("nocase", "offset", "depth"):
+                                             neg=neg, nocase=False, offset=0, depth=None,
+                                             distance=None, within=None, within_next=False,
+                                             after_pcre=last_is_pcre))
+                last_is_pcre = False
+            elif name in ("nocase", "offset", "depth", "distance", "within"):
                 rule["contents"][-1][name] = True if name == "nocase" else int(value)
+                cs = rule["contents"]
+                if name == "within" and len(cs) > 1 and not cs[-1]["after_pcre"]:
+                    cs[-2]["within_next"] = True
             elif name == "pcre":
                 body_, _, flags = value[1:-1][1:].rpartition("/")
                 f = 0
@@ -139,8 +189,21 @@ def parse_rules(text):
                 f |= re.S if "s" in flags else 0
                 f |= re.M if "m" in flags else 0
                 rule["pcres"].append(re.compile(body_.encode(), f))
+                last_is_pcre = True
             elif name == "sid":
                 rule["sid"] = int(value)
+            elif name == "flowbits":
+                cmd, _, bit = value.partition(",")
+                if cmd.strip() == "noalert":
+                    rule["noalert"] = True
+                else:
+                    rule["flowbits"].append((cmd.strip(), bit.strip()))
+            elif name in ("threshold", "detection_filter"):
+                th = dict(type="detection_filter") if name == "detection_filter" else {}
+                for item in value.split(","):
+                    k, v = item.split()
+                    th[k] = int(v) if k in ("count", "seconds") else v
+                rule["threshold"] = th
         rules.append(rule)
     return rules
 
@@ -155,31 +218,195 @@ def content_found(c, domain):
     return window.find(pat) >= 0
 
 
-def reference_alerts(rules, pkt):
-    """The sids that match an Ether/IP packet (scapy), in rule order."""
-    ip = pkt[IP]
-    ip_payload = bytes(ip.payload)[:ip.len - ip.ihl * 4]
-    l4 = None
-    sport = dport = 0
-    if TCP in pkt:
-        l4, sport, dport = ip_payload[pkt[TCP].dataofs * 4:], pkt[TCP].sport, pkt[TCP].dport
-    elif UDP in pkt:
-        l4, sport, dport = ip_payload[8:], pkt[UDP].sport, pkt[UDP].dport
+def relative(c):
+    return c["distance"] is not None or c["within"] is not None
+
+
+def find(window, c):
+    pat = c["bytes"]
+    if c["nocase"]:
+        window, pat = window.lower(), pat.lower()
+    return window.find(pat)
+
+
+def inspect(cs, i, domain, st):
+    """Suricata's recursive content inspection (DetectEngineContentInspection) of contents
+    cs[i:]: 1 match, 0 no match, -1 give up. st["end"] is the end of the last positive match."""
+    st["calls"] += 1
+    if st["calls"] == 3000:  # detect.inspection-recursion-limit
+        return -1
+    c, last, base = cs[i], i + 1 == len(cs), st["end"]
+    retry_from = None
+    while True:
+        if relative(c):
+            dist = c["distance"] or 0
+            lo = 0 if dist < 0 and -dist > base else base + dist
+            hi = len(domain)
+            if c["within"] is not None and base + c["within"] + dist < hi:
+                hi = base + c["within"] + dist
+                if hi < 0:  # 32-bit wrap-around in Suricata: past the end
+                    hi = len(domain)
+        else:
+            lo = c["offset"]
+            hi = len(domain) if c["depth"] is None else c["offset"] + c["depth"]
+        if retry_from is not None:
+            lo = retry_from
+        hi = min(hi, len(domain))
+        at = find(domain[lo:hi], c) if lo <= hi and hi != 0 else -1
+        if at < 0:
+            if not c["neg"]:
+                return 0 if relative(c) else -1
+            return 1 if last else inspect(cs, i + 1, domain, st)
+        if c["neg"]:
+            return 0 if relative(c) else -1
+        st["end"] = lo + at + len(c["bytes"])
+        if last:
+            return 1
+        r = inspect(cs, i + 1, domain, st)
+        if r != 0:
+            return r
+        if not c["within_next"]:
+            return -1
+        retry_from = lo + at + 1
+
+
+def contents_match(r, domain):
+    if not any(relative(c) for c in r["contents"]):
+        return all(content_found(c, domain) != c["neg"] for c in r["contents"])
+    return not r["contents"] or inspect(r["contents"], 0, domain, dict(end=0, calls=0)) == 1
+
+
+EXT6 = (IPv6ExtHdrHopByHop, IPv6ExtHdrDestOpt, IPv6ExtHdrRouting, IPv6ExtHdrFragment, AH)
+L4_AFTER_AH = {6: TCP, 17: UDP}
+
+
+def dissect(pkt):
+    """What the rules see of an Ether/[VLAN]/IP or IPv6 packet, from scapy's dissection: (src,
+    dst, protocol number, IP payload, L4 payload or None, sport, dport, non-first fragment)."""
+    raw = bytes(pkt)
+
+    def start(layer):  # bytes(layer) is the layer and everything after it, padding included
+        return len(raw) - len(bytes(layer))
+    if IP in pkt:
+        ip = pkt[IP]
+        proto, upper, end = ip.proto, ip.payload, start(ip) + ip.len
+        fragment = ip.frag != 0
+    else:
+        ip = pkt[IPv6]
+        upper, proto, fragment = ip.payload, ip.nh, False
+        while isinstance(upper, EXT6):
+            if isinstance(upper, IPv6ExtHdrFragment) and upper.offset != 0:
+                fragment = True
+            proto = upper.nh
+            if isinstance(upper, AH) and isinstance(upper.payload, Raw) and \
+                    proto in L4_AFTER_AH:  # scapy does not dissect past AH
+                inner = L4_AFTER_AH[proto](bytes(upper.payload))
+                upper.remove_payload()
+                upper.add_payload(inner)
+            upper = upper.payload
+            if fragment:
+                break
+        end = start(ip) + 40 + ip.plen
+        if proto == 59:  # No Next Header
+            upper, end = None, 0
+    ip_payload = raw[start(upper):end] if upper is not None else b""
+    l4, sport, dport = None, 0, 0
+    if isinstance(upper, TCP):
+        l4, sport, dport = ip_payload[upper.dataofs * 4:], upper.sport, upper.dport
+    elif isinstance(upper, UDP):
+        l4, sport, dport = ip_payload[8:], upper.sport, upper.dport
+    return dict(src=ip.src, dst=ip.dst, proto=proto, ip_payload=ip_payload, l4=l4, sport=sport,
+                dport=dport, fragment=fragment, icmp4=isinstance(upper, ICMP),
+                icmp6=isinstance(upper, _ICMPv6), tcp=isinstance(upper, TCP),
+                udp=isinstance(upper, UDP))
+
+
+def stateful(r):
+    """Whether which packets a rule alerts on depends on the packets before (their order)."""
+    return "threshold" in r or bool(r["flowbits"])
+
+
+def reads_flowbits(r):
+    """Whether even the number of a rule's alerts depends on the order of the packets."""
+    return any(cmd in ("isset", "isnotset") for cmd, _ in r["flowbits"])
+
+
+def evaluation_order(rules):
+    """Suricata's order (detect-engine-sigorder.c): rules that only set flowbits, then those
+    that set and read, then those that read, each by sid; then the rest as written."""
+    def rank(r):
+        reads = reads_flowbits(r)
+        writes = any(cmd not in ("isset", "isnotset") for cmd, _ in r["flowbits"])
+        klass = 4 if writes and not reads else 3 if writes else 2 if reads else 1
+        return (-klass, r["sid"] if klass > 1 else 0)
+    return sorted(rules, key=rank)  # stable: the rest keeps the file's order
+
+
+def flow_of(d):
+    """The packet's flow, the same both ways: protocol and the two (address, port) ends."""
+    ends = frozenset([(ipaddress.ip_address(d["src"]), d["sport"]),
+                      (ipaddress.ip_address(d["dst"]), d["dport"])])
+    return (d["proto"], ends)
+
+
+def flowbits_pass(r, d, state):
+    """Rule r matched: its isset/isnotset conditions on the flow's bits, then its set, unset
+    and toggle; whether it may alert (noalert aside)."""
+    bits = state.setdefault(("flow", flow_of(d)), set())
+    for cmd, bit in r["flowbits"]:
+        if (cmd == "isset" and bit not in bits) or (cmd == "isnotset" and bit in bits):
+            return False
+    for cmd, bit in r["flowbits"]:
+        if cmd == "set" or (cmd == "toggle" and bit not in bits):
+            bits.add(bit)
+        elif cmd == "unset" or cmd == "toggle":
+            bits.discard(bit)
+    return True
+
+
+def threshold_passes(r, d, state):
+    """Whether a match of rule r (with a threshold) alerts: the n-th match of its tracked
+    address(es) in the window (one window: see RULES) alerts for limit when n <= count, for
+    threshold when n is a multiple of count, for both when n == count, for detection_filter when
+    n > count."""
+    th = r["threshold"]
+    track = {"by_src": (d["src"],), "by_dst": (d["dst"],), "by_both": (d["src"], d["dst"]),
+             "by_rule": ()}[th["track"]]
+    key = (r["sid"],) + track
+    n = state[key] = state.get(key, 0) + 1
+    count = th["count"]
+    return {"limit": n <= count, "threshold": n % count == 0, "both": n == count,
+            "detection_filter": n > count}[th["type"]]
+
+
+def reference_alerts(rules, pkt, state):
+    """The sids that match an Ether/[VLAN]/IP or IPv6 packet (scapy), in rule order. `state`
+    (a dict) carries the threshold counts and the flows' bits from packet to packet: packets
+    are given in order; None: no state (thresholds let every match alert, flowbits conditions
+    hold, noalert rules stay silent)."""
+    d = dissect(pkt)
     sids = []
-    for r in rules:
-        if r["proto"] == "tcp" and TCP not in pkt or r["proto"] == "udp" and UDP not in pkt or \
-                r["proto"] == "icmp" and ICMP not in pkt:
+    wanted = {"tcp": d["tcp"], "udp": d["udp"], "icmp": d["icmp4"] or d["icmp6"],
+              "icmpv4": d["icmp4"], "icmpv6": d["icmp6"], "ip": True}
+    for r in evaluation_order(rules):
+        if not wanted[r["proto"]]:
             continue
-        fwd = addr_in(r["src"], ip.src) and addr_in(r["dst"], ip.dst) and \
-            port_in(r["sport"], sport) and port_in(r["dport"], dport)
-        rev = r["bidir"] and addr_in(r["src"], ip.dst) and addr_in(r["dst"], ip.src) and \
-            port_in(r["sport"], dport) and port_in(r["dport"], sport)
+        fwd = addr_in(r["src"], d["src"]) and addr_in(r["dst"], d["dst"]) and \
+            port_in(r["sport"], d["sport"]) and port_in(r["dport"], d["dport"])
+        rev = r["bidir"] and addr_in(r["src"], d["dst"]) and addr_in(r["dst"], d["src"]) and \
+            port_in(r["sport"], d["dport"]) and port_in(r["dport"], d["sport"])
         if not (fwd or rev):
             continue
-        domain = l4 if r["proto"] in ("tcp", "udp") else ip_payload
-        if all(content_found(c, domain) != c["neg"] for c in r["contents"]) and \
-                all(p.search(domain) for p in r["pcres"]):
-            sids.append(r["sid"])
+        domain = d["l4"] if r["proto"] in ("tcp", "udp") else d["ip_payload"]
+        if not (contents_match(r, domain) and all(p.search(domain) for p in r["pcres"])):
+            continue
+        if r["flowbits"] and state is not None and not flowbits_pass(r, d, state):
+            continue
+        if r["noalert"]:
+            continue
+        if "threshold" in r and state is not None and not threshold_passes(r, d, state):
+            continue
+        sids.append(r["sid"])
     return sids
 
 
@@ -204,35 +431,130 @@ def payload(rng):
     return bytes(body)
 
 
+ETH = dict(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+
+
+def vlan(rng, ip_layer):
+    """Ether, then no tag, an 802.1Q tag or a QinQ pair, then `ip_layer`."""
+    k = rng.random()
+    if k < 0.6:
+        return Ether(**ETH) / ip_layer
+    if k < 0.8:
+        return Ether(**ETH) / Dot1Q(vlan=rng.randint(1, 4094)) / ip_layer
+    return Ether(**ETH) / Dot1AD(vlan=rng.randint(1, 4094)) / Dot1Q(vlan=rng.randint(1, 4094)) / \
+        ip_layer
+
+
+def ext_chain(rng, nh):
+    """0 to 5 IPv6 extension headers (hop-by-hop first if any), ending with next header `nh`:
+    the first one's number (`nh` when there are none) and the scapy layers, stacked."""
+    kinds = [k for k in ("dest", "routing", "frag", "ah") if rng.random() < 0.3]
+    rng.shuffle(kinds)
+    if rng.random() < 0.3:
+        kinds.insert(0, "hbh")
+    if "ah" in kinds:  # last, and before TCP or UDP only: scapy does not dissect past AH
+        kinds.remove("ah")
+        if nh in L4_AFTER_AH:
+            kinds.append("ah")
+    layers = []
+    nxt = {"hbh": 0, "dest": 60, "routing": 43, "frag": 44, "ah": 51}
+    for i, k in enumerate(kinds):
+        after = nxt[kinds[i + 1]] if i + 1 < len(kinds) else nh
+        if k == "hbh":
+            layers.append(IPv6ExtHdrHopByHop(nh=after))
+        elif k == "dest":
+            layers.append(IPv6ExtHdrDestOpt(nh=after))
+        elif k == "routing":
+            layers.append(IPv6ExtHdrRouting(nh=after))
+        elif k == "frag":
+            layers.append(IPv6ExtHdrFragment(nh=after, offset=0, m=0, id=rng.randint(0, 1 << 31)))
+        else:  # AH, 12 bytes + a 4-byte ICV: payloadlen (16 / 4) - 2
+            layers.append(AH(nh=after, payloadlen=2, spi=0x100, seq=1, icv=b"\x00" * 4))
+    out = None
+    for layer in layers:
+        out = layer if out is None else out / layer
+    return (nxt[kinds[0]] if kinds else nh), out
+
+
+def ip6_packet(rng, nh, upper):
+    first, chain = ext_chain(rng, nh)
+    ip = IPv6(src=rng.choice(ADDRS6), dst=rng.choice(ADDRS6), nh=first)
+    return ip / upper if chain is None else ip / chain / upper
+
+
+def l4(rng, kind, data, six):
+    if kind < 0.45:
+        return 6, TCP(sport=rng.choice(PORTS), dport=rng.choice(PORTS), seq=0, ack=0,
+                      window=0) / Raw(data)
+    if kind < 0.85:
+        return 17, UDP(sport=rng.choice(PORTS), dport=rng.choice(PORTS)) / Raw(data)
+    if six:
+        return 58, ICMPv6EchoRequest(id=0, seq=0, data=data)
+    return 1, ICMP(id=0, seq=0) / Raw(data)
+
+
+def malformed(rng, which, data):
+    full = bytes(vlan(rng, IP(src=rng.choice(ADDRS), dst=rng.choice(ADDRS)) /
+                      TCP(sport=80, dport=80) / Raw(data)))
+    full6 = bytes(Ether(**ETH) / IPv6(src=rng.choice(ADDRS6), dst=rng.choice(ADDRS6)) /
+                  IPv6ExtHdrDestOpt() / UDP(sport=53, dport=53) / Raw(data))
+    if which == "not-ip":
+        return rng.choice([Ether(type=0x0806, **ETH) / Raw(b"\x00" * 46),
+                           Ether(**ETH) / Dot1Q(type=0x0806) / Raw(b"\x00" * 46),
+                           Ether(full6[:14] + b"\x40" + full6[15:])])  # version 4 in IPv6
+    if which == "truncated":
+        f = rng.choice([full, full6])
+        return Ether(f[:rng.randint(14 + 20, len(f) - 1)])
+    if which == "bad-l4-header":
+        f = bytearray(bytes(Ether(**ETH) / IP() / TCP(sport=80, dport=80) / Raw(data)))
+        f[14 + 20 + 12] = 0x30  # TCP data offset 3 words
+        return Ether(bytes(f))
+    if which == "bad-ipv6-ext":
+        if rng.random() < 0.5:
+            f = bytearray(full6)
+            f[14 + 40 + 1] = 0xFF  # a destination options header of 2 KiB
+            return Ether(bytes(f))
+        return Ether(**ETH) / IPv6() / IPv6ExtHdrDestOpt() / IPv6ExtHdrHopByHop() / UDP() / \
+            Raw(data)
+    if which == "too-many-ipv6-ext":
+        chain = IPv6ExtHdrDestOpt()
+        for _ in range(8):
+            chain = chain / IPv6ExtHdrRouting()
+        return Ether(**ETH) / IPv6() / chain / UDP() / Raw(data)
+    tags = Dot1Q(vlan=1) / Dot1Q(vlan=2) / Dot1Q(vlan=3) / Dot1Q(vlan=4)
+    return Ether(**ETH) / tags / IP() / UDP() / Raw(data)
+
+
 def make_traffic(rng):
-    frames = []
+    """The frames, and the indices of the malformed ones."""
+    frames, bad = [], set()
     for _ in range(PACKETS):
-        eth = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
-        ip = IP(src=rng.choice(ADDRS), dst=rng.choice(ADDRS))
         kind = rng.random()
         data = payload(rng)
-        if kind < 0.45:
-            p = eth / ip / TCP(sport=rng.choice(PORTS), dport=rng.choice(PORTS), seq=0, ack=0,
-                               window=0) / Raw(data)
-        elif kind < 0.85:
-            p = eth / ip / UDP(sport=rng.choice(PORTS), dport=rng.choice(PORTS)) / Raw(data)
-        elif kind < 0.95:
-            p = eth / ip / ICMP(id=0, seq=0) / Raw(data)
+        six = rng.random() < 0.35
+        if kind < 0.95:
+            nh, upper = l4(rng, kind, data, six)
+            if six:
+                ip_layer = ip6_packet(rng, nh, upper)
+            else:
+                ip_layer = IP(src=rng.choice(ADDRS), dst=rng.choice(ADDRS)) / upper
+            if rng.random() < 0.04:  # a non-first fragment: its bytes are data
+                if six:
+                    frag = IPv6ExtHdrFragment(nh=nh, offset=rng.randint(1, 100),
+                                              m=rng.randint(0, 1))
+                    ip_layer = IPv6(src=rng.choice(ADDRS6), dst=rng.choice(ADDRS6)) / frag / \
+                        Raw(data)
+                else:
+                    ip_layer = IP(src=rng.choice(ADDRS), dst=rng.choice(ADDRS), proto=nh,
+                                  frag=rng.randint(1, 100)) / Raw(data)
+            p = vlan(rng, ip_layer)
         else:
             which = rng.choice(list(MALFORMED))
-            full = bytes(eth / ip / TCP(sport=80, dport=80) / Raw(data))
-            if which == "not-ipv4":
-                p = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02", type=0x0806) / \
-                    Raw(b"\x00" * 46)
-            elif which == "truncated":
-                p = Ether(full[:rng.randint(14 + 20, len(full) - 1)])
-            else:
-                f = bytearray(full)
-                f[14 + 20 + 12] = 0x30  # TCP data offset 3 words
-                p = Ether(bytes(f))
+            p = malformed(rng, which, data)
             MALFORMED[which] += 1
+            bad.add(len(frames))
         frames.append(p)
-    return frames
+    return frames, bad
 
 
 def run(engine, work, inp, empty, alert_format="fulcrum"):
@@ -255,6 +577,15 @@ def run(engine, work, inp, empty, alert_format="fulcrum"):
     return alerts, json.load(open(stats)), [bytes(p) for p in rdpcap(out0)]
 
 
+def addr_text(a):
+    """An address in its standard text form: RFC 5952 for IPv6, with an IPv4-mapped address's
+    last 32 bits dotted (its section 5, as inet_ntop and Python >= 3.13 write it)."""
+    a = ipaddress.ip_address(a)
+    if a.version == 6 and a.ipv4_mapped is not None:
+        return f"::ffff:{a.ipv4_mapped}"
+    return str(a)
+
+
 def eve_problems(records, want, frames):
     """Suricata's EVE alert records: the same (packet, sid) pairs as the reference, each with the
     packet's addresses, protocol name and ports as Suricata writes them, the rule's sid, rev and
@@ -270,15 +601,15 @@ def eve_problems(records, want, frames):
     if got != want:
         return [f"eve: alerts differ from the reference: missing {sorted(want - got)[:5]}, "
                 f"extra {sorted(got - want)[:5]}"]
-    names = {6: "TCP", 17: "UDP", 1: "ICMP"}
+    names = {6: "TCP", 17: "UDP", 1: "ICMP", 58: "IPv6-ICMP"}
     for r in records:
-        p = frames[r["pkt_index"]]
+        d = dissect(frames[r["pkt_index"]])
         a = r["alert"]
-        expected = {"event_type": "alert", "src_ip": p[IP].src, "dest_ip": p[IP].dst,
-                    "proto": names.get(p[IP].proto, str(p[IP].proto))}
-        if p[IP].proto in (6, 17) and p[IP].frag == 0:
-            l4 = p[TCP] if TCP in p else p[UDP]
-            expected.update(src_port=l4.sport, dest_port=l4.dport)
+        expected = {"event_type": "alert", "src_ip": addr_text(d["src"]),
+                    "dest_ip": addr_text(d["dst"]),
+                    "proto": names.get(d["proto"], str(d["proto"]))}
+        if d["tcp"] or d["udp"]:
+            expected.update(src_port=d["sport"], dest_port=d["dport"])
         else:
             expected.update(src_port=None, dest_port=None)
         for k, v in expected.items():
@@ -300,24 +631,23 @@ def main():
     with open(os.path.join(work, "e2e.rules"), "w") as f:
         f.write(RULES)
     rules = parse_rules(RULES)
-    frames = make_traffic(rng)
+    frames, bad = make_traffic(rng)
     inp, empty = os.path.join(work, "in.pcap"), os.path.join(work, "empty.pcap")
     wrpcap(inp, frames)
     wrpcap(empty, [])
     frames = rdpcap(inp)  # what fulcrum reads, re-dissected
 
     want, clean = set(), []
-    flows = {}
+    flows, state = {}, {}
     for i, p in enumerate(frames):
         raw = bytes(p)
-        ok = IP in p and len(raw) >= 14 + p[IP].len and \
-            not (TCP in p and p[TCP].dataofs < 5)
-        if not ok:
+        if i in bad:
             continue
-        sids = reference_alerts(rules, p)
+        sids = reference_alerts(rules, p, state)
         want |= {(i, s) for s in sids}
         if sids:
-            flows[i] = (p[IP].src, p[IP].dst, p[IP].proto)
+            d = dissect(p)
+            flows[i] = (addr_text(d["src"]), addr_text(d["dst"]), d["proto"])
         else:
             clean.append(raw)
     failures = []
@@ -354,7 +684,9 @@ def main():
     if failures:
         print("\n".join(failures), file=sys.stderr)
         return 1
-    print(f"ok: {len(frames)} packets, {len(want)} alerts on "
+    ipv6 = sum(1 for i, p in enumerate(frames) if i not in bad and IPv6 in p)
+    tagged = sum(1 for i, p in enumerate(frames) if i not in bad and Dot1Q in p)
+    print(f"ok: {len(frames)} packets ({ipv6} IPv6, {tagged} VLAN-tagged), {len(want)} alerts on "
           f"{len({i for i, _ in want})} packets identical to the reference for both engines; "
           f"malformed {MALFORMED}; the same alerts as Suricata EVE records")
     return 0

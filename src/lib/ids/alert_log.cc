@@ -1,5 +1,6 @@
 #include "lib/ids/alert_log.hh"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
@@ -24,6 +25,18 @@ void append_ip(std::string& out, uint32_t a) {
   const int n = std::snprintf(buf, sizeof buf, "%u.%u.%u.%u", a >> kShift3, (a >> kShift2) & kByte,
                               (a >> kShift1) & kByte, a & kByte);
   out.append(buf, static_cast<size_t>(n));
+}
+
+// The packet's source or destination address: dotted quad, or IPv6 as inet_ntop writes it
+// (RFC 5952's form, as Suricata's EVE records have it).
+void append_addr(std::string& out, const PacketView& v, bool source) {
+  if (!v.ipv6()) {
+    append_ip(out, source ? v.src : v.dst);
+    return;
+  }
+  char buf[INET6_ADDRSTRLEN];
+  if (inet_ntop(AF_INET6, v.ip6 + (source ? kIpv6SrcOff : kIpv6DstOff), buf, sizeof buf) != nullptr)
+    out += buf;
 }
 
 void append_json_string(std::string& out, std::string_view s) {
@@ -80,9 +93,9 @@ void AlertLog::append(uint32_t sid, std::string_view msg, uint64_t packet, const
   buf_ += ",\"packet\":";
   buf_ += std::to_string(packet);
   buf_ += ",\"flow\":{\"src\":\"";
-  append_ip(buf_, v.src);
+  append_addr(buf_, v, true);
   buf_ += "\",\"dst\":\"";
-  append_ip(buf_, v.dst);
+  append_addr(buf_, v, false);
   buf_ += "\",\"sport\":";
   buf_ += std::to_string(v.sport);
   buf_ += ",\"dport\":";
@@ -109,19 +122,20 @@ void AlertLog::append_eve(const Rule& rule, uint64_t packet, const PacketView& v
   buf_ += stamp_;
   buf_ += fraction;
   buf_ += "\",\"event_type\":\"alert\",\"src_ip\":\"";
-  append_ip(buf_, v.src);
+  append_addr(buf_, v, true);
   buf_ += "\",";
   const bool ports = (v.proto == kIpProtoTcp || v.proto == kIpProtoUdp) && !v.fragment;
   if (ports) buf_ += "\"src_port\":" + std::to_string(v.sport) + ",";
   buf_ += "\"dest_ip\":\"";
-  append_ip(buf_, v.dst);
+  append_addr(buf_, v, false);
   buf_ += "\",";
   if (ports) buf_ += "\"dest_port\":" + std::to_string(v.dport) + ",";
   buf_ += "\"proto\":\"";
-  buf_ += v.proto == kIpProtoTcp    ? "TCP"
-          : v.proto == kIpProtoUdp  ? "UDP"
-          : v.proto == kIpProtoIcmp ? "ICMP"
-                                    : std::to_string(v.proto);
+  buf_ += v.proto == kIpProtoTcp      ? "TCP"
+          : v.proto == kIpProtoUdp    ? "UDP"
+          : v.proto == kIpProtoIcmp   ? "ICMP"
+          : v.proto == kIpProtoIcmpv6 ? "IPv6-ICMP"
+                                      : std::to_string(v.proto);
   buf_ += "\",\"pkt_index\":" + std::to_string(packet);
   buf_ += ",\"alert\":{\"action\":\"allowed\",\"gid\":1,\"signature_id\":";
   buf_ += std::to_string(rule.sid);

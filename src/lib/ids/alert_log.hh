@@ -15,8 +15,9 @@
 //    "alert":{"action":"allowed","gid":1,"signature_id":1000001,"rev":1,
 //    "signature":"GET request","category":"","severity":3}}
 //
-// proto is TCP, UDP or ICMP by name, other protocols by number (as Suricata writes them); the
-// ports are left out for protocols without them.
+// proto is TCP, UDP, ICMP or IPv6-ICMP by name, other protocols by number (as Suricata writes
+// them); the ports are left out for protocols without them. In both formats IPv6 addresses are
+// written as inet_ntop writes them (RFC 5952: "2001:db8::1").
 #pragma once
 
 #include <cstdint>

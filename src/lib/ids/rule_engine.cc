@@ -1,11 +1,32 @@
 #include "lib/ids/rule_engine.hh"
 
 #include <algorithm>
+#include <map>
 #include <utility>
 
 namespace fulcrum::ids {
 
 namespace {
+
+// Suricata's detect.inspection-recursion-limit default: a content inspection that recurses
+// this often gives up (no match).
+constexpr uint32_t kInspectionRecursionLimit = 3000;
+
+bool same_byte(uint8_t a, uint8_t b, bool nocase) {
+  constexpr uint8_t kCaseBit = 0x20;
+  if (a == b) return true;
+  if (!nocase || (a | kCaseBit) != (b | kCaseBit)) return false;
+  const uint8_t lower = a | kCaseBit;
+  return lower >= 'a' && lower <= 'z';
+}
+
+// The first occurrence of `needle` in hay[0, len), or -1.
+int64_t find_bytes(const uint8_t* hay, uint32_t len, const std::string& needle, bool nocase) {
+  const auto* n = reinterpret_cast<const uint8_t*>(needle.data());
+  const auto it = std::search(hay, hay + len, n, n + needle.size(),
+                              [nocase](uint8_t a, uint8_t b) { return same_byte(a, b, nocase); });
+  return it == hay + len ? -1 : it - hay;
+}
 
 unsigned hs_flags(const Pcre& p) {
   unsigned flags = 0;
@@ -15,11 +36,28 @@ unsigned hs_flags(const Pcre& p) {
   return flags;
 }
 
+// Suricata's flowbits classes (detect-engine-sigorder.c), evaluated highest first.
+enum FlowbitsClass : uint8_t { kNotUsed = 1, kReads = 2, kSetsAndReads = 3, kSets = 4 };
+
+FlowbitsClass flowbits_class(const Rule& r) {
+  bool reads = false, writes = false;
+  for (const Flowbit& f : r.flowbits) (f.reads() ? reads : writes) = true;
+  if (reads && writes) return kSetsAndReads;
+  if (writes) return kSets;
+  return reads ? kReads : kNotUsed;
+}
+
 }  // namespace
 
 Result<std::shared_ptr<RuleSet>> RuleSet::compile(std::vector<Rule> rules,
                                                   std::vector<SkippedRule>* skipped) {
   auto set = std::make_shared<RuleSet>();
+  if (std::any_of(rules.begin(), rules.end(), [](const Rule& r) { return !r.flowbits.empty(); }))
+    std::stable_sort(rules.begin(), rules.end(), [](const Rule& a, const Rule& b) {
+      const FlowbitsClass ca = flowbits_class(a), cb = flowbits_class(b);
+      if (ca != cb) return ca > cb;
+      return ca != kNotUsed && a.sid < b.sid;
+    });
   // Each regex alone first, so that an error names its rule.
   for (Rule& rule : rules) {
     std::string why;
@@ -39,6 +77,7 @@ Result<std::shared_ptr<RuleSet>> RuleSet::compile(std::vector<Rule> rules,
   }
   std::vector<HsLiteral> literals;
   std::vector<HsRegex> regexes[kDomains];
+  std::map<std::string, uint32_t> bit_of;
   for (uint32_t r = 0; r < set->rules_.size(); ++r) {
     const Rule& rule = set->rules_[r];
     RuleRef ref;
@@ -47,10 +86,23 @@ Result<std::shared_ptr<RuleSet>> RuleSet::compile(std::vector<Rule> rules,
     ref.contents = static_cast<uint32_t>(rule.contents.size());
     ref.first_pcre = set->pcres_;
     ref.pcres = static_cast<uint32_t>(rule.pcres.size());
+    ref.chained = rule.relative_contents();
+    ref.stateful =
+        rule.threshold.type != ThresholdType::kNone || !rule.flowbits.empty() || rule.noalert;
+    set->stateful_ |= ref.stateful;
+    set->thresholds_ |= rule.threshold.type != ThresholdType::kNone;
+    ref.first_flowbit = static_cast<uint32_t>(set->flowbits_.size());
+    ref.flowbits = static_cast<uint32_t>(rule.flowbits.size());
+    for (const Flowbit& f : rule.flowbits) {
+      const auto [it, fresh] = bit_of.emplace(f.name, static_cast<uint32_t>(bit_of.size()));
+      set->flowbits_.push_back({f.cmd, it->second});
+    }
     bool positive = false;
     for (const Content& c : rule.contents) {
       const uint32_t id = static_cast<uint32_t>(set->contents_.size());
-      set->contents_.push_back({c.bytes, r, c.offset, c.depth, c.nocase, c.negated, ref.domain});
+      set->contents_.push_back({c.bytes, r, c.offset, c.depth, c.nocase, c.negated, ref.domain,
+                                c.relative(), c.has_distance, c.has_within, c.within_next,
+                                c.distance, c.within});
       set->ac_.add(c.bytes, id);
       literals.push_back({c.bytes, c.nocase, id});
       positive |= !c.negated;
@@ -60,6 +112,7 @@ Result<std::shared_ptr<RuleSet>> RuleSet::compile(std::vector<Rule> rules,
     if (!positive) set->always_.push_back(r);
     set->refs_.push_back(ref);
   }
+  set->flowbit_names_ = static_cast<uint32_t>(bit_of.size());
   if (Status s = set->ac_.build(); !s) return make_error(s.error());
   if (!literals.empty()) {
     Result<HsDatabase> db = compile_literals(literals);
@@ -75,16 +128,24 @@ Result<std::shared_ptr<RuleSet>> RuleSet::compile(std::vector<Rule> rules,
   return set;
 }
 
-Matcher::Matcher(std::shared_ptr<const RuleSet> rules, Engine engine)
-    : rules_(std::move(rules)), engine_(engine) {
+Matcher::Matcher(std::shared_ptr<const RuleSet> rules, Engine engine, StateLimits limits)
+    : rules_(std::move(rules)),
+      engine_(engine),
+      thresholds_(rules_->thresholds() ? limits.thresholds : 0),
+      flows_(rules_->flowbits().empty() ? 0 : limits.flows) {
+  constexpr uint64_t kNsPerSecond = 1'000'000'000;
+  constexpr uint32_t kWordBits = 64;
+  flow_timeout_ns_ = uint64_t{limits.flow_timeout_s} * kNsPerSecond;
+  bit_words_ = (rules_->flowbit_names() + kWordBits - 1) / kWordBits;
+  if (!rules_->flowbits().empty()) bits_.assign(size_t{flows_.capacity()} * bit_words_, 0);
   content_gen_.assign(rules_->contents().size(), 0);
   rule_gen_.assign(rules_->rules().size(), 0);
   pcre_gen_.assign(rules_->pcres(), 0);
 }
 
 Result<std::unique_ptr<Matcher>> Matcher::create(std::shared_ptr<const RuleSet> rules,
-                                                 Engine engine) {
-  std::unique_ptr<Matcher> m(new Matcher(std::move(rules), engine));
+                                                 Engine engine, StateLimits limits) {
+  std::unique_ptr<Matcher> m(new Matcher(std::move(rules), engine, limits));
   const hs_database_t* dbs[] = {m->rules_->literal_db(), m->rules_->regex_db(kDomainL4),
                                 m->rules_->regex_db(kDomainIp)};
   for (const hs_database_t* db : dbs) {
@@ -101,6 +162,7 @@ void Matcher::next_generation() {
   std::fill(rule_gen_.begin(), rule_gen_.end(), 0);
   std::fill(pcre_gen_.begin(), pcre_gen_.end(), 0);
   std::fill(std::begin(regex_gen_), std::end(regex_gen_), 0);
+  flow_gen_ = 0;
   gen_ = 1;
 }
 
@@ -109,10 +171,22 @@ bool Matcher::rule_matches(uint32_t r, const PacketView& v) {
   if (!RuleSet::header_matches(rule, v)) return false;
   const RuleSet::RuleRef& ref = rules_->refs()[r];
   const auto& contents = rules_->contents();
-  for (uint32_t c = ref.first_content; c < ref.first_content + ref.contents; ++c)
-    if ((content_gen_[c] == gen_) == contents[c].negated) return false;
-  if (ref.pcres == 0) return true;
   const Domain d = ref.domain;
+  const uint32_t end = ref.first_content + ref.contents;
+  if (!ref.chained) [[likely]] {
+    for (uint32_t c = ref.first_content; c < end; ++c)
+      if ((content_gen_[c] == gen_) == contents[c].negated) return false;
+  } else {
+    // Every positive content occurs in its window (anywhere, for a relative one): necessary.
+    for (uint32_t c = ref.first_content; c < end; ++c)
+      if (!contents[c].negated && content_gen_[c] != gen_) return false;
+    const uint32_t base = d == kDomainL4 ? v.l4_hdr_len : 0;
+    uint32_t buffer_offset = 0, calls = 0;
+    if (ref.contents != 0 && inspect_contents(ref.first_content, end, v.ip_payload + base,
+                                              v.ip_payload_len - base, buffer_offset, calls) != 1)
+      return false;
+  }
+  if (ref.pcres == 0) return true;
   if (regex_gen_[d] != gen_) {
     regex_gen_[d] = gen_;
     ++stats_.regex_scans;
@@ -125,6 +199,96 @@ bool Matcher::rule_matches(uint32_t r, const PacketView& v) {
   for (uint32_t p = ref.first_pcre; p < ref.first_pcre + ref.pcres; ++p)
     if (pcre_gen_[p] != gen_) return false;
   return true;
+}
+
+uint64_t* Matcher::flow_bits(const PacketView& v) {
+  if (flow_gen_ == gen_) return packet_bits_;
+  const FlowKey key = flow_key(v);
+  bool fresh = false;
+  uint32_t slot = 0;
+  FlowEntry& e = flows_.get(key, key.hash(), fresh, &slot);
+  uint64_t* bits = bits_.data() + size_t{slot} * bit_words_;
+  if (fresh || now_ns_ > e.last_ns + flow_timeout_ns_) std::fill(bits, bits + bit_words_, 0);
+  e.last_ns = now_ns_;
+  flow_gen_ = gen_;
+  packet_bits_ = bits;
+  return bits;
+}
+
+bool Matcher::stateful_alert(uint32_t r, const PacketView& v) {
+  constexpr uint32_t kWordBits = 64;
+  const RuleSet::RuleRef& ref = rules_->refs()[r];
+  const Rule& rule = rules_->rules()[r];
+  if (ref.flowbits != 0) {
+    uint64_t* bits = flow_bits(v);
+    const RuleSet::FlowbitRef* fb = rules_->flowbits().data() + ref.first_flowbit;
+    auto is_set = [bits](uint32_t b) { return (bits[b / kWordBits] >> (b % kWordBits)) & 1; };
+    for (uint32_t k = 0; k < ref.flowbits; ++k) {
+      if (fb[k].cmd == FlowbitCmd::kIsset && !is_set(fb[k].bit)) return false;
+      if (fb[k].cmd == FlowbitCmd::kIsnotset && is_set(fb[k].bit)) return false;
+    }
+    for (uint32_t k = 0; k < ref.flowbits; ++k) {
+      const uint64_t mask = uint64_t{1} << (fb[k].bit % kWordBits);
+      uint64_t& word = bits[fb[k].bit / kWordBits];
+      if (fb[k].cmd == FlowbitCmd::kSet) word |= mask;
+      if (fb[k].cmd == FlowbitCmd::kUnset) word &= ~mask;
+      if (fb[k].cmd == FlowbitCmd::kToggle) word ^= mask;
+    }
+  }
+  if (rule.noalert) return false;
+  const Threshold& t = rule.threshold;
+  if (t.type == ThresholdType::kNone) return true;
+  if (t.type == ThresholdType::kThreshold && t.count == 1) return true;  // Suricata keeps no entry
+  const TrackKey key = track_key(t.track, r, v);
+  bool fresh = false;
+  ThresholdEntry& e = thresholds_.get(key, key.hash(), fresh);
+  return threshold_alerts(t, e, fresh, now_ns_);
+}
+
+int Matcher::inspect_contents(uint32_t c, uint32_t end, const uint8_t* buf, uint32_t len,
+                              uint32_t& buffer_offset, uint32_t& calls) const {
+  if (++calls == kInspectionRecursionLimit) return -1;
+  const RuleSet::ContentRef& cd = rules_->contents()[c];
+  const bool last = c + 1 == end;
+  const auto n = static_cast<uint32_t>(cd.bytes.size());
+  const uint32_t prev_buffer_offset = buffer_offset;
+  uint32_t prev_offset = 0;  // after a failed continuation: one past the last match's start
+  while (true) {
+    uint32_t offset = 0, depth = len;
+    if (cd.relative) {
+      offset = prev_buffer_offset;
+      const int64_t distance = cd.has_distance ? cd.distance : 0;
+      if (distance < 0 && static_cast<uint64_t>(-distance) > offset)
+        offset = 0;
+      else
+        offset = static_cast<uint32_t>(offset + distance);
+      if (cd.has_within) {
+        const int64_t limit = int64_t{prev_buffer_offset} + cd.within + distance;
+        // As Suricata (32-bit arithmetic): a limit below 0 wraps to past the domain's end.
+        if (int64_t{depth} > limit) depth = static_cast<uint32_t>(limit);
+      }
+    } else {
+      if (cd.depth != 0) depth = cd.offset + cd.depth;
+      offset = cd.offset;
+    }
+    if (prev_offset != 0) offset = prev_offset;
+    depth = std::min(depth, len);
+    int64_t at = -1;
+    if (offset <= depth && depth != 0 && n <= depth - offset)
+      at = find_bytes(buf + offset, depth - offset, cd.bytes, cd.nocase);
+    if (at < 0) {
+      if (!cd.negated) return cd.relative ? 0 : -1;  // an absolute content's failure is final
+      return last ? 1 : inspect_contents(c + 1, end, buf, len, buffer_offset, calls);
+    }
+    if (cd.negated) return cd.relative ? 0 : -1;
+    const auto match_end = static_cast<uint32_t>(offset + at + n);
+    buffer_offset = match_end;
+    if (last) return 1;
+    const int r = inspect_contents(c + 1, end, buf, len, buffer_offset, calls);
+    if (r != 0) return r;
+    if (!cd.within_next) return -1;  // the next content does not depend on where this one is
+    prev_offset = match_end - n + 1;
+  }
 }
 
 }  // namespace fulcrum::ids

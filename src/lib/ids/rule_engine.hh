@@ -8,9 +8,16 @@
 //      exact); each occurrence is checked against its content's domain, offset and depth;
 //   2. candidates: rules with an occurrence of a positive content, plus rules without positive
 //      contents;
-//   3. each candidate, in rule-file order: protocol, addresses, ports (either direction for
+//   3. each candidate, in rules() order (the file's, flowbits rules first: RuleSet::compile):
+//   protocol, addresses, ports (either direction for
 //      `<>`), every positive content found, no negated content found, every pcre matching its
-//      domain (one Hyperscan scan per domain and packet, only when a candidate needs it).
+//      domain (one Hyperscan scan per domain and packet, only when a candidate needs it). A rule
+//      with relative contents (distance, within) is a candidate when its positive contents
+//      occur anywhere (the prefilter stays a prefilter); its contents are then searched again
+//      in the domain as Suricata's recursive content inspection does, the next occurrence of a
+//      content tried when the following content has `within` and the rest failed;
+//   4. a matching rule with flowbits, noalert or a threshold (RuleRef::stateful) goes through
+//      stateful_alert; other rules cost one flag test, and no flow or threshold table is read.
 // Packets are matched in groups of AhoCorasick::kLanes so the DFA walks of a group interleave.
 #pragma once
 
@@ -23,9 +30,11 @@
 
 #include "core/result.hh"
 #include "lib/ids/aho_corasick.hh"
+#include "lib/ids/flow_bits.hh"
 #include "lib/ids/hs_matcher.hh"
 #include "lib/ids/packet_view.hh"
 #include "lib/ids/rule.hh"
+#include "lib/ids/threshold.hh"
 
 namespace fulcrum::ids {
 
@@ -44,14 +53,31 @@ class RuleSet {
     bool nocase = false;
     bool negated = false;
     Domain domain = kDomainL4;
+    bool relative = false;  // distance or within (rule.hh's Content)
+    bool has_distance = false, has_within = false, within_next = false;
+    int32_t distance = 0, within = 0;
   };
   struct RuleRef {
     uint32_t first_content = 0, contents = 0;
     uint32_t first_pcre = 0, pcres = 0;
     Domain domain = kDomainL4;
+    // Some content is relative: the contents are verified by inspect_contents (Suricata's
+    // recursive content inspection) instead of one window test each.
+    bool chained = false;
+    // A threshold, detection_filter or flowbits decide whether a match alerts
+    // (Matcher::stateful_alert).
+    bool stateful = false;
+    uint32_t first_flowbit = 0, flowbits = 0;  // in flowbits()
+  };
+  struct FlowbitRef {
+    FlowbitCmd cmd = FlowbitCmd::kSet;
+    uint32_t bit = 0;  // the name's index
   };
 
-  // Compiles the rules: the DFA, the Hyperscan literal database and one regex database per
+  // Orders the rules as Suricata evaluates them when some use flowbits (rules that only set
+  // flowbits, then those that set and read, then those that read, each by sid; then the others
+  // in file order), so that a bit set by a rule is seen by the rules after it on the same
+  // packet. Compiles the rules: the DFA, the Hyperscan literal database and one regex database per
   // domain. A rule with a pcre Hyperscan does not support (backreferences, lookbehind of
   // variable length, an anchor inside the pattern...) fails the compile, naming the rule's sid;
   // with `skipped`, it is left out and listed there instead (feature "pcre: Hyperscan").
@@ -67,6 +93,12 @@ class RuleSet {
   const hs_database_t* literal_db() const { return literal_db_.get(); }
   const hs_database_t* regex_db(Domain d) const { return regex_db_[d].get(); }
   uint32_t pcres() const { return pcres_; }
+  // Some rule keeps state between packets (threshold, detection_filter, flowbits): the Matcher
+  // needs the time (Matcher::set_time) and keeps per-worker tables.
+  bool stateful() const { return stateful_; }
+  bool thresholds() const { return thresholds_; }  // some rule has a threshold
+  const std::vector<FlowbitRef>& flowbits() const { return flowbits_; }
+  uint32_t flowbit_names() const { return flowbit_names_; }
 
   // Whether rule `r`'s header (protocol, addresses, ports) matches the packet.
   static bool header_matches(const Rule& r, const PacketView& v) {
@@ -78,19 +110,34 @@ class RuleSet {
         if (v.proto != kIpProtoUdp || v.fragment) return false;
         break;
       case Proto::kIcmp:
-        if (v.proto != kIpProtoIcmp) return false;
+        if ((v.proto != kIpProtoIcmp && v.proto != kIpProtoIcmpv6) || v.fragment) return false;
+        break;
+      case Proto::kIcmpv4:
+        if (v.proto != kIpProtoIcmp || v.fragment) return false;
+        break;
+      case Proto::kIcmpv6:
+        if (v.proto != kIpProtoIcmpv6 || v.fragment) return false;
         break;
       case Proto::kIp:
         break;
     }
-    auto one_way = [&r](uint32_t s, uint16_t sp, uint32_t d, uint16_t dp) {
-      return r.src.contains(s) && r.dst.contains(d) && r.sport.contains(sp) && r.dport.contains(dp);
-    };
-    return one_way(v.src, v.sport, v.dst, v.dport) ||
-           (r.bidirectional && one_way(v.dst, v.dport, v.src, v.sport));
+    if (!v.ipv6()) [[likely]]
+      return addresses_match(r, v.src, v.dst, v);
+    return addresses_match(r, v.src6(), v.dst6(), v);
   }
 
  private:
+  // The addresses and ports of `r` against the packet's, either way round for `<>`.
+  template <class Addr>
+  static bool addresses_match(const Rule& r, const Addr& src, const Addr& dst,
+                              const PacketView& v) {
+    auto one_way = [&r](const Addr& s, uint16_t sp, const Addr& d, uint16_t dp) {
+      return r.src.contains(s) && r.dst.contains(d) && r.sport.contains(sp) && r.dport.contains(dp);
+    };
+    return one_way(src, v.sport, dst, v.dport) ||
+           (r.bidirectional && one_way(dst, v.dport, src, v.sport));
+  }
+
   std::vector<Rule> rules_;
   std::vector<RuleRef> refs_;
   std::vector<ContentRef> contents_;
@@ -100,15 +147,21 @@ class RuleSet {
   HsDatabase regex_db_[kDomains];
   std::vector<Domain> pcre_domain_;
   uint32_t pcres_ = 0;
+  bool stateful_ = false;
+  bool thresholds_ = false;
+  std::vector<FlowbitRef> flowbits_;
+  uint32_t flowbit_names_ = 0;
 };
 
 struct MatchStats {
   uint64_t packets = 0;
-  uint64_t bytes = 0;        // IP payload bytes scanned
-  uint64_t hits = 0;         // prefilter occurrences within their content's constraints
-  uint64_t candidates = 0;   // rules evaluated
-  uint64_t regex_scans = 0;  // Hyperscan regex scans
-  uint64_t errors = 0;       // Hyperscan scan failures (none expected)
+  uint64_t bytes = 0;                // IP payload bytes scanned
+  uint64_t hits = 0;                 // prefilter occurrences within their content's constraints
+  uint64_t candidates = 0;           // rules evaluated
+  uint64_t regex_scans = 0;          // Hyperscan regex scans
+  uint64_t errors = 0;               // Hyperscan scan failures (none expected)
+  uint64_t threshold_evictions = 0;  // threshold entries replaced in a full table bucket
+  uint64_t flow_evictions = 0;       // flows (and their flowbits) replaced in a full bucket
 
   MatchStats& operator+=(const MatchStats& o) {
     packets += o.packets;
@@ -117,17 +170,34 @@ struct MatchStats {
     candidates += o.candidates;
     regex_scans += o.regex_scans;
     errors += o.errors;
+    threshold_evictions += o.threshold_evictions;
+    flow_evictions += o.flow_evictions;
     return *this;
   }
+};
+
+// The per-worker state tables' sizes (entries; each rounded up to a power of two).
+struct StateLimits {
+  static constexpr uint32_t kDefaultThresholds = 1u << 16;
+  static constexpr uint32_t kDefaultFlows = 1u << 16;
+  static constexpr uint32_t kDefaultFlowTimeoutS = 600;
+  uint32_t thresholds = kDefaultThresholds;  // (rule, tracked address) threshold entries
+  uint32_t flows = kDefaultFlows;            // flows with flowbits
+  // A flow no flowbits rule looked at for longer starts with no bits set.
+  uint32_t flow_timeout_s = kDefaultFlowTimeoutS;
 };
 
 class Matcher {
  public:
   static Result<std::unique_ptr<Matcher>> create(std::shared_ptr<const RuleSet> rules,
-                                                 Engine engine);
+                                                 Engine engine, StateLimits limits = {});
+
+  // The time of the packets matched next, in nanoseconds (any epoch; it must not go back):
+  // threshold windows are measured with it. Only needed when rules().stateful().
+  void set_time(uint64_t now_ns) { now_ns_ = now_ns; }
 
   // Matches views[0, n); on_alert(k, rule_index) for every rule matching packet k, in packet
-  // order, then rule-file order.
+  // order, then rules() order.
   template <class OnAlert>
   void match_batch(const PacketView* views, uint32_t n, OnAlert&& on_alert) {
     for (uint32_t k = 0; k < n; k += AhoCorasick::kLanes) {
@@ -153,11 +223,16 @@ class Matcher {
     evaluate(v, hits, [&](uint32_t rule) { on_alert(rule); });
   }
 
-  const MatchStats& stats() const { return stats_; }
+  const MatchStats& stats() const {
+    stats_.threshold_evictions = thresholds_.evictions();
+    stats_.flow_evictions = flows_.evictions();
+    return stats_;
+  }
   Engine engine() const { return engine_; }
+  const RuleSet& rules() const { return *rules_; }
 
  private:
-  Matcher(std::shared_ptr<const RuleSet> rules, Engine engine);
+  Matcher(std::shared_ptr<const RuleSet> rules, Engine engine, StateLimits limits);
 
   void prefilter(const PacketView* v, uint32_t lanes) {
     for (uint32_t l = 0; l < lanes; ++l) {
@@ -222,13 +297,28 @@ class Matcher {
     } else if (candidates_.size() > 1) {
       std::sort(candidates_.begin(), candidates_.end());
     }
+    const auto& refs = rules_->refs();
     for (uint32_t r : candidates_) {
       ++stats_.candidates;
-      if (rule_matches(r, v)) on_rule(r);
+      if (!rule_matches(r, v)) continue;
+      if (refs[r].stateful && !stateful_alert(r, v)) [[unlikely]]
+        continue;
+      on_rule(r);
     }
   }
 
   bool rule_matches(uint32_t r, const PacketView& v);
+  // After rule r's header, contents and pcres matched the packet: its flowbits conditions, then
+  // its flowbits actions, noalert and threshold (Suricata's order): whether it alerts.
+  bool stateful_alert(uint32_t r, const PacketView& v);
+  // The packet's flow's bits (looked up once a packet, on the first flowbits rule).
+  uint64_t* flow_bits(const PacketView& v);
+  // Suricata's recursive content inspection of the contents [c, end) of one rule over its domain
+  // buf[0, len): 1 match, 0 no match, -1 no match and stop (DetectEngineContentInspection).
+  // `buffer_offset` is the end of the last positive match (relative contents start from it);
+  // `calls` counts the recursion against kInspectionRecursionLimit.
+  int inspect_contents(uint32_t c, uint32_t end, const uint8_t* buf, uint32_t len,
+                       uint32_t& buffer_offset, uint32_t& calls) const;
   // A new stamp for the per-packet marks (content_gen_, rule_gen_, pcre_gen_, regex_gen_);
   // on wrap-around every mark is cleared so that no stale one reads as current.
   void next_generation();
@@ -243,7 +333,15 @@ class Matcher {
   uint32_t regex_gen_[kDomains] = {};
   std::vector<uint32_t> candidates_;
   std::vector<Hit> hits_[AhoCorasick::kLanes];
-  MatchStats stats_;
+  mutable MatchStats stats_;
+  uint64_t now_ns_ = 0;
+  BoundedTable<TrackKey, ThresholdEntry> thresholds_;
+  BoundedTable<FlowKey, FlowEntry> flows_;
+  uint64_t flow_timeout_ns_ = 0;
+  uint32_t bit_words_ = 0;      // 64-bit words of flowbits a flow
+  std::vector<uint64_t> bits_;  // flows_.capacity() × bit_words_
+  uint32_t flow_gen_ = 0;       // gen_ of the packet packet_bits_ belongs to
+  uint64_t* packet_bits_ = nullptr;
 };
 
 }  // namespace fulcrum::ids

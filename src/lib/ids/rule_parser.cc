@@ -1,5 +1,7 @@
 #include "lib/ids/rule_parser.hh"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -14,6 +16,8 @@ namespace fulcrum::ids {
 namespace {
 
 constexpr uint32_t kMaxPrefixLen = 32;
+constexpr uint32_t kMaxPrefixLen6 = 128;
+constexpr uint32_t kBitsPerByte = 8;
 constexpr uint32_t kMaxPort = 0xFFFF;
 constexpr int kNibbleBits = 4;
 
@@ -58,6 +62,63 @@ bool split_list(std::string_view s, std::vector<std::string_view>& items) {
   return true;
 }
 
+// An IPv6 address in any inet_pton form.
+bool parse_ipv6(std::string_view s, Ip6Addr& out) {
+  constexpr size_t kIp6Bytes = 16, kHalf = 8;
+  char text[INET6_ADDRSTRLEN + 1];
+  if (s.empty() || s.size() >= sizeof text) return false;
+  s.copy(text, s.size());
+  text[s.size()] = '\0';
+  uint8_t bytes[kIp6Bytes];
+  if (inet_pton(AF_INET6, text, bytes) != 1) return false;
+  out.hi = out.lo = 0;
+  for (size_t k = 0; k < kHalf; ++k) {
+    out.hi = (out.hi << kBitsPerByte) | bytes[k];
+    out.lo = (out.lo << kBitsPerByte) | bytes[kHalf + k];
+  }
+  return true;
+}
+
+// The mask of a /len prefix in one 64-bit half whose first bit is bit `first` of the address.
+uint64_t half_mask(uint32_t len, uint32_t first) {
+  constexpr uint32_t kHalfBits = 64;
+  if (len <= first) return 0;
+  if (len >= first + kHalfBits) return ~uint64_t{0};
+  return ~uint64_t{0} << (kHalfBits - (len - first));
+}
+
+// One address item without its '!': A.B.C.D[/LEN] or X:X::X[/LEN] (an IPv6 address has a ':').
+bool parse_addr_item(std::string_view item, bool negated, AddrSet& out) {
+  const bool v6 = item.find(':') != std::string_view::npos;
+  const uint32_t max_len = v6 ? kMaxPrefixLen6 : kMaxPrefixLen;
+  uint32_t len = max_len;
+  const size_t slash = item.find('/');
+  if (slash != std::string_view::npos) {
+    if (!parse_u32(item.substr(slash + 1), len) || len > max_len) return false;
+    item = item.substr(0, slash);
+  }
+  if (item.empty()) return false;
+  if (v6) {
+    AddrItem6 a;
+    a.negated = negated;
+    Ip6Addr addr;
+    if (!parse_ipv6(item, addr)) return false;
+    constexpr uint32_t kLoFirst = 64;
+    a.mask = {half_mask(len, 0), half_mask(len, kLoFirst)};
+    a.net = {addr.hi & a.mask.hi, addr.lo & a.mask.lo};
+    out.items6.push_back(a);
+    return true;
+  }
+  AddrItem a;
+  a.negated = negated;
+  uint32_t addr = 0;
+  if (!parse_ipv4(item, addr)) return false;
+  a.mask = len == 0 ? 0 : ~uint32_t{0} << (kMaxPrefixLen - len);
+  a.net = addr & a.mask;
+  out.items.push_back(a);
+  return true;
+}
+
 bool parse_addr(std::string_view s, AddrSet& out) {
   if (!s.empty() && s.front() == '!') {
     out.negated = true;
@@ -67,22 +128,9 @@ bool parse_addr(std::string_view s, AddrSet& out) {
   std::vector<std::string_view> items;
   if (!split_list(s, items)) return false;
   for (std::string_view item : items) {
-    AddrItem a;
-    if (!item.empty() && item.front() == '!') {
-      a.negated = true;
-      item.remove_prefix(1);
-    }
-    uint32_t len = kMaxPrefixLen;
-    const size_t slash = item.find('/');
-    if (slash != std::string_view::npos) {
-      if (!parse_u32(item.substr(slash + 1), len) || len > kMaxPrefixLen) return false;
-      item = item.substr(0, slash);
-    }
-    uint32_t addr = 0;
-    if (item.empty() || !parse_ipv4(item, addr)) return false;
-    a.mask = len == 0 ? 0 : ~uint32_t{0} << (kMaxPrefixLen - len);
-    a.net = addr & a.mask;
-    out.items.push_back(a);
+    const bool negated = !item.empty() && item.front() == '!';
+    if (negated) item.remove_prefix(1);
+    if (!parse_addr_item(item, negated, out)) return false;
   }
   return true;
 }
@@ -228,6 +276,112 @@ bool parse_pcre(std::string_view v, Pcre& out, std::string* error) {
   return true;
 }
 
+// threshold:"type T, track K, count N, seconds M" (detection_filter: no type), in any order.
+bool parse_threshold(const std::string& name, std::string_view v, Threshold& out,
+                     std::string* error, std::string* feature) {
+  const bool filter = name == "detection_filter";
+  if (out.type != ThresholdType::kNone) {
+    *error = name + ": a rule takes one threshold or detection_filter";
+    return false;
+  }
+  bool have_type = filter, have_track = false, have_count = false, have_seconds = false;
+  out.type = filter ? ThresholdType::kDetectionFilter : ThresholdType::kNone;
+  size_t pos = 0;
+  while (pos <= v.size()) {
+    size_t comma = v.find(',', pos);
+    if (comma == std::string_view::npos) comma = v.size();
+    std::string_view item = trim_blanks(v.substr(pos, comma - pos));
+    pos = comma + 1;
+    const std::string_view key = next_word(item);
+    const std::string_view value = trim_blanks(item);
+    if (key == "type" && !filter) {
+      have_type = true;
+      if (value == "limit")
+        out.type = ThresholdType::kLimit;
+      else if (value == "threshold")
+        out.type = ThresholdType::kThreshold;
+      else if (value == "both")
+        out.type = ThresholdType::kBoth;
+      else {
+        *error = name + ": expected type limit, threshold or both, got " + quote(value);
+        return false;
+      }
+    } else if (key == "track") {
+      have_track = true;
+      if (value == "by_src")
+        out.track = Track::kBySrc;
+      else if (value == "by_dst")
+        out.track = Track::kByDst;
+      else if (value == "by_both")
+        out.track = Track::kByBoth;
+      else if (value == "by_rule")
+        out.track = Track::kByRule;
+      else {
+        if (value == "by_flow") *feature = name + " track by_flow";
+        *error = name + ": expected track by_src, by_dst, by_both or by_rule, got " + quote(value);
+        return false;
+      }
+    } else if (key == "count" || key == "seconds") {
+      (key == "count" ? have_count : have_seconds) = true;
+      if (!parse_u32(value, key == "count" ? out.count : out.seconds)) {
+        *error = name + ": " + std::string(key) + ": expected a non-negative integer, got " +
+                 quote(value);
+        return false;
+      }
+    } else {
+      *error = name + ": expected " + (filter ? "" : "type, ") + "track, count or seconds, got " +
+               quote(key);
+      return false;
+    }
+  }
+  if (!have_type || !have_track || !have_count || !have_seconds) {
+    *error = name + ": expected " + (filter ? "" : "type, ") + "track, count and seconds";
+    return false;
+  }
+  return true;
+}
+
+// flowbits:CMD,NAME or flowbits:noalert.
+bool parse_flowbits(std::string_view v, Rule& r, std::string* error, std::string* feature) {
+  const size_t comma = v.find(',');
+  const std::string_view cmd = trim_blanks(v.substr(0, comma));
+  const std::string_view name =
+      comma == std::string_view::npos ? std::string_view() : trim_blanks(v.substr(comma + 1));
+  if (cmd == "noalert") {
+    if (!name.empty()) {
+      *error = "flowbits: expected no name after noalert";
+      return false;
+    }
+    r.noalert = true;
+    return true;
+  }
+  static const std::pair<const char*, FlowbitCmd> kCmds[] = {{"set", FlowbitCmd::kSet},
+                                                             {"unset", FlowbitCmd::kUnset},
+                                                             {"toggle", FlowbitCmd::kToggle},
+                                                             {"isset", FlowbitCmd::kIsset},
+                                                             {"isnotset", FlowbitCmd::kIsnotset}};
+  for (const auto& [word, c] : kCmds) {
+    if (cmd != word) continue;
+    if (name.empty()) {
+      *error = "flowbits: expected a name after " + std::string(cmd);
+      return false;
+    }
+    if (name.find_first_of("|&") != std::string_view::npos) {
+      *feature = "flowbits group";
+      *error = "flowbits: groups of names (" + quote(name) + ") are not supported";
+      return false;
+    }
+    if (name.find_first_of(" \t,") != std::string_view::npos) {
+      *error = "flowbits: expected one name, got " + quote(name);
+      return false;
+    }
+    r.flowbits.push_back({c, std::string(name)});
+    return true;
+  }
+  *error = "flowbits: expected set, unset, toggle, isset, isnotset or noalert, got " + quote(cmd);
+  return false;
+}
+
 // Splits the option block "name:value; name; ..." into (name, value) pairs. A ';' inside a
 // quoted value or escaped with a backslash does not end the option.
 bool split_options(std::string_view s, std::vector<std::pair<std::string, std::string>>& out,
@@ -265,8 +419,17 @@ bool split_options(std::string_view s, std::vector<std::pair<std::string, std::s
   }
 }
 
+// Where the payload options (content, pcre) stand while a rule's options are read, in their
+// order: what relative contents are relative to.
+struct PayloadOrder {
+  bool last_is_pcre = false;           // the last content or pcre was a pcre
+  bool last_positive_is_pcre = false;  // the last positive content or pcre was a pcre
+  std::vector<bool> follows_pcre;      // per content: the option before it was a pcre
+  std::vector<bool> based_on_pcre;     // per content: the last positive one before it was a pcre
+};
+
 bool apply_option(const std::string& name, const std::string& value, Rule& r, bool& have_sid,
-                  std::string* error, std::string* feature) {
+                  PayloadOrder& order, std::string* error, std::string* feature) {
   static const char* const kIgnored[] = {"classtype", "reference", "metadata", "priority", "gid"};
   auto number = [&](uint32_t& out) {
     if (parse_u32(value, out)) return true;
@@ -298,6 +461,10 @@ bool apply_option(const std::string& name, const std::string& value, Rule& r, bo
       return false;
     }
     if (!decode_content(text, c.bytes, error)) return false;
+    order.follows_pcre.push_back(order.last_is_pcre);
+    order.based_on_pcre.push_back(order.last_positive_is_pcre);
+    order.last_is_pcre = false;
+    if (!c.negated) order.last_positive_is_pcre = false;
     r.contents.push_back(std::move(c));
     return true;
   }
@@ -314,6 +481,13 @@ bool apply_option(const std::string& name, const std::string& value, Rule& r, bo
   if (name == "offset" || name == "depth") {
     Content* c = last_content();
     if (c == nullptr) return false;
+    if (c->relative()) {
+      *error = name +
+               ": the content is relative (distance, within); offset and depth do not mix "
+               "with them";
+      return false;
+    }
+    c->absolute = true;
     uint32_t v = 0;
     if (!number(v)) return false;
     if (name == "depth" && v < c->bytes.size()) {
@@ -324,6 +498,33 @@ bool apply_option(const std::string& name, const std::string& value, Rule& r, bo
     (name == "offset" ? c->offset : c->depth) = v;
     return true;
   }
+  if (name == "distance" || name == "within") {
+    Content* c = last_content();
+    if (c == nullptr) return false;
+    const bool within = name == "within";
+    if (c->absolute) {
+      *error = name + ": the content has offset or depth; distance and within do not mix with them";
+      return false;
+    }
+    if (within ? c->has_within : c->has_distance) {
+      *error = name + ": given twice for one content";
+      return false;
+    }
+    int32_t v = 0;
+    const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+    if (value.empty() || ec != std::errc() || ptr != value.data() + value.size()) {
+      *error = name + ": expected an integer, got " + quote(value);
+      return false;
+    }
+    if (within && v < static_cast<int32_t>(c->bytes.size())) {
+      *error = "within: expected at least the content length " + std::to_string(c->bytes.size()) +
+               ", got " + value;
+      return false;
+    }
+    (within ? c->within : c->distance) = v;
+    (within ? c->has_within : c->has_distance) = true;
+    return true;
+  }
   if (name == "pcre") {
     Pcre p;
     if (!parse_pcre(value, p, error)) {
@@ -332,6 +533,7 @@ bool apply_option(const std::string& name, const std::string& value, Rule& r, bo
       return false;
     }
     r.pcres.push_back(std::move(p));
+    order.last_is_pcre = order.last_positive_is_pcre = true;
     return true;
   }
   if (name == "sid") {
@@ -340,6 +542,9 @@ bool apply_option(const std::string& name, const std::string& value, Rule& r, bo
     return true;
   }
   if (name == "rev") return number(r.rev);
+  if (name == "flowbits") return parse_flowbits(value, r, error, feature);
+  if (name == "threshold" || name == "detection_filter")
+    return parse_threshold(name, value, r.threshold, error, feature);
   for (const char* ignored : kIgnored)
     if (name == ignored) return true;
   *error = "unsupported option " + quote(name);
@@ -377,6 +582,10 @@ Result<Rule> parse_rule(std::string_view text, std::string* feature) {
     r.proto = Proto::kUdp;
   else if (proto == "icmp")
     r.proto = Proto::kIcmp;
+  else if (proto == "icmpv4")
+    r.proto = Proto::kIcmpv4;
+  else if (proto == "icmpv6")
+    r.proto = Proto::kIcmpv6;
   else if (proto == "ip")
     r.proto = Proto::kIp;
   else {
@@ -385,10 +594,12 @@ Result<Rule> parse_rule(std::string_view text, std::string* feature) {
                  std::isdigit(static_cast<unsigned char>(c)) || c == '-';
         }))
       *feature = "protocol " + std::string(proto);
-    return make_error("expected protocol tcp, udp, icmp or ip, got " + quote(proto));
+    return make_error("expected protocol tcp, udp, icmp, icmpv4, icmpv6 or ip, got " +
+                      quote(proto));
   }
 
-  const char* const kAddrForm = "(any, A.B.C.D, A.B.C.D/LEN or [list], optionally '!')";
+  const char* const kAddrForm =
+      "(any, A.B.C.D, A.B.C.D/LEN, X:X::X, X:X::X/LEN or [list], optionally '!')";
   const char* const kPortForm = "(any, N, N:M or [list], optionally '!')";
   const std::string_view src = next_word(head), sport = next_word(head);
   const std::string_view dir = next_word(head);
@@ -425,9 +636,21 @@ Result<Rule> parse_rule(std::string_view text, std::string* feature) {
   std::string error;
   if (!split_options(body, options, &error)) return make_error(error);
   bool have_sid = false;
+  PayloadOrder order;
   for (const auto& [name, value] : options)
-    if (!apply_option(name, value, r, have_sid, &error, feature)) return make_error(error);
+    if (!apply_option(name, value, r, have_sid, order, &error, feature)) return make_error(error);
   if (!have_sid) return make_error("expected a sid:N option");
+  for (size_t i = 0; i < r.contents.size(); ++i) {
+    const Content& c = r.contents[i];
+    if (!c.relative()) continue;
+    // Suricata makes a relative content relative to a pcre's match too; not supported here.
+    if (order.based_on_pcre[i]) {
+      *feature = "relative to pcre";
+      return make_error("content " + std::to_string(i + 1) +
+                        ": distance/within relative to a pcre match is not supported");
+    }
+    if (c.has_within && i > 0 && !order.follows_pcre[i]) r.contents[i - 1].within_next = true;
+  }
   return r;
 }
 

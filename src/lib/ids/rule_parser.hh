@@ -3,7 +3,10 @@
 // "PATH:LINE: what was expected".
 //
 // Options: msg, content (with `!`, |hex| bytes and the escapes \" \\ \; \:), nocase, offset,
-// depth (modifiers apply to the content before them), pcre, sid (required, unique), rev.
+// depth, distance, within (modifiers apply to the content before them), pcre, sid (required,
+// unique), rev, threshold, detection_filter, flowbits. A relative content (distance, within)
+// whose base would be a pcre's match is unsupported ("relative to pcre"), and so are flowbits
+// groups (A|B, A&B: "flowbits group") and thresholds tracked by flow.
 // Ignored (accepted, no effect on matching): classtype, reference, metadata, priority, gid.
 // Any other option makes the rule unsupported ("unsupported option 'flow'"): a rule never
 // silently matches more than it says. Such a rule is skipped and counted by the feature it needs

@@ -159,6 +159,17 @@ std::vector<std::string> without_flow(const std::string& log) {
   return out;
 }
 
+// The device run's alerts, packets and matching counters are the CPU run's.
+void expect_same_output(const IdsRun& dev, const IdsRun& plain) {
+  EXPECT_EQ(dev.log, plain.log);
+  EXPECT_EQ(dev.out.sent, plain.out.sent);
+  EXPECT_EQ(dev.out.frames, plain.out.frames);
+  EXPECT_EQ(dev.out.dropped, plain.out.dropped);
+  for (const char* c : {"alerts", "packets_alerted", "bytes_scanned", "prefilter_hits",
+                        "rules_evaluated", "regex_scans"})
+    EXPECT_EQ(dev.out.counters.at(c), plain.out.counters.at(c)) << c;
+}
+
 TEST(OffloadIdsElement, CpuOnlyAlertsAsIDSMatch) {
   const IdsRun plain = run("CPUOnly", "IDSMatch", "plain");
   const IdsRun cpu = run("CPUOnly", "IDSMatchOffload", "cpu");
@@ -175,13 +186,7 @@ TEST(OffloadIdsElement, DeviceOnlyAlertsAsCpuOnly) {
   const IdsRun plain = run("CPUOnly", "IDSMatch", "plain");
   const IdsRun dev = run("DeviceOnly", "IDSMatchOffload", "device");
   EXPECT_FALSE(plain.log.empty());
-  EXPECT_EQ(dev.log, plain.log);
-  EXPECT_EQ(dev.out.sent, plain.out.sent);
-  EXPECT_EQ(dev.out.frames, plain.out.frames);
-  EXPECT_EQ(dev.out.dropped, plain.out.dropped);
-  for (const char* c : {"alerts", "packets_alerted", "bytes_scanned", "prefilter_hits",
-                        "rules_evaluated", "regex_scans"})
-    EXPECT_EQ(dev.out.counters.at(c), plain.out.counters.at(c)) << c;
+  expect_same_output(dev, plain);
   EXPECT_EQ(dev.out.counters.at("device_packets"),
             kPackets);  // malformed ones too, dropped in order
   EXPECT_GT(dev.out.counters.at("device_rescans"), kPackets / kDenseEvery / 2);
@@ -196,13 +201,7 @@ TEST(OffloadIdsElement, VlanAndIpv6FramesAlertOnTheDeviceAsOnTheCpu) {
   // The untagged IPv4 run's alerts, packet for packet: tags and IPv6 change nothing here.
   EXPECT_FALSE(plain.log.empty());
   EXPECT_EQ(without_flow(plain.log), without_flow(run("CPUOnly", "IDSMatch", "plain").log));
-  EXPECT_EQ(dev.log, plain.log);
-  EXPECT_EQ(dev.out.sent, plain.out.sent);
-  EXPECT_EQ(dev.out.frames, plain.out.frames);
-  EXPECT_EQ(dev.out.dropped, plain.out.dropped);
-  for (const char* c : {"alerts", "packets_alerted", "bytes_scanned", "prefilter_hits",
-                        "rules_evaluated", "regex_scans"})
-    EXPECT_EQ(dev.out.counters.at(c), plain.out.counters.at(c)) << c;
+  expect_same_output(dev, plain);
   EXPECT_EQ(dev.out.counters.at("device_packets"), kPackets);
   EXPECT_EQ(dev.out.counters.at("tasks_failed"), 0u);
 }

@@ -68,6 +68,10 @@ Verdict IPsecESPEncap::encap(Packet* p) {
   if (outer_len > kMaxIpv4Len || !rte_pktmbuf_is_contiguous(p) ||
       rte_pktmbuf_headroom(p) < prepend || rte_pktmbuf_tailroom(p) + ether_pad < tail)
     return Verdict::drop(kDropReasons["too-big"]);
+  if (const SaLife life = sa.count(inner_len, now_ns_); life != SaLife::kLive) {
+    note_life(life, sa);
+    if (life != SaLife::kSoftNow) return Verdict::drop(kDropReasons["sa-expired"]);
+  }
   const uint64_t seq = sa.last_seq.fetch_add(1, std::memory_order_relaxed) + 1;
   if (seq > kMaxSeq && !sa.cfg.esn) return Verdict::drop(kDropReasons["seq-overflow"]);
   const uint8_t tos = inner[kTosOffset];
@@ -109,8 +113,15 @@ Verdict IPsecESPEncap::encap(Packet* p) {
   return Verdict::out(0);
 }
 
+void IPsecESPEncap::note_life(SaLife event, const SecurityAssociation& sa) {
+  if (event != SaLife::kSoftNow && event != SaLife::kExpiredNow) return;
+  ++(event == SaLife::kSoftNow ? soft_expired_ : hard_expired_);
+  sa.report(event, name() + " :: " + std::string(kTraits.class_name), now_ns_);
+}
+
 void IPsecESPEncap::process_batch(PacketBatch& batch) {
   table_ = slot_->for_worker(worker_);
+  if (table_->timed()) now_ns_ = sa_clock_ns();
   batch.for_each([&](uint32_t i, Packet* p) { batch.set_result(i, encap(p)); });
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/table_slot.hh"
+#include "elements/ipsec/ipsec_esp_encap.hh"
 #include "elements/ipsec/ipsec_policy.hh"
 #include "lib/esp.hh"
 #include "testing.hh"
@@ -79,14 +80,17 @@ TEST(IpsecSpd, ParsesRulesInOrder) {
       "PROTECT SRC 10.1.0.0/16 DST 10.2.0.0/16 PROTO tcp SPORT 1024-65535 DPORT any\n"
       "DISCARD PROTO icmp TYPE 8 CODE 0\n"
       "DEFAULT BYPASS\n"
-      "PROTECT PROTO 47\n",
+      "PROTECT PROTO 47\n"
+      "PROTECT SPI 0x2000\n"
+      "PROTECT DST 10.3.0.0/16 SPI 4096\n",
       "spd.txt");
   ASSERT_TRUE(cfg) << cfg.error();
-  ASSERT_EQ(cfg->rules.size(), 4u);
+  ASSERT_EQ(cfg->rules.size(), 6u);
+  ASSERT_EQ(cfg->lines.size(), 6u);
   EXPECT_EQ(cfg->default_action, SpdAction::kBypass);
   const SpdRule& ike = cfg->rules[0];
   EXPECT_EQ(ike.action, SpdAction::kBypass);
-  EXPECT_EQ(ike.line, 2u);
+  EXPECT_EQ(cfg->lines[0], 2u);
   EXPECT_EQ(ike.proto, kIpProtoUdp);
   EXPECT_EQ(ike.src_mask, 0u);
   EXPECT_EQ(ike.dport_lo, 500);
@@ -96,7 +100,8 @@ TEST(IpsecSpd, ParsesRulesInOrder) {
   EXPECT_TRUE(ike.ports);
   const SpdRule& tcp = cfg->rules[1];
   EXPECT_EQ(tcp.action, SpdAction::kProtect);
-  EXPECT_EQ(tcp.line, 4u);
+  EXPECT_EQ(cfg->lines[1], 4u);
+  EXPECT_EQ(tcp.spi, 0u);
   EXPECT_EQ(tcp.src, RTE_IPV4(10, 1, 0, 0));
   EXPECT_EQ(tcp.src_mask, 0xFFFF0000u);
   EXPECT_EQ(tcp.dst, RTE_IPV4(10, 2, 0, 0));
@@ -107,7 +112,11 @@ TEST(IpsecSpd, ParsesRulesInOrder) {
   EXPECT_EQ(cfg->rules[2].dport_hi, 0);
   EXPECT_EQ(cfg->rules[3].proto, 47);
   EXPECT_FALSE(cfg->rules[3].ports);
-  EXPECT_EQ(cfg->rules[3].line, 7u);
+  EXPECT_EQ(cfg->lines[3], 7u);
+  EXPECT_EQ(cfg->rules[4].spi, 0x2000u);
+  EXPECT_EQ(cfg->rules[4].proto, kSpdAnyProto);
+  EXPECT_EQ(cfg->rules[5].spi, 4096u);
+  EXPECT_EQ(cfg->lines[5], 9u);
   auto empty = parse_spd_file("# nothing\n", "spd.txt");
   ASSERT_TRUE(empty);
   EXPECT_EQ(empty->default_action, SpdAction::kDiscard);  // RFC 4301: unmatched is discarded
@@ -132,6 +141,11 @@ TEST(IpsecSpd, ErrorsNameFileAndLine) {
       {"PROTECT SRC 1.0.0.0/8 SRC 2.0.0.0/8", "spd.txt:2: selector SRC given twice"},
       {"PROTECT PORT 80", "spd.txt:2: unknown selector 'PORT' (SRC, DST, PROTO"},
       {"DEFAULT", "spd.txt:2: expected 'PROTECT|BYPASS|DISCARD"},
+      {"BYPASS SPI 4096", "spd.txt:2: SPI names the SA of a PROTECT rule only"},
+      {"PROTECT SPI 255", "spd.txt:2: SPI 255 is reserved (use 256..4294967295, RFC 4303 2.1)"},
+      {"PROTECT SPI 0x", "spd.txt:2: SPI '0x' is not a number"},
+      {"PROTECT SPI 4294967296", "spd.txt:2: SPI '4294967296' is not a number"},
+      {"PROTECT SPI 4096 SPI 4097", "spd.txt:2: selector SPI given twice"},
       {"DEFAULT ALLOW", "spd.txt:2: DEFAULT 'ALLOW' is not PROTECT, BYPASS or DISCARD"},
       {"DEFAULT DISCARD\nDEFAULT BYPASS", "spd.txt:3: DEFAULT given twice (first on line 2)"},
   };
@@ -302,6 +316,49 @@ TEST(IPsecPolicy, ConfigErrorsAndReload) {
   ASSERT_FALSE(failed);
   EXPECT_EQ(failed.error().rfind(bad + ":2: ", 0), 0u) << failed.error();
   EXPECT_EQ(run(*e, {f}), (std::vector<std::string>{"out1"}));  // the table in service stays
+}
+
+// A PROTECT rule naming its SA: IPsecPolicy puts the SPI in user[4], IPsecESPEncap(POLICY_SPI
+// true) uses that SA instead of the destination's; 0 (a rule without SPI) keeps the selector.
+TEST(IPsecPolicy, ProtectNamesTheSaBySpi) {
+  const std::string keys =
+      "2b7e151628aed2a6abf7158809cf4f3cdeadbeef 0102030405060708090a0b0c0d0e0f1011121314";
+  const std::string sa =
+      write_spd("4096 192.0.2.1 198.51.100.1 " + keys + " 10.0.0.0/8 DIR out\n" +
+                "8192 192.0.2.1 198.51.100.2 " + keys + " 10.2.0.0/16 DIR out\n");
+  auto policy =
+      testing::make_or_fail("IPsecPolicy", {write_spd("PROTECT SPI 8192 PROTO tcp DPORT 22\n"
+                                                      "PROTECT SPI 9999 PROTO tcp DPORT 23\n"
+                                                      "PROTECT\n")});
+  auto by_spi = testing::make_or_fail("IPsecESPEncap", {sa, "POLICY_SPI true"});
+  auto by_dst = testing::make_or_fail("IPsecESPEncap", {sa});
+  ASSERT_TRUE(policy && by_spi && by_dst);
+  const uint32_t dst8 = RTE_IPV4(10, 8, 0, 1);
+  const std::vector<Bytes> frames = {
+      frame(kSrc, dst8, kIpProtoTcp, 1, 22),  // SA 8192 by SPI, though 10.8/16 selects 4096
+      frame(kSrc, dst8, kIpProtoUdp, 1, 22),  // no SPI: the selector's SA 4096
+      frame(kSrc, kDst, kIpProtoUdp, 1, 22),  // no SPI: the selector's SA 8192
+      frame(kSrc, dst8, kIpProtoTcp, 1, 23),  // SPI 9999: no such SA
+  };
+  for (const auto& [encap, want_spis] :
+       {std::pair{by_spi.get(), std::vector<uint32_t>{8192, 4096, 8192, 0}},
+        std::pair{by_dst.get(), std::vector<uint32_t>{4096, 4096, 8192, 4096}}}) {
+    PacketBatch batch;
+    auto v = testing::run_batch(*policy, batch, frames);
+    EXPECT_EQ(anno(batch.at(0)).user[kPolicySpiSlot], 8192u);
+    EXPECT_EQ(anno(batch.at(1)).user[kPolicySpiSlot], 0u);
+    for (const Verdict& x : v) EXPECT_EQ(x.port(), IPsecPolicy::kProtectOutput);
+    encap->process_batch(batch);
+    for (uint32_t i = 0; i < frames.size(); ++i) {
+      if (want_spis[i] == 0) {
+        EXPECT_EQ(testing::drop_reason(*encap, batch.result(i)), "no-sa") << i;
+        continue;
+      }
+      ASSERT_FALSE(batch.result(i).is_drop()) << i;
+      EXPECT_EQ(load_be32(data(batch.at(i)) + kEtherHdrLen + kIpv4HdrLen), want_spis[i]) << i;
+    }
+    testing::free_batch(batch);
+  }
 }
 
 }  // namespace

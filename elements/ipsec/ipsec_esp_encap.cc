@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "lib/esp.hh"
+#include "lib/ipsec_spd.hh"
 
 namespace fulcrum {
 namespace {
@@ -25,7 +26,12 @@ constexpr uint64_t kMaxSeq = 0xFFFFFFFFull;
 
 Status IPsecESPEncap::configure(Args& args) {
   loc_ = args.loc();
-  return args.positional_file("SA_FILE", file_, kSaFileHelp).finish();
+  return args.positional_file("SA_FILE", file_, kSaFileHelp)
+      .key("POLICY_SPI", policy_spi_,
+           "use the SA whose SPI IPsecPolicy put in the packet's annotation (user[4]) when it "
+           "is not 0, instead of the inner destination's selector; only behind IPsecPolicy, "
+           "which sets it on every packet it protects")
+      .finish();
 }
 
 Status IPsecESPEncap::initialize(const InitContext& ctx) {
@@ -54,7 +60,9 @@ Verdict IPsecESPEncap::encap(Packet* p) {
   if ((inner[0] >> 4) != kIpv4Version || ihl < kIpv4HdrLen || inner_len < ihl ||
       inner_len > len - kEtherHdrLen)
     return Verdict::drop(kDropReasons["not-ipv4"]);
-  const uint16_t sa_index = table_->lookup_out(load_be32(inner + kDstOffset));
+  const uint32_t spi = policy_spi_ ? static_cast<uint32_t>(anno(p).user[kPolicySpiSlot]) : 0;
+  const uint16_t sa_index =
+      spi != 0 ? table_->lookup_out_spi(spi) : table_->lookup_out(load_be32(inner + kDstOffset));
   if (sa_index == SaTable::kNoSa) return Verdict::drop(kDropReasons["no-sa"]);
   SecurityAssociation& sa = table_->at(sa_index);
 

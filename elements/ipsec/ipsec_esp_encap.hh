@@ -10,7 +10,8 @@
 //            §2.2.1 appends to the ICV's input (IPsecAuthHMACSHA1 hashes them, IPsecAES puts
 //            them in GCM's AAD, RFC 4106 §5). The payload is still in the clear: IPsecAES
 //            encrypts it (and writes the GCM ICV), IPsecAuthHMACSHA1 writes the HMAC ICV.
-//            Drops: no-sa (no outbound SA selector matches the inner destination), not-ipv4
+//            Drops: no-sa (no outbound SA selector matches the inner destination; with
+//            POLICY_SPI, no outbound SA has the SPI IPsecPolicy named), not-ipv4
 //            (frame under 34 bytes, EtherType not 0x0800, version not 4, IHL under 5 or total
 //            length outside the frame), too-big (the result exceeds 65535 bytes of IPv4 or the
 //            buffer's head/tail room, or the frame is in several segments), seq-overflow (an SA
@@ -18,7 +19,9 @@
 //            no-random (reseeding the CBC IV generator from OpenSSL's RAND_bytes failed),
 //            sa-expired (the SA is past a hard lifetime: LIFE_PACKETS, LIFE_BYTES or
 //            LIFE_SECONDS in the SA file, counting inner IPv4 packets and their total lengths).
-// Uses:      nothing.  Sets: flow_id (index of the SA in the file's SA list, counting every SA
+// Uses:      with POLICY_SPI true, user[4] (set by IPsecPolicy: the SPI of the SA its PROTECT
+//            rule names, or 0 to choose by the inner destination as without POLICY_SPI).
+//            Sets: flow_id (index of the SA in the file's SA list, counting every SA
 //            line). The sequence number starts at 1 per SA and is shared by the workers. The
 //            CTR and GCM IV is the 64-bit sequence number (unique per key, as RFC 3686 and RFC
 //            4106 require); the CBC IV is unpredictable, as RFC 3602 requires: a per-worker
@@ -65,6 +68,7 @@ class IPsecESPEncap final : public ElementBase<IPsecESPEncap> {
   Verdict encap(Packet* p);
 
   std::string file_;
+  bool policy_spi_ = false;
   SourceLoc loc_;
   std::shared_ptr<TableSlot<SaTable>> slot_;
   // The table of this worker's loop iteration (TableSlot::for_worker), set per batch.

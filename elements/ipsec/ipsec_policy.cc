@@ -63,6 +63,7 @@ Verdict IPsecPolicy::classify(const SpdTable& spd, Packet* p) const {
   const size_t rule = spd.match(k);
   switch (spd.action(rule)) {
     case SpdAction::kProtect:
+      anno(p).user[kPolicySpiSlot] = spd.spi(rule);
       return Verdict::out(kProtectOutput);
     case SpdAction::kBypass:
       return Verdict::out(kBypassOutput);

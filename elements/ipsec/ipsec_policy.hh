@@ -2,8 +2,9 @@
 // the first rule of SPD_FILE that matches a packet's addresses, protocol and ports decides.
 //
 // Ports:     input 0: Ethernet frames carrying IPv4. output 0: PROTECT (to IPsecESPEncap, which
-//            picks the SA by the inner destination: the SA file's selectors; a PROTECT packet no
-//            outbound SA selects is dropped there as no-sa). output 1: BYPASS (unchanged, in the
+//            uses the SA the rule names with SPI when configured POLICY_SPI true, and otherwise
+//            picks the SA by the inner destination: the SA file's selectors; a PROTECT packet
+//            without an SA is dropped there as no-sa). output 1: BYPASS (unchanged, in the
 //            clear). DISCARD drops.
 //            Drops: discard (a DISCARD rule, or no rule matched and the DEFAULT is DISCARD, as
 //            it is unless the file says otherwise), not-ipv4 (frame under 34 bytes, EtherType
@@ -11,8 +12,8 @@
 //            the frame), truncated (an unfragmented packet or first fragment of TCP or UDP
 //            without its 4 bytes of ports, or of ICMP without its type and code).
 //            SPD_FILE is reloadable at run time (POST /api/reload, docs/operations.md).
-// Uses:      nothing.  Sets: nothing (PROTECT hands over to the SA file's destination
-//            selectors; an SPI named by the policy is not built).
+// Uses:      nothing.  Sets: user[4] of PROTECT packets (kPolicySpiSlot): the SPI the rule
+//            names, 0 when it names none (IPsecESPEncap(POLICY_SPI true) reads it).
 // Counters:  none (the graph counts each output and each drop reason).
 // Offload:   none. A scan of the rules in order: O(rules) per packet (ipsec_spd.hh).
 #pragma once

@@ -411,10 +411,12 @@ Result<std::shared_ptr<SaTable>> SaTable::build(const std::vector<SaConfig>& sas
       (*crypto)->prepare_hmac_sha1(sa.cfg.auth_key, kHmacSha1KeyLen, sa.hmac);
     }
     const auto index = static_cast<uint16_t>(i);
-    if (sa.cfg.dir == SaDir::kIn)
+    if (sa.cfg.dir == SaDir::kIn) {
       table->inbound_.emplace(sa.cfg.spi, index);
-    else
+    } else {
       outbound.push_back(index);
+      table->outbound_spi_.emplace(sa.cfg.spi, index);
+    }
   }
   if (outbound.size() <= kMaxScannedSelectors) {
     for (uint16_t i : outbound) {

@@ -251,6 +251,11 @@ class SaTable {
       if ((dst & s.mask) == s.prefix) return s.sa;
     return kNoSa;
   }
+  // The outbound SA with this SPI (a policy naming it), or kNoSa.
+  uint16_t lookup_out_spi(uint32_t spi) const {
+    auto it = outbound_spi_.find(spi);
+    return it == outbound_spi_.end() ? kNoSa : it->second;
+  }
   // The inbound SA with this SPI, or kNoSa.
   uint16_t lookup_in(uint32_t spi) const {
     auto it = inbound_.find(spi);
@@ -281,6 +286,7 @@ class SaTable {
   std::vector<Selector> scanned_;  // longest prefix first; used when selectors_ is null
   std::unique_ptr<Dir24_8> selectors_;
   std::unordered_map<uint32_t, uint16_t> inbound_;
+  std::unordered_map<uint32_t, uint16_t> outbound_spi_;
 };
 
 // The table for `path` from shared storage (key "ipsec-sa:PATH"), or a private one when

@@ -15,10 +15,14 @@ namespace {
 constexpr uint32_t kMaxPrefixLen = 32;
 constexpr uint32_t kMaxProto = 255;
 constexpr uint32_t kMaxIcmpField = 255;
+constexpr uint32_t kMinSpi = 256;  // RFC 4303 2.1: 1..255 reserved
+constexpr int kDecimalBase = 10;
+constexpr int kHexBase = 16;
+constexpr size_t kMaxKeys = 8;
 const char* const kExpected =
     "expected 'PROTECT|BYPASS|DISCARD [SRC A.B.C.D/LEN] [DST A.B.C.D/LEN] [PROTO p] [SPORT r] "
-    "[DPORT r] [TYPE r] [CODE r]' or 'DEFAULT PROTECT|BYPASS|DISCARD'";
-const char* const kSelectors = "SRC, DST, PROTO, SPORT, DPORT, TYPE, CODE";
+    "[DPORT r] [TYPE r] [CODE r]' (PROTECT also [SPI N]) or 'DEFAULT PROTECT|BYPASS|DISCARD'";
+const char* const kSelectors = "SRC, DST, PROTO, SPORT, DPORT, TYPE, CODE, SPI";
 
 std::vector<std::string_view> split(std::string_view s) {
   std::vector<std::string_view> out;
@@ -87,6 +91,21 @@ std::string parse_range(std::string_view key, std::string_view s, uint32_t max, 
   return {};
 }
 
+std::string parse_spi(std::string_view s, uint32_t& spi) {
+  std::string_view digits = s;
+  int base = kDecimalBase;
+  if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) {
+    digits.remove_prefix(2);
+    base = kHexBase;
+  }
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), spi, base);
+  if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size())
+    return "SPI '" + std::string(s) + "' is not a number";
+  if (spi < kMinSpi)
+    return "SPI " + std::string(s) + " is reserved (use 256..4294967295, RFC 4303 2.1)";
+  return {};
+}
+
 std::string parse_proto(std::string_view s, uint16_t& proto) {
   uint32_t n = 0;
   if (s == "any")
@@ -106,7 +125,7 @@ std::string parse_proto(std::string_view s, uint16_t& proto) {
 
 // The selectors after the action; returns the error or "".
 std::string parse_selectors(const std::vector<std::string_view>& f, SpdRule& r) {
-  std::string_view seen[7];
+  std::string_view seen[kMaxKeys];
   size_t nseen = 0;
   bool has_ports = false, has_icmp = false;
   for (size_t i = 1; i < f.size(); i += 2) {
@@ -127,6 +146,9 @@ std::string parse_selectors(const std::vector<std::string_view>& f, SpdRule& r) 
       has_ports = true;
       err = key == "SPORT" ? parse_range(key, value, UINT16_MAX, r.sport_lo, r.sport_hi)
                            : parse_range(key, value, UINT16_MAX, r.dport_lo, r.dport_hi);
+    } else if (key == "SPI") {
+      if (r.action != SpdAction::kProtect) return "SPI names the SA of a PROTECT rule only";
+      err = parse_spi(value, r.spi);
     } else if (key == "TYPE" || key == "CODE") {
       has_icmp = true;
       err = key == "TYPE" ? parse_range(key, value, kMaxIcmpField, r.sport_lo, r.sport_hi)
@@ -170,7 +192,6 @@ Result<SpdConfig> parse_spd_file(std::string_view text, const std::string& path)
           return true;
         }
         SpdRule r;
-        r.line = line_no;
         if (!parse_action(f[0], r.action)) {
           *error = "unknown action '" + std::string(f[0]) + "'; " + kExpected;
           return false;
@@ -184,6 +205,7 @@ Result<SpdConfig> parse_spd_file(std::string_view text, const std::string& path)
           return false;
         }
         cfg.rules.push_back(r);
+        cfg.lines.push_back(line_no);
         return true;
       });
   if (!read) return make_error(read.error());

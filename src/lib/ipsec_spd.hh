@@ -7,11 +7,16 @@
 //   PROTECT SRC 10.1.0.0/16 DST 10.2.0.0/16
 //   BYPASS  PROTO udp DPORT 500                 # IKE
 //   DISCARD PROTO tcp DPORT 135-139
+//   PROTECT SPI 8192 PROTO tcp DPORT 22
 //   PROTECT PROTO icmp TYPE 8
 //   DEFAULT BYPASS
 //
 //   ACTION   PROTECT (encapsulate: IPsecPolicy's output 0), BYPASS (pass in the clear: output
 //            1) or DISCARD (drop)
+//   SPI N    PROTECT only: the outbound SA to use, 256..4294967295 (decimal or 0x-hex), set in
+//            the packet's annotation for IPsecESPEncap(POLICY_SPI true); without it the SA is
+//            the one whose selector matches the inner destination. The SA file is not read
+//            here: an SPI it lacks drops the packet at IPsecESPEncap (no-sa).
 //   Selectors, in any order, each at most once; one left out matches anything:
 //   SRC P    source prefix A.B.C.D/LEN (host bits zero)
 //   DST P    destination prefix A.B.C.D/LEN
@@ -34,7 +39,7 @@
 // or tuple-space search over decorrelated rules), which is not built.
 //
 // Errors name the file and line: PATH:LINE: expected '...', got '...'; bad action, prefix,
-// protocol, port or type range; a repeated selector or DEFAULT; ports without tcp/udp.
+// protocol, port or type range, SPI; a repeated selector or DEFAULT; ports without tcp/udp.
 #pragma once
 
 #include <cstddef>
@@ -57,6 +62,9 @@ inline constexpr std::string_view kSpdFileHelp =
     "'DEFAULT ACTION', DISCARD unless given), loaded once per process and shared by the workers";
 
 inline constexpr uint16_t kSpdAnyProto = 0x100;
+// The annotation slot (PacketAnno::user[4]) where IPsecPolicy puts the SPI a PROTECT rule names
+// (0: none) and IPsecESPEncap(POLICY_SPI true) reads it.
+inline constexpr uint32_t kPolicySpiSlot = 4;
 inline constexpr uint8_t kIpProtoIcmp = 1;
 inline constexpr uint8_t kIpProtoTcp = 6;
 inline constexpr uint8_t kIpProtoUdp = 17;
@@ -80,7 +88,7 @@ struct SpdRule {
   uint16_t dport_lo = 0, dport_hi = UINT16_MAX;  // ICMP: the code
   bool ports = false;                            // a port or type/code selector was given
   SpdAction action = SpdAction::kDiscard;
-  uint32_t line = 0;
+  uint32_t spi = 0;  // PROTECT: the SA named by the rule; 0 for the destination's selector
 
   bool matches(const SpdPacket& p) const {
     if ((p.src & src_mask) != src || (p.dst & dst_mask) != dst) return false;
@@ -95,6 +103,7 @@ static_assert(sizeof(SpdRule) == 32, "two rules a cache line: the scan's footpri
 
 struct SpdConfig {
   std::vector<SpdRule> rules;
+  std::vector<uint32_t> lines;  // each rule's line in the file
   SpdAction default_action = SpdAction::kDiscard;
 };
 
@@ -119,6 +128,8 @@ class SpdTable {
     return rule == kDefaultRule ? default_ : rules_[rule].action;
   }
   SpdAction lookup(const SpdPacket& p) const { return action(match(p)); }
+  // The SPI a PROTECT rule names, 0 for none (and for the default).
+  uint32_t spi(size_t rule) const { return rule == kDefaultRule ? 0 : rules_[rule].spi; }
 
   size_t size() const { return rules_.size(); }
   const SpdRule& rule(size_t i) const { return rules_[i]; }

@@ -21,9 +21,9 @@ using namespace fulcrum;
 
 // Classes whose initialize() reads a table file named by an argument (or creates an alert log),
 // and the offload elements, which start the offload devices: configured only.
-constexpr std::string_view kConfigureOnly[] = {"IPLookup", "IP6Lookup",        "NDNLookup",
-                                               "IDSMatch", "IPsecESPEncap",    "IPsecESPDecap",
-                                               "IPsecAES", "IPsecAuthHMACSHA1"};
+constexpr std::string_view kConfigureOnly[] = {"IPLookup", "IP6Lookup",         "NDNLookup",
+                                               "IDSMatch", "IPsecESPEncap",     "IPsecESPDecap",
+                                               "IPsecAES", "IPsecAuthHMACSHA1", "IPsecPolicy"};
 constexpr std::string_view kOffloadSuffix = "Offload";
 constexpr int kPorts = 4;
 

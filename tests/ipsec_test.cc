@@ -1165,5 +1165,227 @@ TEST(IvSource, GivesDistinctUnpredictableBlocks) {
   EXPECT_NEAR(share, 0.5, 0.01);
 }
 
+// --- SA lifetimes (RFC 4301 4.4.2.1) and rekeying ------------------------------------------
+
+uint64_t counter(const Element& e, const std::string& name) {
+  std::vector<Counter> cs;
+  e.counters(cs);
+  for (const Counter& c : cs)
+    if (c.name == name) return c.value;
+  ADD_FAILURE() << "no counter " << name;
+  return 0;
+}
+
+// An outbound and an inbound SA for 10.0.0.0/8 with the same keys, each with its own options.
+std::string life_sa_text(const std::string& out_opts, const std::string& in_opts) {
+  const std::string head = "4096 192.0.2.1 198.51.100.1 " + std::string(kEncKey) + " " + kAuthKey;
+  return head + " 10.0.0.0/8 DIR out " + out_opts + "\n" + head + " 0.0.0.0/0 DIR in " + in_opts +
+         "\n";
+}
+
+std::vector<std::string_view> reasons(const Element& e, const std::vector<Verdict>& v) {
+  std::vector<std::string_view> out;
+  for (const Verdict& x : v) out.push_back(x.is_drop() ? testing::drop_reason(e, x) : "");
+  return out;
+}
+
+TEST(IpsecSa, ParsesLifetimes) {
+  auto sas = parse_sa_file(
+      life_sa_text("LIFE_PACKETS 10,20 LIFE_BYTES -,5000 LIFE_SECONDS 60,- ESN on", ""), "sa.txt");
+  ASSERT_TRUE(sas) << sas.error();
+  const SaLifetime& l = (*sas)[0].life;
+  EXPECT_EQ(l.packets.soft, 10u);
+  EXPECT_EQ(l.packets.hard, 20u);
+  EXPECT_EQ(l.bytes.soft, 0u);
+  EXPECT_EQ(l.bytes.hard, 5000u);
+  EXPECT_EQ(l.seconds.soft, 60u);
+  EXPECT_EQ(l.seconds.hard, 0u);
+  EXPECT_TRUE((*sas)[0].esn);
+  EXPECT_FALSE((*sas)[1].life.any());
+  const std::pair<std::string, std::string> cases[] = {
+      {"LIFE_PACKETS 20,10", "sa.txt:1: LIFE_PACKETS '20,10': SOFT must be below HARD"},
+      {"LIFE_PACKETS 10,10", "sa.txt:1: LIFE_PACKETS '10,10': SOFT must be below HARD"},
+      {"LIFE_BYTES 100", "sa.txt:1: LIFE_BYTES '100' is not SOFT,HARD"},
+      {"LIFE_BYTES 0,100", "sa.txt:1: LIFE_BYTES '0,100' is not SOFT,HARD"},
+      {"LIFE_SECONDS x,1", "sa.txt:1: LIFE_SECONDS 'x,1' is not SOFT,HARD"},
+      {"LIFE_SECONDS -,-", "sa.txt:1: LIFE_SECONDS '-,-' sets no limit"},
+      {"LIFE_SECONDS", "sa.txt:1: option 'LIFE_SECONDS' has no value"},
+      {"LIFE_MINUTES 1,2", "sa.txt:1: unknown option 'LIFE_MINUTES'"},
+  };
+  for (const auto& [opts, want] : cases) {
+    auto r = parse_sa_file(life_sa_text(opts, ""), "sa.txt");
+    ASSERT_FALSE(r) << opts;
+    EXPECT_EQ(r.error().rfind(want, 0), 0u) << r.error();
+  }
+}
+
+// LIFE_PACKETS: the soft limit is reported once and the SA goes on; past the hard limit every
+// packet is dropped as sa-expired. Outbound 2,4; inbound 1,3.
+TEST(IpsecLifetime, PacketsSoftAndHardBothDirections) {
+  const std::string file = write_sa_file(life_sa_text("LIFE_PACKETS 2,4", "LIFE_PACKETS 1,3"));
+  Gateway g(file);
+  std::vector<Bytes> frames;
+  for (uint32_t k = 0; k < 5; ++k) frames.push_back(inner_frame(kMinFrame, kInnerDst, k));
+  std::vector<Verdict> v;
+  const std::vector<Bytes> esp = encrypt(g, frames, &v);
+  EXPECT_EQ(reasons(*g.encap, v), (std::vector<std::string_view>{"", "", "", "", "sa-expired"}));
+  EXPECT_EQ(counter(*g.encap, "soft-expired"), 1u);
+  EXPECT_EQ(counter(*g.encap, "hard-expired"), 1u);
+  encrypt(g, {frames[0]}, &v);
+  EXPECT_EQ(testing::drop_reason(*g.encap, v[0]), "sa-expired");
+  EXPECT_EQ(counter(*g.encap, "hard-expired"), 1u);  // once per SA
+
+  const Decapped first = decrypt(g, {esp[0]});
+  EXPECT_FALSE(first.verdicts[0].is_drop());
+  EXPECT_EQ(counter(*g.decap, "soft-expired"), 1u);  // at the first packet
+  const Decapped rest = decrypt(g, {esp[1], esp[2], esp[3]});
+  EXPECT_EQ(reasons(*g.decap, rest.verdicts),
+            (std::vector<std::string_view>{"", "", "sa-expired"}));
+  EXPECT_EQ(rest.frames[1], frames[2]);
+  EXPECT_EQ(counter(*g.decap, "soft-expired"), 1u);
+  EXPECT_EQ(counter(*g.decap, "hard-expired"), 1u);
+  // A forged packet does not count: its ICV fails before the lifetime is looked at.
+  const std::string fresh = write_sa_file(life_sa_text("", "LIFE_PACKETS -,1"));
+  Gateway h(fresh);
+  const std::vector<Bytes> two = encrypt(h, {frames[0], frames[1]});
+  Bytes forged = two[0];
+  forged.back() ^= kTamperBit;
+  EXPECT_EQ(reasons(*h.decap, decrypt(h, {forged, two[0], two[1]}).verdicts),
+            (std::vector<std::string_view>{"bad-icv", "", "sa-expired"}));
+}
+
+// LIFE_BYTES counts inner IPv4 packets' total lengths: 50 bytes each here.
+TEST(IpsecLifetime, BytesSoftAndHardBothDirections) {
+  constexpr uint32_t kInnerLen = kMinFrame - kEtherHdrLen;
+  static_assert(kInnerLen == 50);
+  const std::string file = write_sa_file(life_sa_text("LIFE_BYTES 100,200", "LIFE_BYTES 120,150"));
+  Gateway g(file);
+  std::vector<Bytes> frames;
+  for (uint32_t k = 0; k < 5; ++k) frames.push_back(inner_frame(kMinFrame, kInnerDst, k));
+  std::vector<Verdict> v;
+  const std::vector<Bytes> esp = encrypt(g, {frames[0]}, &v);
+  EXPECT_EQ(counter(*g.encap, "soft-expired"), 0u);
+  const std::vector<Bytes> more = encrypt(g, {frames[1], frames[2], frames[3], frames[4]}, &v);
+  EXPECT_EQ(reasons(*g.encap, v), (std::vector<std::string_view>{"", "", "", "sa-expired"}));
+  EXPECT_EQ(counter(*g.encap, "soft-expired"), 1u);  // at 100 bytes
+  EXPECT_EQ(counter(*g.encap, "hard-expired"), 1u);  // 250 > 200
+  const Decapped d = decrypt(g, {esp[0], more[0], more[1], more[2]});
+  EXPECT_EQ(reasons(*g.decap, d.verdicts),
+            (std::vector<std::string_view>{"", "", "", "sa-expired"}));  // 200 > 150
+  EXPECT_EQ(counter(*g.decap, "soft-expired"), 1u);                      // 150 >= 120
+  EXPECT_EQ(counter(*g.decap, "hard-expired"), 1u);
+}
+
+uint64_t g_fake_now_ns = 0;
+uint64_t fake_clock() {
+  return g_fake_now_ns;
+}
+// The SA clock stepped by hand for a test's duration.
+struct FakeSaClock {
+  explicit FakeSaClock(uint64_t start_ns) {
+    g_fake_now_ns = start_ns;
+    set_sa_clock(&fake_clock);
+  }
+  ~FakeSaClock() { set_sa_clock(nullptr); }
+};
+
+// LIFE_SECONDS from the table's build, with the clock stepped by the test.
+TEST(IpsecLifetime, SecondsSoftAndHardBothDirections) {
+  constexpr uint64_t kSecond = 1000000000;
+  const FakeSaClock clock(1000 * kSecond);
+  const std::string file = write_sa_file(life_sa_text("LIFE_SECONDS 10,20", "LIFE_SECONDS 10,20"));
+  Gateway g(file);
+  std::vector<Bytes> frames;
+  for (uint32_t k = 0; k < 4; ++k) frames.push_back(inner_frame(kMinFrame, kInnerDst, k));
+  std::vector<Verdict> v;
+  const std::vector<Bytes> esp = encrypt(g, frames, &v);
+  EXPECT_EQ(reasons(*g.encap, v), (std::vector<std::string_view>{"", "", "", ""}));
+  g_fake_now_ns += 10 * kSecond - 1;
+  encrypt(g, {frames[0]}, &v);
+  EXPECT_FALSE(v[0].is_drop());
+  EXPECT_FALSE(decrypt(g, {esp[0]}).verdicts[0].is_drop());
+  EXPECT_EQ(counter(*g.encap, "soft-expired"), 0u);
+  EXPECT_EQ(counter(*g.decap, "soft-expired"), 0u);
+  g_fake_now_ns += 1;  // 10 s
+  encrypt(g, {frames[0]}, &v);
+  EXPECT_FALSE(v[0].is_drop());
+  EXPECT_FALSE(decrypt(g, {esp[1]}).verdicts[0].is_drop());
+  EXPECT_EQ(counter(*g.encap, "soft-expired"), 1u);
+  EXPECT_EQ(counter(*g.decap, "soft-expired"), 1u);
+  g_fake_now_ns += 10 * kSecond - 1;  // 20 s less 1 ns
+  EXPECT_FALSE(decrypt(g, {esp[2]}).verdicts[0].is_drop());
+  g_fake_now_ns += 1;  // 20 s
+  encrypt(g, {frames[0]}, &v);
+  EXPECT_EQ(testing::drop_reason(*g.encap, v[0]), "sa-expired");
+  EXPECT_EQ(testing::drop_reason(*g.decap, decrypt(g, {esp[3]}).verdicts[0]), "sa-expired");
+  EXPECT_EQ(counter(*g.encap, "hard-expired"), 1u);
+  EXPECT_EQ(counter(*g.decap, "hard-expired"), 1u);
+  EXPECT_EQ(counter(*g.encap, "soft-expired"), 1u);
+}
+
+// Replaces the table behind `e` (and every element of the same SA file) with `file`, as a hot
+// reload does, and moves this thread's tables on (a worker's quiescent point).
+void reload(Element& e, const std::string& file) {
+  auto old = e.table_slot()->replace(file);
+  ASSERT_TRUE(old) << old.error();
+  ASSERT_TRUE(e.table_slot()->settle(old.value()));
+  ++t_table_epoch;
+}
+
+// A reload that keeps an SA keeps its lifetime counts.
+TEST(IpsecLifetime, KeptAcrossReload) {
+  const std::string text = life_sa_text("LIFE_PACKETS -,3", "");
+  const std::string file = write_sa_file(text);
+  Gateway g(file);
+  std::vector<Verdict> v;
+  encrypt(g, {inner_frame(kMinFrame), inner_frame(kMinFrame)}, &v);
+  EXPECT_EQ(reasons(*g.encap, v), (std::vector<std::string_view>{"", ""}));
+  reload(*g.encap, write_sa_file(text));
+  encrypt(g, {inner_frame(kMinFrame), inner_frame(kMinFrame)}, &v);
+  EXPECT_EQ(reasons(*g.encap, v), (std::vector<std::string_view>{"", "sa-expired"}));
+}
+
+// Make-before-break: the new file replaces the outbound SA by one of a new SPI and keys for the
+// same selector and keeps the old inbound SA next to the new one. Packets encapsulated before
+// the reload and still in flight decapsulate after it; nothing is lost.
+TEST(IpsecLifetime, MakeBeforeBreakRekeyLosesNoPacket) {
+  const std::string old_keys = std::string(kEncKey) + " " + kAuthKey;
+  const std::string new_keys =
+      "000102030405060708090a0b0c0d0e0f10111213 a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3";
+  const std::string file = write_sa_file("4096 192.0.2.1 198.51.100.1 " + old_keys +
+                                         " 10.0.0.0/8 DIR out LIFE_PACKETS 3,1000\n"
+                                         "4096 192.0.2.1 198.51.100.1 " +
+                                         old_keys + " 0.0.0.0/0 in\n");
+  Gateway g(file);
+  std::vector<Bytes> frames;
+  for (uint32_t k = 0; k < 8; ++k) frames.push_back(inner_frame(kMinFrame + 10 * k, kInnerDst, k));
+  const std::vector<Bytes> before = encrypt(g, {frames.begin(), frames.begin() + 4});
+  EXPECT_EQ(counter(*g.encap, "soft-expired"), 1u);  // time to rekey
+  reload(*g.encap, write_sa_file("8192 192.0.2.1 198.51.100.1 " + new_keys +
+                                 " 10.0.0.0/8 out\n"
+                                 "4096 192.0.2.1 198.51.100.1 " +
+                                 old_keys +
+                                 " 0.0.0.0/0 in\n"
+                                 "8192 192.0.2.1 198.51.100.1 " +
+                                 new_keys + " 0.0.0.0/0 in\n"));
+  const std::vector<Bytes> after = encrypt(g, {frames.begin() + 4, frames.end()});
+  for (uint32_t k = 0; k < 4; ++k) {
+    ASSERT_FALSE(before[k].empty() || after[k].empty()) << k;
+    EXPECT_EQ(load_be32(before[k].data() + kEspOff), kSpiOut);
+    EXPECT_EQ(load_be32(after[k].data() + kEspOff), kSpiOther);
+    EXPECT_EQ(load_be32(after[k].data() + kEspOff + kSpiLen), k + 1);  // the new SA from 1
+  }
+  // The old SA's packets arrive interleaved with the new one's, after the reload.
+  const std::vector<Bytes> wire = {after[0],  before[0], before[1], after[1],
+                                   before[2], after[2],  after[3],  before[3]};
+  const std::vector<Bytes> want = {frames[4], frames[0], frames[1], frames[5],
+                                   frames[2], frames[6], frames[7], frames[3]};
+  const Decapped d = decrypt(g, wire);
+  for (uint32_t k = 0; k < wire.size(); ++k) {
+    ASSERT_FALSE(d.verdicts[k].is_drop()) << k << testing::drop_reason(*g.decap, d.verdicts[k]);
+    EXPECT_EQ(d.frames[k], want[k]) << k;
+  }
+}
+
 }  // namespace
 }  // namespace fulcrum

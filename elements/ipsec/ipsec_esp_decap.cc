@@ -81,6 +81,10 @@ Verdict IPsecESPDecap::submit(uint32_t i, Packet* p) {
   const uint16_t sa_index = table_->lookup_in(load_be32(e));
   if (sa_index == SaTable::kNoSa) return Verdict::drop(kDropReasons["unknown-spi"]);
   SecurityAssociation& sa = table_->at(sa_index);
+  if (sa.expired(now_ns_)) {
+    note_life(sa.expire(), sa);
+    return Verdict::drop(kDropReasons["sa-expired"]);
+  }
   const uint32_t low = load_be32(e + kSpiLen);
   rte_spinlock_lock(&sa.replay_lock);
   uint64_t seq = sa.replay.infer(low);
@@ -170,6 +174,10 @@ Verdict IPsecESPDecap::complete(Packet* p, const Slot& slot, const Scratch& x) {
     return Verdict::drop(kDropReasons["not-ipv4"]);
   if (!decapsulate_ecn(d[kEtherHdrLen + kTosOffset], inner))
     return Verdict::drop(kDropReasons["ecn-not-ect"]);
+  if (const SaLife life = sa.count(inner_len, now_ns_); life != SaLife::kLive) {
+    note_life(life, sa);
+    if (life != SaLife::kSoftNow) return Verdict::drop(kDropReasons["sa-expired"]);
+  }
   const uint32_t strip = payload - kEtherHdrLen;
   std::memmove(d + strip, d, kEtherHdrLen);
   rte_pktmbuf_adj(p, static_cast<uint16_t>(strip));
@@ -207,8 +215,15 @@ void IPsecESPDecap::flush() {
   pending_count_ = 0;
 }
 
+void IPsecESPDecap::note_life(SaLife event, const SecurityAssociation& sa) {
+  if (event != SaLife::kSoftNow && event != SaLife::kExpiredNow) return;
+  ++(event == SaLife::kSoftNow ? soft_expired_ : hard_expired_);
+  sa.report(event, name() + " :: " + std::string(kTraits.class_name), now_ns_);
+}
+
 void IPsecESPDecap::process_batch(PacketBatch& batch) {
   table_ = slot_->for_worker(worker_);
+  if (table_->timed()) now_ns_ = sa_clock_ns();
   batch_ = &batch;
   submitted_count_ = completed_count_ = pending_count_ = 0;
   batch.for_each([&](uint32_t i, Packet* p) { batch.set_result(i, submit(i, p)); });

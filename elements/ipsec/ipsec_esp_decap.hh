@@ -19,9 +19,12 @@
 //            the window moves), bad-padding (pad length beyond the payload or padding bytes not
 //            1,2,3..), not-ipv4 (next header not 4, or the decrypted packet is not IPv4 / longer
 //            than the payload), ecn-not-ect (outer CE over a Not-ECT inner packet: RFC 6040 §4.2
-//            drops it), crypto-error (the intel-ipsec-mb job failed).
+//            drops it), crypto-error (the intel-ipsec-mb job failed), sa-expired (the SA is
+//            past a hard lifetime, LIFE_* in the SA file: inner packets and their lengths are
+//            counted once the ICV verified).
 // Uses:      nothing.  Sets: flow_id (SA index).
-// Counters:  none.
+// Counters:  soft-expired, hard-expired: inbound SAs this element saw reach their soft or hard
+//            lifetime (each SA counted once, by the worker that saw it; also a line on stderr).
 // Offload:   CPU: one chained intel-ipsec-mb job per packet (HMAC-SHA1 over the ciphertext,
 //            then AES-CTR/CBC decryption in place; or one AES-GCM job), the batch submitted
 //            before one flush.
@@ -31,6 +34,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/element.hh"
 #include "core/registry.hh"
@@ -43,14 +47,18 @@ namespace fulcrum {
 class IPsecESPDecap final : public ElementBase<IPsecESPDecap> {
  public:
   static constexpr DropReasons kDropReasons{
-      "not-esp", "fragment",    "truncated", "unknown-spi", "replayed",
-      "bad-icv", "bad-padding", "not-ipv4",  "ecn-not-ect", "crypto-error"};
+      "not-esp",     "fragment", "truncated",   "unknown-spi",  "replayed",  "bad-icv",
+      "bad-padding", "not-ipv4", "ecn-not-ect", "crypto-error", "sa-expired"};
   static constexpr ElementTraits kTraits{"IPsecESPDecap", 1, 1, kDropReasons};
 
   Status configure(Args& args) override;
   Status initialize(const InitContext& ctx) override;
   void process_batch(PacketBatch& batch) override;
   TableSlotBase* table_slot() override { return slot_.get(); }
+  void counters(std::vector<Counter>& out) const override {
+    out.push_back({"soft-expired", soft_expired_});
+    out.push_back({"hard-expired", hard_expired_});
+  }
 
  private:
   struct Slot {
@@ -87,6 +95,11 @@ class IPsecESPDecap final : public ElementBase<IPsecESPDecap> {
   // The table of this worker's loop iteration (TableSlot::for_worker), set per batch.
   const SaTable* table_ = nullptr;
   int worker_ = 0;
+  // Counts and reports a lifetime event of count() or expire() (kSoftNow, kExpiredNow).
+  void note_life(SaLife event, const SecurityAssociation& sa);
+  uint64_t now_ns_ = 0;  // sa_clock_ns() of this batch, for tables with LIFE_SECONDS
+  uint64_t soft_expired_ = 0;
+  uint64_t hard_expired_ = 0;
   std::unique_ptr<MbCrypto> crypto_;
   // The batch in progress: per slot, its job's state; the slots submitted, in order.
   PacketBatch* batch_ = nullptr;

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "lib/esp.hh"
+#include "lib/ipsec_spd.hh"
 
 namespace fulcrum {
 namespace {
@@ -25,7 +26,12 @@ constexpr uint64_t kMaxSeq = 0xFFFFFFFFull;
 
 Status IPsecESPEncap::configure(Args& args) {
   loc_ = args.loc();
-  return args.positional_file("SA_FILE", file_, kSaFileHelp).finish();
+  return args.positional_file("SA_FILE", file_, kSaFileHelp)
+      .key("POLICY_SPI", policy_spi_,
+           "use the SA whose SPI IPsecPolicy put in the packet's annotation (user[4]) when it "
+           "is not 0, instead of the inner destination's selector; only behind IPsecPolicy, "
+           "which sets it on every packet it protects")
+      .finish();
 }
 
 Status IPsecESPEncap::initialize(const InitContext& ctx) {
@@ -54,7 +60,9 @@ Verdict IPsecESPEncap::encap(Packet* p) {
   if ((inner[0] >> 4) != kIpv4Version || ihl < kIpv4HdrLen || inner_len < ihl ||
       inner_len > len - kEtherHdrLen)
     return Verdict::drop(kDropReasons["not-ipv4"]);
-  const uint16_t sa_index = table_->lookup_out(load_be32(inner + kDstOffset));
+  const uint32_t spi = policy_spi_ ? static_cast<uint32_t>(anno(p).user[kPolicySpiSlot]) : 0;
+  const uint16_t sa_index =
+      spi != 0 ? table_->lookup_out_spi(spi) : table_->lookup_out(load_be32(inner + kDstOffset));
   if (sa_index == SaTable::kNoSa) return Verdict::drop(kDropReasons["no-sa"]);
   SecurityAssociation& sa = table_->at(sa_index);
 
@@ -68,6 +76,10 @@ Verdict IPsecESPEncap::encap(Packet* p) {
   if (outer_len > kMaxIpv4Len || !rte_pktmbuf_is_contiguous(p) ||
       rte_pktmbuf_headroom(p) < prepend || rte_pktmbuf_tailroom(p) + ether_pad < tail)
     return Verdict::drop(kDropReasons["too-big"]);
+  if (const SaLife life = sa.count(inner_len, now_ns_); life != SaLife::kLive) {
+    note_life(life, sa);
+    if (life != SaLife::kSoftNow) return Verdict::drop(kDropReasons["sa-expired"]);
+  }
   const uint64_t seq = sa.last_seq.fetch_add(1, std::memory_order_relaxed) + 1;
   if (seq > kMaxSeq && !sa.cfg.esn) return Verdict::drop(kDropReasons["seq-overflow"]);
   const uint8_t tos = inner[kTosOffset];
@@ -109,8 +121,15 @@ Verdict IPsecESPEncap::encap(Packet* p) {
   return Verdict::out(0);
 }
 
+void IPsecESPEncap::note_life(SaLife event, const SecurityAssociation& sa) {
+  if (event != SaLife::kSoftNow && event != SaLife::kExpiredNow) return;
+  ++(event == SaLife::kSoftNow ? soft_expired_ : hard_expired_);
+  sa.report(event, name() + " :: " + std::string(kTraits.class_name), now_ns_);
+}
+
 void IPsecESPEncap::process_batch(PacketBatch& batch) {
   table_ = slot_->for_worker(worker_);
+  if (table_->timed()) now_ns_ = sa_clock_ns();
   batch.for_each([&](uint32_t i, Packet* p) { batch.set_result(i, encap(p)); });
 }
 

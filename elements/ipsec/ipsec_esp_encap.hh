@@ -10,19 +10,26 @@
 //            §2.2.1 appends to the ICV's input (IPsecAuthHMACSHA1 hashes them, IPsecAES puts
 //            them in GCM's AAD, RFC 4106 §5). The payload is still in the clear: IPsecAES
 //            encrypts it (and writes the GCM ICV), IPsecAuthHMACSHA1 writes the HMAC ICV.
-//            Drops: no-sa (no outbound SA selector matches the inner destination), not-ipv4
+//            Drops: no-sa (no outbound SA selector matches the inner destination; with
+//            POLICY_SPI, no outbound SA has the SPI IPsecPolicy named), not-ipv4
 //            (frame under 34 bytes, EtherType not 0x0800, version not 4, IHL under 5 or total
 //            length outside the frame), too-big (the result exceeds 65535 bytes of IPv4 or the
 //            buffer's head/tail room, or the frame is in several segments), seq-overflow (an SA
 //            without ESN used all 2^32-1 sequence numbers; RFC 4303 3.3.3 forbids cycling),
-//            no-random (reseeding the CBC IV generator from OpenSSL's RAND_bytes failed).
-// Uses:      nothing.  Sets: flow_id (index of the SA in the file's SA list, counting every SA
+//            no-random (reseeding the CBC IV generator from OpenSSL's RAND_bytes failed),
+//            sa-expired (the SA is past a hard lifetime: LIFE_PACKETS, LIFE_BYTES or
+//            LIFE_SECONDS in the SA file, counting inner IPv4 packets and their total lengths).
+// Uses:      with POLICY_SPI true, user[4] (set by IPsecPolicy: the SPI of the SA its PROTECT
+//            rule names, or 0 to choose by the inner destination as without POLICY_SPI).
+//            Sets: flow_id (index of the SA in the file's SA list, counting every SA
 //            line). The sequence number starts at 1 per SA and is shared by the workers. The
 //            CTR and GCM IV is the 64-bit sequence number (unique per key, as RFC 3686 and RFC
 //            4106 require); the CBC IV is unpredictable, as RFC 3602 requires: a per-worker
 //            AES-CTR keystream keyed from OpenSSL's RAND_bytes (lib/iv_source.hh), 256 IVs a
 //            refill instead of one RAND_bytes call a packet.
-// Counters:  none (the graph counts packets and drops per reason).
+// Counters:  soft-expired, hard-expired: outbound SAs this element saw reach their soft or hard
+//            lifetime (each SA counted once, by the worker that saw it; also a line on stderr).
+//            The graph counts packets and drops per reason.
 // Offload:   none (header work; IPsecAES and IPsecAuthHMACSHA1 are the offloadable parts).
 #pragma once
 
@@ -30,6 +37,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/element.hh"
 #include "core/registry.hh"
@@ -41,14 +49,18 @@ namespace fulcrum {
 
 class IPsecESPEncap final : public ElementBase<IPsecESPEncap> {
  public:
-  static constexpr DropReasons kDropReasons{"no-sa", "not-ipv4", "too-big", "seq-overflow",
-                                            "no-random"};
+  static constexpr DropReasons kDropReasons{"no-sa",        "not-ipv4",  "too-big",
+                                            "seq-overflow", "no-random", "sa-expired"};
   static constexpr ElementTraits kTraits{"IPsecESPEncap", 1, 1, kDropReasons};
 
   Status configure(Args& args) override;
   Status initialize(const InitContext& ctx) override;
   void process_batch(PacketBatch& batch) override;
   TableSlotBase* table_slot() override { return slot_.get(); }
+  void counters(std::vector<Counter>& out) const override {
+    out.push_back({"soft-expired", soft_expired_});
+    out.push_back({"hard-expired", hard_expired_});
+  }
 
   const SaTable& table() const { return *slot_->current(); }
 
@@ -56,11 +68,17 @@ class IPsecESPEncap final : public ElementBase<IPsecESPEncap> {
   Verdict encap(Packet* p);
 
   std::string file_;
+  bool policy_spi_ = false;
   SourceLoc loc_;
   std::shared_ptr<TableSlot<SaTable>> slot_;
   // The table of this worker's loop iteration (TableSlot::for_worker), set per batch.
   const SaTable* table_ = nullptr;
   int worker_ = 0;
+  // Counts and reports a lifetime event of count() or expire() (kSoftNow, kExpiredNow).
+  void note_life(SaLife event, const SecurityAssociation& sa);
+  uint64_t now_ns_ = 0;  // sa_clock_ns() of this batch, for tables with LIFE_SECONDS
+  uint64_t soft_expired_ = 0;
+  uint64_t hard_expired_ = 0;
   std::unique_ptr<IvSource> ivs_;
 };
 

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <map>
 
 #include "core/shared_storage.hh"
@@ -21,10 +22,14 @@ constexpr int kHexBase = 16;
 constexpr int kDecimalBase = 10;
 constexpr uint32_t kNibbleBits = 4;
 constexpr size_t kMinFields = 6;
-constexpr size_t kMaxFields = kMinFields + 8;  // four options, a key and a value each
+constexpr size_t kMaxOptions = 7;
+constexpr size_t kMaxFields = kMinFields + 2 * kMaxOptions;  // a key and a value each
+constexpr uint64_t kNsPerSecond = 1000000000;
 const char* const kExpected =
     "expected 'SPI TUNNEL_SRC TUNNEL_DST ENC_KEY_HEX AUTH_KEY_HEX SELECTOR_PREFIX [KEY VALUE]...'";
-const char* const kOptions = "DIR out|in, CIPHER aes-ctr|aes-cbc|aes-gcm, ESN on|off, REPLAY N";
+const char* const kOptions =
+    "DIR out|in, CIPHER aes-ctr|aes-cbc|aes-gcm, ESN on|off, REPLAY N, LIFE_PACKETS SOFT,HARD, "
+    "LIFE_BYTES SOFT,HARD, LIFE_SECONDS SOFT,HARD";
 
 bool is_blank(char c) {
   return c == ' ' || c == '\t' || c == '\r';
@@ -91,6 +96,26 @@ uint32_t mask_of(uint32_t len) {
   return len == 0 ? 0 : ~uint32_t{0} << (kMaxPrefixLen - len);
 }
 
+// A LIFE_* value "SOFT,HARD", each a positive number or "-"; returns the error or "".
+std::string parse_limit(std::string_view key, std::string_view value, SaLimit& out) {
+  const size_t comma = value.find(',');
+  auto number = [](std::string_view s, uint64_t& n) {
+    if (s == "-") return true;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+    return !s.empty() && ec == std::errc() && end == s.data() + s.size() && n > 0;
+  };
+  SaLimit l;
+  if (comma == std::string_view::npos || !number(value.substr(0, comma), l.soft) ||
+      !number(value.substr(comma + 1), l.hard))
+    return std::string(key) + " '" + std::string(value) +
+           "' is not SOFT,HARD (each a positive number or '-')";
+  if (!l.set()) return std::string(key) + " '" + std::string(value) + "' sets no limit";
+  if (l.soft != 0 && l.hard != 0 && l.soft >= l.hard)
+    return std::string(key) + " '" + std::string(value) + "': SOFT must be below HARD";
+  out = l;
+  return {};
+}
+
 // The options after the selector (ipsec_sa.hh); returns the error or "".
 std::string parse_options(const std::vector<std::string_view>& f, std::string_view content,
                           SaConfig& sa, std::string_view& cipher) {
@@ -124,6 +149,11 @@ std::string parse_options(const std::vector<std::string_view>& f, std::string_vi
       if (value != "aes-ctr" && value != "aes-cbc" && value != "aes-gcm")
         return "CIPHER '" + std::string(value) + "' is not aes-ctr, aes-cbc or aes-gcm";
       cipher = value;
+    } else if (key == "LIFE_PACKETS" || key == "LIFE_BYTES" || key == "LIFE_SECONDS") {
+      SaLimit& limit = key == "LIFE_PACKETS" ? sa.life.packets
+                       : key == "LIFE_BYTES" ? sa.life.bytes
+                                             : sa.life.seconds;
+      if (std::string err = parse_limit(key, value, limit); !err.empty()) return err;
     } else {
       return "unknown option '" + std::string(key) + "' (" + kOptions + ")";
     }
@@ -209,6 +239,67 @@ std::string where(const std::string& path, uint32_t line) {
 }
 
 }  // namespace
+
+namespace {
+
+uint64_t monotonic_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * kNsPerSecond + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+std::atomic<SaClock> g_sa_clock{&monotonic_ns};
+
+}  // namespace
+
+uint64_t sa_clock_ns() {
+  return g_sa_clock.load(std::memory_order_relaxed)();
+}
+
+void set_sa_clock(SaClock clock) {
+  g_sa_clock.store(clock != nullptr ? clock : &monotonic_ns, std::memory_order_relaxed);
+}
+
+uint64_t SecurityAssociation::age_seconds(uint64_t now_ns) const {
+  return now_ns > installed_ns ? (now_ns - installed_ns) / kNsPerSecond : 0;
+}
+
+SaLife SecurityAssociation::count_slow(uint32_t bytes, uint64_t now_ns) {
+  const uint8_t state = life_state.load(std::memory_order_relaxed);
+  if ((state & kHardReached) != 0) return SaLife::kExpired;
+  const SaLifetime& l = cfg.life;
+  bool soft = false, hard = false;
+  auto check = [&](const SaLimit& limit, uint64_t value) {
+    soft |= limit.soft != 0 && value >= limit.soft;
+    hard |= limit.hard != 0 && value > limit.hard;
+  };
+  if (l.seconds.set()) {
+    const uint64_t age = age_seconds(now_ns);
+    soft |= l.seconds.soft != 0 && age >= l.seconds.soft;
+    hard |= l.seconds.hard != 0 && age >= l.seconds.hard;
+  }
+  if (l.packets.set()) check(l.packets, life_packets.fetch_add(1, std::memory_order_relaxed) + 1);
+  if (l.bytes.set()) check(l.bytes, life_bytes.fetch_add(bytes, std::memory_order_relaxed) + bytes);
+  if (hard) return expire();
+  if (!soft || (state & kSoftReached) != 0) return SaLife::kLive;
+  const uint8_t was = life_state.fetch_or(kSoftReached, std::memory_order_relaxed);
+  return (was & kSoftReached) != 0 ? SaLife::kLive : SaLife::kSoftNow;
+}
+
+void SecurityAssociation::report(SaLife event, const std::string& who, uint64_t now_ns) const {
+  const bool hard = event == SaLife::kExpiredNow;
+  std::string counts;
+  if (cfg.life.packets.set())
+    counts += ", " + std::to_string(life_packets.load(std::memory_order_relaxed)) + " packets";
+  if (cfg.life.bytes.set())
+    counts += ", " + std::to_string(life_bytes.load(std::memory_order_relaxed)) + " bytes";
+  if (cfg.life.seconds.set()) counts += ", " + std::to_string(age_seconds(now_ns)) + " s";
+  std::fprintf(stderr, "%s: %s SA %u (line %u) %s%s\n", who.c_str(),
+               cfg.dir == SaDir::kOut ? "outbound" : "inbound", cfg.spi, cfg.line,
+               hard ? "expired (hard lifetime): its packets are dropped as sa-expired"
+                    : "reached its soft lifetime: rekey it",
+               counts.c_str());
+}
 
 uint64_t ReplayWindow::infer_from(uint64_t top, uint32_t low) const {
   if (!esn_) return low;
@@ -305,9 +396,12 @@ Result<std::shared_ptr<SaTable>> SaTable::build(const std::vector<SaConfig>& sas
   table->count_ = sas.size();
   table->sas_ = std::make_unique<SecurityAssociation[]>(sas.size());
   std::vector<uint16_t> outbound;
+  const uint64_t now = sa_clock_ns();
   for (size_t i = 0; i < sas.size(); ++i) {
     SecurityAssociation& sa = table->sas_[i];
     sa.cfg = sas[i];
+    sa.installed_ns = now;
+    table->timed_ |= sa.cfg.life.seconds.set();
     sa.replay = ReplayWindow(sa.cfg.replay_window, sa.cfg.esn);
     if (sa.cfg.cipher == EspCipher::kAesGcm) {
       sa.gcm = std::make_unique<GcmKey>();
@@ -317,10 +411,12 @@ Result<std::shared_ptr<SaTable>> SaTable::build(const std::vector<SaConfig>& sas
       (*crypto)->prepare_hmac_sha1(sa.cfg.auth_key, kHmacSha1KeyLen, sa.hmac);
     }
     const auto index = static_cast<uint16_t>(i);
-    if (sa.cfg.dir == SaDir::kIn)
+    if (sa.cfg.dir == SaDir::kIn) {
       table->inbound_.emplace(sa.cfg.spi, index);
-    else
+    } else {
       outbound.push_back(index);
+      table->outbound_spi_.emplace(sa.cfg.spi, index);
+    }
   }
   if (outbound.size() <= kMaxScannedSelectors) {
     for (uint16_t i : outbound) {
@@ -363,7 +459,13 @@ void SaTable::take_over(const SaTable& old) {
     auto it = before.find({sa.cfg.spi, sa.cfg.dir});
     if (it == before.end() || !same_sa(sa.cfg, old.sas_[it->second].cfg)) continue;
     SecurityAssociation& was = old.sas_[it->second];
-    Carried c{static_cast<uint16_t>(i), it->second, 0};
+    Carried c{static_cast<uint16_t>(i), it->second, 0,
+              was.life_packets.load(std::memory_order_relaxed),
+              was.life_bytes.load(std::memory_order_relaxed)};
+    sa.life_packets.store(c.packets_at, std::memory_order_relaxed);
+    sa.life_bytes.store(c.bytes_at, std::memory_order_relaxed);
+    sa.life_state.store(was.life_state.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    sa.installed_ns = was.installed_ns;
     if (sa.cfg.dir == SaDir::kOut) {
       c.resumed_at = was.last_seq.load(std::memory_order_relaxed) + kSeqReserve;
       sa.last_seq.store(c.resumed_at, std::memory_order_relaxed);
@@ -381,6 +483,12 @@ Status SaTable::settle(const SaTable& old) {
   for (const Carried& c : carried_) {
     SecurityAssociation& sa = sas_[c.now];
     SecurityAssociation& was = old.sas_[c.before];
+    sa.life_packets.fetch_add(was.life_packets.load(std::memory_order_relaxed) - c.packets_at,
+                              std::memory_order_relaxed);
+    sa.life_bytes.fetch_add(was.life_bytes.load(std::memory_order_relaxed) - c.bytes_at,
+                            std::memory_order_relaxed);
+    sa.life_state.fetch_or(was.life_state.load(std::memory_order_relaxed),
+                           std::memory_order_relaxed);
     if (sa.cfg.dir == SaDir::kOut) {
       if (was.last_seq.load(std::memory_order_relaxed) > c.resumed_at)
         overlapped += (overlapped.empty() ? "" : ", ") + std::to_string(sa.cfg.spi);

@@ -24,6 +24,17 @@
 //   ESN on|off       64-bit extended sequence numbers (RFC 4303 §2.2.1, RFC 4304); off (default):
 //                    an outbound SA stops after 2^32 - 1 packets (seq-overflow drops)
 //   REPLAY N         inbound anti-replay window of N packets, 1..4096 (default 64)
+//   LIFE_PACKETS SOFT,HARD   SA lifetimes (RFC 4301 §4.4.2.1): packets, bytes of inner IPv4
+//   LIFE_BYTES SOFT,HARD     packets (total length), and seconds since the SA was installed
+//   LIFE_SECONDS SOFT,HARD   (loaded, or added by a reload). Each of SOFT and HARD is a positive
+//                    number or "-" (none); SOFT below HARD when both are given. At SOFT the SA
+//                    keeps working and the event is reported once (stderr, and the elements'
+//                    counter soft-expired): time to rekey. Past HARD the SA is no longer used:
+//                    the packet that would take a count past HARD, and every packet after it
+//                    (or every packet once HARD seconds have passed), is dropped as sa-expired,
+//                    outbound and inbound. Outbound packets are counted when encapsulated,
+//                    inbound ones once their ICV verified. An SA a reload keeps as it was
+//                    (SaTable below) keeps its counts and its install time.
 //
 // Errors name the file and line: PATH:LINE: expected '...', got '...'; bad SPI, address, key,
 // prefix, option or direction; duplicate SPI within a direction; duplicate outbound selector.
@@ -58,6 +69,22 @@ inline constexpr std::string_view kSaFileHelp =
 inline constexpr size_t kEncKeyMaterialLen = kAesKeyLen + kCtrNonceLen;
 inline constexpr uint32_t kEspAlign = 4;
 
+// One lifetime limit (RFC 4301 §4.4.2.1): 0 means none.
+struct SaLimit {
+  uint64_t soft = 0;
+  uint64_t hard = 0;
+  bool set() const { return soft != 0 || hard != 0; }
+};
+
+struct SaLifetime {
+  SaLimit packets, bytes, seconds;
+  bool any() const { return packets.set() || bytes.set() || seconds.set(); }
+};
+
+// What counting a packet against an SA's lifetime found: kSoftNow and kExpiredNow once per SA
+// (the caller reports them), kExpired for every packet after the hard limit.
+enum class SaLife : uint8_t { kLive, kSoftNow, kExpiredNow, kExpired };
+
 struct SaConfig {
   static constexpr uint32_t kDefaultReplayWindow = 64;
   static constexpr uint32_t kMaxReplayWindow = 4096;
@@ -75,6 +102,7 @@ struct SaConfig {
   EspCipher cipher = EspCipher::kAesCtr;
   bool esn = false;
   uint16_t replay_window = kDefaultReplayWindow;
+  SaLifetime life;
   uint32_t line = 0;
 
   // The IV carried in each packet, the alignment of payload + trailer (RFC 4303 2.4) and the ICV.
@@ -127,7 +155,40 @@ class ReplayWindow {
   uint64_t bits_[kBlocks] = {};  // ring: bit seq % kRingBits set when seq was received
 };
 
+// The clock of LIFE_SECONDS, in nanoseconds: CLOCK_MONOTONIC unless a test set another
+// (set_sa_clock(nullptr) restores it). The elements read it once per batch, and only for tables
+// with a LIFE_SECONDS SA.
+using SaClock = uint64_t (*)();
+uint64_t sa_clock_ns();
+void set_sa_clock(SaClock clock);
+
 struct SecurityAssociation {
+  static constexpr uint8_t kSoftReached = 1;
+  static constexpr uint8_t kHardReached = 2;
+
+  // Counts a packet of `bytes` (the inner IPv4 packet) against cfg.life at `now_ns` (sa_clock_ns;
+  // any value when no SA of the table has LIFE_SECONDS). Shared by the workers: atomics.
+  SaLife count(uint32_t bytes, uint64_t now_ns) {
+    if (!cfg.life.any()) [[likely]]
+      return SaLife::kLive;
+    return count_slow(bytes, now_ns);
+  }
+  // Past its hard lifetime already (nothing counted): inbound packets skip the crypto.
+  bool expired(uint64_t now_ns) const {
+    if (!cfg.life.any()) [[likely]]
+      return false;
+    return (life_state.load(std::memory_order_relaxed) & kHardReached) != 0 ||
+           (cfg.life.seconds.hard != 0 && age_seconds(now_ns) >= cfg.life.seconds.hard);
+  }
+  // Marks the SA past its hard lifetime (found by expired()): kExpiredNow the first time.
+  SaLife expire() {
+    const uint8_t was = life_state.fetch_or(kSoftReached | kHardReached, std::memory_order_relaxed);
+    return (was & kHardReached) != 0 ? SaLife::kExpired : SaLife::kExpiredNow;
+  }
+  uint64_t age_seconds(uint64_t now_ns) const;
+  // The warning for a kSoftNow or kExpiredNow from count(), printed on stderr by `who`.
+  void report(SaLife event, const std::string& who, uint64_t now_ns) const;
+
   SaConfig cfg;
   AesKey aes;
   HmacSha1Key hmac;
@@ -137,6 +198,15 @@ struct SecurityAssociation {
   // Inbound: the replay window and the lock that guards it.
   alignas(64) rte_spinlock_t replay_lock = RTE_SPINLOCK_INITIALIZER;
   ReplayWindow replay;
+  // Lifetime: what the SA protected (counted only for the limits set), kSoftReached and
+  // kHardReached, and when the SA was installed (sa_clock_ns).
+  alignas(64) std::atomic<uint64_t> life_packets{0};
+  std::atomic<uint64_t> life_bytes{0};
+  std::atomic<uint8_t> life_state{0};
+  uint64_t installed_ns = 0;
+
+ private:
+  SaLife count_slow(uint32_t bytes, uint64_t now_ns);
 };
 
 // The SAs of one file, with their expanded keys. Read-mostly: sequence numbers and replay
@@ -147,7 +217,14 @@ struct SecurityAssociation {
 // sequence numbers resume kSeqReserve past the old SA's (the workers may still encapsulate with
 // the old table until their next quiescent point, taking numbers below that: a number is never
 // used twice with the same keys); its replay window is copied, then merged with what the old
-// table received meanwhile. An SA with new keys is a new SA and starts at 1.
+// table received meanwhile; its lifetime counts and install time go on (what the old table
+// counts meanwhile is added when it settles). An SA with new keys is a new SA and starts at 1,
+// its lifetime from the reload.
+//
+// Make-before-break rekeying is such a reload: the new file replaces the outbound SA with one of
+// a new SPI and keys for the same selector, and keeps the old inbound SA next to the new one, so
+// packets in flight under the old SPI still decapsulate (drop the old inbound SA in a later
+// reload).
 class SaTable {
  public:
   static constexpr uint64_t kSeqReserve = uint64_t{1} << 20;
@@ -160,6 +237,8 @@ class SaTable {
                                                 const std::string& path);
 
   size_t size() const { return count_; }
+  // Whether an SA has LIFE_SECONDS: the elements then read sa_clock_ns() per batch.
+  bool timed() const { return timed_; }
   SecurityAssociation& at(size_t i) const { return sas_[i]; }
   // Up to this many outbound SAs are matched by a scan (longest selector first) instead of
   // the DIR-24-8 table, whose 32 MiB first level costs cache and TLB misses.
@@ -171,6 +250,11 @@ class SaTable {
     for (const Selector& s : scanned_)
       if ((dst & s.mask) == s.prefix) return s.sa;
     return kNoSa;
+  }
+  // The outbound SA with this SPI (a policy naming it), or kNoSa.
+  uint16_t lookup_out_spi(uint32_t spi) const {
+    auto it = outbound_spi_.find(spi);
+    return it == outbound_spi_.end() ? kNoSa : it->second;
   }
   // The inbound SA with this SPI, or kNoSa.
   uint16_t lookup_in(uint32_t spi) const {
@@ -186,9 +270,11 @@ class SaTable {
 
  private:
   struct Carried {
-    uint16_t now, before;  // indices in this table and in the old one
-    uint64_t resumed_at;   // outbound: the sequence number this table went on from
+    uint16_t now, before;           // indices in this table and in the old one
+    uint64_t resumed_at;            // outbound: the sequence number this table went on from
+    uint64_t packets_at, bytes_at;  // the old SA's lifetime counts when this table took over
   };
+  bool timed_ = false;
   std::vector<Carried> carried_;
   std::unique_ptr<SecurityAssociation[]> sas_;
   size_t count_ = 0;
@@ -200,6 +286,7 @@ class SaTable {
   std::vector<Selector> scanned_;  // longest prefix first; used when selectors_ is null
   std::unique_ptr<Dir24_8> selectors_;
   std::unordered_map<uint32_t, uint16_t> inbound_;
+  std::unordered_map<uint32_t, uint16_t> outbound_spi_;
 };
 
 // The table for `path` from shared storage (key "ipsec-sa:PATH"), or a private one when

@@ -1,0 +1,53 @@
+// IPsecPolicy — the security policy database in front of the IPsec gateway (RFC 4301 §4.4.1):
+// the first rule of SPD_FILE that matches a packet's addresses, protocol and ports decides.
+//
+// Ports:     input 0: Ethernet frames carrying IPv4. output 0: PROTECT (to IPsecESPEncap, which
+//            uses the SA the rule names with SPI when configured POLICY_SPI true, and otherwise
+//            picks the SA by the inner destination: the SA file's selectors; a PROTECT packet
+//            without an SA is dropped there as no-sa). output 1: BYPASS (unchanged, in the
+//            clear). DISCARD drops.
+//            Drops: discard (a DISCARD rule, or no rule matched and the DEFAULT is DISCARD, as
+//            it is unless the file says otherwise), not-ipv4 (frame under 34 bytes, EtherType
+//            not 0x0800, version not 4, IHL under 5, or total length under the IHL or beyond
+//            the frame), truncated (an unfragmented packet or first fragment of TCP or UDP
+//            without its 4 bytes of ports, or of ICMP without its type and code).
+//            SPD_FILE is reloadable at run time (POST /api/reload, docs/operations.md).
+// Uses:      nothing.  Sets: user[4] of PROTECT packets (kPolicySpiSlot): the SPI the rule
+//            names, 0 when it names none (IPsecESPEncap(POLICY_SPI true) reads it).
+// Counters:  none (the graph counts each output and each drop reason).
+// Offload:   none. A scan of the rules in order: O(rules) per packet (ipsec_spd.hh).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/element.hh"
+#include "core/registry.hh"
+#include "core/table_slot.hh"
+#include "lib/ipsec_spd.hh"
+
+namespace fulcrum {
+
+class IPsecPolicy final : public ElementBase<IPsecPolicy> {
+ public:
+  static constexpr DropReasons kDropReasons{"discard", "not-ipv4", "truncated"};
+  static constexpr ElementTraits kTraits{"IPsecPolicy", 1, 2, kDropReasons};
+  static constexpr int kProtectOutput = 0;
+  static constexpr int kBypassOutput = 1;
+
+  Status configure(Args& args) override;
+  Status initialize(const InitContext& ctx) override;
+  void process_batch(PacketBatch& batch) override;
+  TableSlotBase* table_slot() override { return slot_.get(); }
+
+ private:
+  Verdict classify(const SpdTable& spd, Packet* p) const;
+
+  std::string file_;
+  SourceLoc loc_;
+  std::shared_ptr<TableSlot<SpdTable>> slot_;
+};
+
+FULCRUM_REGISTER_ELEMENT(IPsecPolicy);
+
+}  // namespace fulcrum

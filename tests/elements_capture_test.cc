@@ -132,15 +132,6 @@ const Node& node(const Pipeline& p, const std::string& name) {
   return p.nodes().front();
 }
 
-uint64_t counter(const Element& e, const std::string& name) {
-  std::vector<Counter> out;
-  e.counters(out);
-  for (const Counter& c : out)
-    if (c.name == name) return c.value;
-  ADD_FAILURE() << "no counter " << name;
-  return 0;
-}
-
 TEST(Tee, SendsThePacketOutOfOutputZeroAndACopyOutOfEachOther) {
   const ElementClassInfo* info = Registry::instance().find("Tee");
   ASSERT_NE(info, nullptr);
@@ -178,8 +169,8 @@ TEST(Tee, SendsThePacketOutOfOutputZeroAndACopyOutOfEachOther) {
   // A change to a copy is not seen by the original.
   data(out.at(0))[kTtlOffset] = 0;
   EXPECT_EQ(testing::packet_bytes(in.at(0)), frames[0]);
-  EXPECT_EQ(counter(*tee, "copies"), 6u);
-  EXPECT_EQ(counter(*tee, "no_buffer"), 0u);
+  EXPECT_EQ(testing::counter(*tee, "copies"), 6u);
+  EXPECT_EQ(testing::counter(*tee, "no_buffer"), 0u);
   testing::free_batch(in);
   testing::free_batch(out);
 }
@@ -231,7 +222,7 @@ TEST(ToDump, WritesEveryPacketWholeAndPassesItOn) {
     EXPECT_EQ(c.records[i].len, frames[i].size());
     EXPECT_EQ(c.records[i].bytes, frames[i]);
   }
-  EXPECT_EQ(counter(*e, "captured"), frames.size());
+  EXPECT_EQ(testing::counter(*e, "captured"), frames.size());
   std::vector<OutputLoss> losses;
   e->output_losses(losses);
   EXPECT_TRUE(losses.empty());
@@ -264,7 +255,7 @@ TEST(ToDump, KeepsSnaplenBytesAndStopsAtTheLimit) {
     EXPECT_EQ(c.records[i].len, all[i].size());
     EXPECT_EQ(c.records[i].bytes, Frame(all[i].begin(), all[i].begin() + kept));
   }
-  EXPECT_EQ(counter(*e, "captured"), kLimit);
+  EXPECT_EQ(testing::counter(*e, "captured"), kLimit);
   std::filesystem::remove(path);
 }
 
@@ -368,7 +359,7 @@ TEST(ToDump, WriteFailuresAreCountedAndTheFileStillReads) {
   std::signal(SIGXFSZ, old_handler);
 
   const Capture c = read_capture(path);
-  const uint64_t lost = counter(*e, "lost");
+  const uint64_t lost = testing::counter(*e, "lost");
   EXPECT_GT(c.records.size(), 0u);
   EXPECT_GT(lost, 0u);
   EXPECT_EQ(c.records.size() + lost, kFrames);

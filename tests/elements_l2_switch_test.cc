@@ -66,22 +66,13 @@ Outcome send_one(Element& e, const Frame& f, uint16_t in_port) {
   return send(e, {f}, in_port).at(0);
 }
 
-uint64_t counter(const Element& e, const std::string& name) {
-  std::vector<Counter> cs;
-  e.counters(cs);
-  for (const Counter& c : cs)
-    if (c.name == name) return c.value;
-  ADD_FAILURE() << "no counter " << name;
-  return 0;
-}
-
 TEST(ElementsL2Switch, LearnsAndForwards) {
   auto e = testing::make_or_fail("L2Switch", {}, kPorts);
   ASSERT_NE(e, nullptr);
   // B is unknown: flooded through output 1 (connected); A is learned on port 1.
   Outcome o = send_one(*e, frame(kHostB, kHostA), 1);
   EXPECT_EQ(o.verdict.port(), L2Switch::kFloodOutput);
-  EXPECT_EQ(counter(*e, "entries"), 1u);
+  EXPECT_EQ(testing::counter(*e, "entries"), 1u);
   // B answers from port 2: forwarded to port 1; B is learned on port 2.
   o = send_one(*e, frame(kHostA, kHostB), 2);
   EXPECT_EQ(o.verdict.port(), 0);
@@ -89,8 +80,8 @@ TEST(ElementsL2Switch, LearnsAndForwards) {
   o = send_one(*e, frame(kHostB, kHostA), 1);
   EXPECT_EQ(o.verdict.port(), 0);
   EXPECT_EQ(o.out_port, 2);
-  EXPECT_EQ(counter(*e, "entries"), 2u);
-  EXPECT_EQ(counter(*e, "learn_failures"), 0u);
+  EXPECT_EQ(testing::counter(*e, "entries"), 2u);
+  EXPECT_EQ(testing::counter(*e, "learn_failures"), 0u);
 }
 
 TEST(ElementsL2Switch, FiltersDestinationOnInputPort) {
@@ -127,7 +118,7 @@ TEST(ElementsL2Switch, BroadcastAndMulticastAreFloodedAndNotLearned) {
   EXPECT_EQ(o[1].verdict.port(), L2Switch::kFloodOutput);
   // A multicast source is not learned: frames to it stay floods.
   send_one(*e, frame(kHostA, kMulticast), 2);
-  EXPECT_EQ(counter(*e, "entries"), 1u);
+  EXPECT_EQ(testing::counter(*e, "entries"), 1u);
   EXPECT_EQ(send_one(*e, frame(kMulticast, kHostB), 3).verdict.port(), L2Switch::kFloodOutput);
 }
 
@@ -139,7 +130,7 @@ TEST(ElementsL2Switch, StationMoveFollowsLatestPort) {
   const Outcome o = send_one(*e, frame(kHostA, kHostB), 0);
   EXPECT_EQ(o.verdict.port(), 0);
   EXPECT_EQ(o.out_port, 3);
-  EXPECT_EQ(counter(*e, "entries"), 2u);
+  EXPECT_EQ(testing::counter(*e, "entries"), 2u);
 }
 
 TEST(ElementsL2Switch, TruncatedFrames) {
@@ -171,7 +162,7 @@ TEST(ElementsL2Switch, ManyHostsInFullBatches) {
     for (const Outcome& o : send(*e, frames, port))
       EXPECT_EQ(o.verdict.port(), L2Switch::kFloodOutput);
   }
-  EXPECT_EQ(counter(*e, "entries"), uint64_t{kPorts} * kHostsPerPort);
+  EXPECT_EQ(testing::counter(*e, "entries"), uint64_t{kPorts} * kHostsPerPort);
   constexpr uint16_t kSender = 0;
   std::vector<Frame> frames;
   for (uint32_t h = 0; h < kHostsPerPort; ++h)
@@ -203,7 +194,7 @@ TEST(ElementsL2Switch, SkipsExcludedSlots) {
   EXPECT_EQ(b.result(0).port(), 0);
   EXPECT_EQ(anno(b.at(0)).out_port, 1);
   EXPECT_EQ(b.result(2).port(), L2Switch::kFloodOutput);
-  EXPECT_EQ(counter(*e, "entries"), 2u);
+  EXPECT_EQ(testing::counter(*e, "entries"), 2u);
   rte_pktmbuf_free(excluded);
   testing::free_batch(b);
 }
@@ -216,8 +207,8 @@ TEST(ElementsL2Switch, FullTableCountsLearnFailures) {
   std::vector<Frame> frames;
   for (uint32_t h = 0; h < kHosts; ++h) frames.push_back(frame(kBroadcast, host(h)));
   send(*e, frames, 1);
-  EXPECT_EQ(counter(*e, "entries"), kCapacity);
-  EXPECT_EQ(counter(*e, "learn_failures"), kHosts - kCapacity);
+  EXPECT_EQ(testing::counter(*e, "entries"), kCapacity);
+  EXPECT_EQ(testing::counter(*e, "learn_failures"), kHosts - kCapacity);
 }
 
 TEST(ElementsL2Switch, AgingKeepsRecentAddresses) {
@@ -240,7 +231,7 @@ TEST(ElementsL2Switch, StaticEntriesForwardWithoutLearningAndOverrideIt) {
       write_static("l2-static.txt", "# static hosts\n02:00:00:00:00:0a 3\n02:00:00:00:00:0c 2\n");
   auto e = testing::make_or_fail("L2Switch", {"STATIC " + file, "AGING_S 1"}, kPorts);
   ASSERT_NE(e, nullptr);
-  EXPECT_EQ(counter(*e, "static_entries"), 2u);
+  EXPECT_EQ(testing::counter(*e, "static_entries"), 2u);
   // A is static on port 3: known before it ever sent a frame.
   Outcome o = send_one(*e, frame(kHostA, kHostB), 1);
   EXPECT_EQ(o.verdict.port(), 0);
@@ -259,7 +250,7 @@ TEST(ElementsL2Switch, StaticEntriesForwardWithoutLearningAndOverrideIt) {
   ASSERT_NE(slot, nullptr);
   Result<std::shared_ptr<const void>> old = slot->replace(file);
   ASSERT_TRUE(old) << old.error();
-  EXPECT_EQ(counter(*e, "static_entries"), 1u);
+  EXPECT_EQ(testing::counter(*e, "static_entries"), 1u);
   EXPECT_EQ(send_one(*e, frame(kHostC, kHostB), 2).out_port, 1);
   EXPECT_EQ(send_one(*e, frame(kHostA, kHostB), 2).out_port, 1);
 }

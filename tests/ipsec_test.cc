@@ -1167,15 +1167,6 @@ TEST(IvSource, GivesDistinctUnpredictableBlocks) {
 
 // --- SA lifetimes (RFC 4301 4.4.2.1) and rekeying ------------------------------------------
 
-uint64_t counter(const Element& e, const std::string& name) {
-  std::vector<Counter> cs;
-  e.counters(cs);
-  for (const Counter& c : cs)
-    if (c.name == name) return c.value;
-  ADD_FAILURE() << "no counter " << name;
-  return 0;
-}
-
 // An outbound and an inbound SA for 10.0.0.0/8 with the same keys, each with its own options.
 std::string life_sa_text(const std::string& out_opts, const std::string& in_opts) {
   const std::string head = "4096 192.0.2.1 198.51.100.1 " + std::string(kEncKey) + " " + kAuthKey;
@@ -1229,21 +1220,21 @@ TEST(IpsecLifetime, PacketsSoftAndHardBothDirections) {
   std::vector<Verdict> v;
   const std::vector<Bytes> esp = encrypt(g, frames, &v);
   EXPECT_EQ(reasons(*g.encap, v), (std::vector<std::string_view>{"", "", "", "", "sa-expired"}));
-  EXPECT_EQ(counter(*g.encap, "soft-expired"), 1u);
-  EXPECT_EQ(counter(*g.encap, "hard-expired"), 1u);
+  EXPECT_EQ(testing::counter(*g.encap, "soft-expired"), 1u);
+  EXPECT_EQ(testing::counter(*g.encap, "hard-expired"), 1u);
   encrypt(g, {frames[0]}, &v);
   EXPECT_EQ(testing::drop_reason(*g.encap, v[0]), "sa-expired");
-  EXPECT_EQ(counter(*g.encap, "hard-expired"), 1u);  // once per SA
+  EXPECT_EQ(testing::counter(*g.encap, "hard-expired"), 1u);  // once per SA
 
   const Decapped first = decrypt(g, {esp[0]});
   EXPECT_FALSE(first.verdicts[0].is_drop());
-  EXPECT_EQ(counter(*g.decap, "soft-expired"), 1u);  // at the first packet
+  EXPECT_EQ(testing::counter(*g.decap, "soft-expired"), 1u);  // at the first packet
   const Decapped rest = decrypt(g, {esp[1], esp[2], esp[3]});
   EXPECT_EQ(reasons(*g.decap, rest.verdicts),
             (std::vector<std::string_view>{"", "", "sa-expired"}));
   EXPECT_EQ(rest.frames[1], frames[2]);
-  EXPECT_EQ(counter(*g.decap, "soft-expired"), 1u);
-  EXPECT_EQ(counter(*g.decap, "hard-expired"), 1u);
+  EXPECT_EQ(testing::counter(*g.decap, "soft-expired"), 1u);
+  EXPECT_EQ(testing::counter(*g.decap, "hard-expired"), 1u);
   // A forged packet does not count: its ICV fails before the lifetime is looked at.
   const std::string fresh = write_sa_file(life_sa_text("", "LIFE_PACKETS -,1"));
   Gateway h(fresh);
@@ -1264,16 +1255,16 @@ TEST(IpsecLifetime, BytesSoftAndHardBothDirections) {
   for (uint32_t k = 0; k < 5; ++k) frames.push_back(inner_frame(kMinFrame, kInnerDst, k));
   std::vector<Verdict> v;
   const std::vector<Bytes> esp = encrypt(g, {frames[0]}, &v);
-  EXPECT_EQ(counter(*g.encap, "soft-expired"), 0u);
+  EXPECT_EQ(testing::counter(*g.encap, "soft-expired"), 0u);
   const std::vector<Bytes> more = encrypt(g, {frames[1], frames[2], frames[3], frames[4]}, &v);
   EXPECT_EQ(reasons(*g.encap, v), (std::vector<std::string_view>{"", "", "", "sa-expired"}));
-  EXPECT_EQ(counter(*g.encap, "soft-expired"), 1u);  // at 100 bytes
-  EXPECT_EQ(counter(*g.encap, "hard-expired"), 1u);  // 250 > 200
+  EXPECT_EQ(testing::counter(*g.encap, "soft-expired"), 1u);  // at 100 bytes
+  EXPECT_EQ(testing::counter(*g.encap, "hard-expired"), 1u);  // 250 > 200
   const Decapped d = decrypt(g, {esp[0], more[0], more[1], more[2]});
   EXPECT_EQ(reasons(*g.decap, d.verdicts),
             (std::vector<std::string_view>{"", "", "", "sa-expired"}));  // 200 > 150
-  EXPECT_EQ(counter(*g.decap, "soft-expired"), 1u);                      // 150 >= 120
-  EXPECT_EQ(counter(*g.decap, "hard-expired"), 1u);
+  EXPECT_EQ(testing::counter(*g.decap, "soft-expired"), 1u);             // 150 >= 120
+  EXPECT_EQ(testing::counter(*g.decap, "hard-expired"), 1u);
 }
 
 uint64_t g_fake_now_ns = 0;
@@ -1304,23 +1295,23 @@ TEST(IpsecLifetime, SecondsSoftAndHardBothDirections) {
   encrypt(g, {frames[0]}, &v);
   EXPECT_FALSE(v[0].is_drop());
   EXPECT_FALSE(decrypt(g, {esp[0]}).verdicts[0].is_drop());
-  EXPECT_EQ(counter(*g.encap, "soft-expired"), 0u);
-  EXPECT_EQ(counter(*g.decap, "soft-expired"), 0u);
+  EXPECT_EQ(testing::counter(*g.encap, "soft-expired"), 0u);
+  EXPECT_EQ(testing::counter(*g.decap, "soft-expired"), 0u);
   g_fake_now_ns += 1;  // 10 s
   encrypt(g, {frames[0]}, &v);
   EXPECT_FALSE(v[0].is_drop());
   EXPECT_FALSE(decrypt(g, {esp[1]}).verdicts[0].is_drop());
-  EXPECT_EQ(counter(*g.encap, "soft-expired"), 1u);
-  EXPECT_EQ(counter(*g.decap, "soft-expired"), 1u);
+  EXPECT_EQ(testing::counter(*g.encap, "soft-expired"), 1u);
+  EXPECT_EQ(testing::counter(*g.decap, "soft-expired"), 1u);
   g_fake_now_ns += 10 * kSecond - 1;  // 20 s less 1 ns
   EXPECT_FALSE(decrypt(g, {esp[2]}).verdicts[0].is_drop());
   g_fake_now_ns += 1;  // 20 s
   encrypt(g, {frames[0]}, &v);
   EXPECT_EQ(testing::drop_reason(*g.encap, v[0]), "sa-expired");
   EXPECT_EQ(testing::drop_reason(*g.decap, decrypt(g, {esp[3]}).verdicts[0]), "sa-expired");
-  EXPECT_EQ(counter(*g.encap, "hard-expired"), 1u);
-  EXPECT_EQ(counter(*g.decap, "hard-expired"), 1u);
-  EXPECT_EQ(counter(*g.encap, "soft-expired"), 1u);
+  EXPECT_EQ(testing::counter(*g.encap, "hard-expired"), 1u);
+  EXPECT_EQ(testing::counter(*g.decap, "hard-expired"), 1u);
+  EXPECT_EQ(testing::counter(*g.encap, "soft-expired"), 1u);
 }
 
 // Replaces the table behind `e` (and every element of the same SA file) with `file`, as a hot
@@ -1360,7 +1351,7 @@ TEST(IpsecLifetime, MakeBeforeBreakRekeyLosesNoPacket) {
   std::vector<Bytes> frames;
   for (uint32_t k = 0; k < 8; ++k) frames.push_back(inner_frame(kMinFrame + 10 * k, kInnerDst, k));
   const std::vector<Bytes> before = encrypt(g, {frames.begin(), frames.begin() + 4});
-  EXPECT_EQ(counter(*g.encap, "soft-expired"), 1u);  // time to rekey
+  EXPECT_EQ(testing::counter(*g.encap, "soft-expired"), 1u);  // time to rekey
   reload(*g.encap, write_sa_file("8192 192.0.2.1 198.51.100.1 " + new_keys +
                                  " 10.0.0.0/8 out\n"
                                  "4096 192.0.2.1 198.51.100.1 " +

@@ -134,15 +134,6 @@ TEST(ElementsMd5, EveryPrefixOfAFrameIsHandled) {
   }
 }
 
-uint64_t counter(const Element& e, const std::string& name) {
-  std::vector<Counter> cs;
-  e.counters(cs);
-  for (const Counter& c : cs)
-    if (c.name == name) return c.value;
-  ADD_FAILURE() << "no counter " << name;
-  return 0;
-}
-
 TEST(ElementsRedundancyElim, CountsRepeatedChunks) {
   auto e = testing::make_or_fail("RedundancyElim", {"CHUNK 16", "STORE 131072"});
   ASSERT_NE(e, nullptr);
@@ -158,12 +149,12 @@ TEST(ElementsRedundancyElim, CountsRepeatedChunks) {
   for (uint32_t i = 0; i < 6; ++i)
     EXPECT_EQ(anno(batch.at(i)).user[RedundancyElim::kRedundantSlot], want[i]) << i;
   testing::free_batch(batch);
-  EXPECT_EQ(counter(*e, "chunks"), 9u);
-  EXPECT_EQ(counter(*e, "redundant_chunks"), 6u);
-  EXPECT_EQ(counter(*e, "redundant_bytes"), 96u);
-  EXPECT_EQ(counter(*e, "short_payloads"), 1u);
-  EXPECT_EQ(counter(*e, "payload_bytes"), 32u + 37 + 32 + 32 + 5 + 16);
-  EXPECT_EQ(counter(*e, "entries"), 3u);
+  EXPECT_EQ(testing::counter(*e, "chunks"), 9u);
+  EXPECT_EQ(testing::counter(*e, "redundant_chunks"), 6u);
+  EXPECT_EQ(testing::counter(*e, "redundant_bytes"), 96u);
+  EXPECT_EQ(testing::counter(*e, "short_payloads"), 1u);
+  EXPECT_EQ(testing::counter(*e, "payload_bytes"), 32u + 37 + 32 + 32 + 5 + 16);
+  EXPECT_EQ(testing::counter(*e, "entries"), 3u);
 }
 
 TEST(ElementsRedundancyElim, ConfigurationErrors) {

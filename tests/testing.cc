@@ -116,6 +116,15 @@ std::string_view drop_reason(const Element& element, Verdict v) {
   return reasons[v.reason()];
 }
 
+uint64_t counter(const Element& element, const std::string& name) {
+  std::vector<Counter> cs;
+  element.counters(cs);
+  for (const Counter& c : cs)
+    if (c.name == name) return c.value;
+  ADD_FAILURE() << "no counter " << name;
+  return 0;
+}
+
 std::vector<uint8_t> packet_bytes(Packet* m) {
   const uint8_t* d = data(m);
   return std::vector<uint8_t>(d, d + length(m));

@@ -56,6 +56,9 @@ std::unique_ptr<Element> make_element_connected(const std::string& class_name,
 // The name of the drop reason in `v`, as `element` declares it; "(not dropped)" for an output.
 std::string_view drop_reason(const Element& element, Verdict v);
 
+// The value of `element`'s counter `name`; a test failure (and 0) when it has none.
+uint64_t counter(const Element& element, const std::string& name);
+
 // The bytes of a packet's first segment.
 std::vector<uint8_t> packet_bytes(Packet* m);
 

@@ -12,7 +12,9 @@
 //            Drops: fragmented (a packet whose bytes left as fragments: not a loss; the graph
 //            counts the fragments as created packets, so the packet balance holds), df-too-big
 //            (output 1 unconnected), no-buffer (the worker's pool was empty: the packet is
-//            dropped whole, no partial datagram leaves), not-ipv4 (not an IPv4 frame: it
+//            dropped whole, no partial datagram leaves; also when a fragment would not fit the
+//            pool's 2 KiB buffers, i.e. MTU over 2034 with longer packets, which only
+//            IPReassembler's datagrams are), not-ipv4 (not an IPv4 frame: it
 //            cannot be fragmented; check the header first).
 // Keys:      MTU (positional, required): the largest IP total length to send, 68..65535 (68:
 //            RFC 791's minimum).

@@ -159,6 +159,14 @@ class LiveRun:
         self.stop()
 
 
+def check_lossless_reloads(st, reloads, failures):
+    """A run's statistics after reloads under traffic: balanced, nothing dropped, `reloads` done."""
+    if not st["balanced"] or st["dropped"] != 0:
+        failures.append(f"balance {st['balanced']}, dropped {st['dropped']}: {st['drops']}")
+    if st["reloads"] != reloads:
+        failures.append(f"reloads: {st['reloads']}, expected {reloads}")
+
+
 def counters(state):
     """What must not move in a still pipeline: the report less its clocks and rates."""
     r = dict(state["report"])

@@ -19,7 +19,7 @@ from scapy.layers.ipsec import ESP, SecurityAssociation
 
 sys.path.insert(0, os.path.dirname(__file__))
 from fulcrum_e2e import Workdir  # noqa: E402
-from live_run import LiveRun  # noqa: E402
+from live_run import LiveRun, check_lossless_reloads  # noqa: E402
 
 SPI_A, SPI_B = 0x1000, 0x2000
 KEY_A, NONCE_A = bytes.fromhex("2b7e151628aed2a6abf7158809cf4f3c"), bytes.fromhex("deadbeef")
@@ -99,10 +99,7 @@ def main():
     if code != 0:
         return work.finish(failures + [f"exit status {code}: {run.stderr()}"])
     st = json.load(open(stats))
-    if not st["balanced"] or st["dropped"] != 0:
-        failures.append(f"balance {st['balanced']}, dropped {st['dropped']}: {st['drops']}")
-    if st["reloads"] != 1:
-        failures.append(f"reloads: {st['reloads']}, expected 1")
+    check_lossless_reloads(st, 1, failures)
 
     esp = read_esp(out)
     if len(esp) != st["ports"][1]["tx_packets"]:

@@ -13,7 +13,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from fulcrum_e2e import Workdir  # noqa: E402
-from live_run import LiveRun  # noqa: E402
+from live_run import LiveRun, check_lossless_reloads  # noqa: E402
 
 SA = ("4096 192.0.2.1 198.51.100.1 2b7e151628aed2a6abf7158809cf4f3cdeadbeef "
       "0102030405060708090a0b0c0d0e0f1011121314 0.0.0.0/0 DIR out\n")
@@ -85,10 +85,7 @@ spd[1] -> L2Forward(PORT 1) -> ToOutput;
     if code != 0:
         return work.finish(failures + [f"exit status {code}: {run.stderr()}"])
     st = json.load(open(stats))
-    if not st["balanced"] or st["dropped"] != 0:
-        failures.append(f"balance {st['balanced']}, dropped {st['dropped']}: {st['drops']}")
-    if st["reloads"] != 1:
-        failures.append(f"reloads: {st['reloads']}, expected 1")
+    check_lossless_reloads(st, 1, failures)
     got = frames(out)
     if len(got) != st["ports"][1]["tx_packets"]:
         failures.append(f"capture holds {len(got)} packets, {st['ports'][1]['tx_packets']} sent")

@@ -208,8 +208,8 @@ TEST(IdsRuleParser, RejectsMalformedRulesWithWhatWasExpected) {
             "pcre: expected \"/regex/flags\"");
   EXPECT_EQ(parse_error("alert tcp any any -> any any (pcre:\"/abc/R\"; sid:1;)"),
             "pcre: unsupported flag 'R' (supported: i, s, m)");
-  EXPECT_EQ(parse_error("alert tcp any any -> any any (flow:established; sid:1;)"),
-            "unsupported option 'flow'");
+  EXPECT_EQ(parse_error("alert tcp any any -> any any (dsize:10; sid:1;)"),
+            "unsupported option 'dsize'");
   EXPECT_EQ(parse_error("alert tcp any any -> any any (sid:1)"),
             "expected ';' after option 'sid:1'");
 }
@@ -238,8 +238,8 @@ TEST(IdsRuleParser, FileErrorsNameTheLine) {
 // feature; the rest loads. Strictly, the first such rule is an error.
 constexpr const char* kMixed =
     "alert tcp any any -> any 80 (msg:\"ok\"; content:\"GET\"; sid:1;)\n"
-    "alert tcp any any -> any any (flow:established,to_server; content:\"x\"; sid:2;)\n"
-    "alert tcp any any -> any any (flow:established; content:\"y\"; sid:3;)\n"
+    "alert tcp any any -> any any (byte_test:1,>,2,0; content:\"x\"; sid:2;)\n"
+    "alert tcp any any -> any any (byte_test:1,=,3,0; content:\"y\"; sid:3;)\n"
     "drop tcp any any -> any any (content:\"z\"; sid:4;)\n"
     "alert http any any -> any any (content:\"z\"; sid:5;)\n"
     "alert tcp $HOME_NET any -> any $HTTP_PORTS (content:\"z\"; sid:6;)\n"
@@ -256,11 +256,12 @@ TEST(RuleFile, UnsupportedRulesAreSkippedAndCountedByFeature) {
   for (const Rule& r : file->rules) sids.push_back(r.sid);
   EXPECT_EQ(sids, (std::vector<uint32_t>{1, 7, 10}));
   std::vector<SkippedRule> skipped = file->skipped;
-  EXPECT_EQ(skipped_summary(skipped),
-            "flow 2, action drop 1, duplicate sid 1, malformed 1, pcre flag R 1, protocol http 1, "
-            "variables 1");
+  EXPECT_EQ(
+      skipped_summary(skipped),
+      "byte_test 2, action drop 1, duplicate sid 1, malformed 1, pcre flag R 1, protocol http 1, "
+      "variables 1");
   EXPECT_EQ(skipped[0].line, 2u);
-  EXPECT_EQ(skipped[0].reason, "unsupported option 'flow'");
+  EXPECT_EQ(skipped[0].reason, "unsupported option 'byte_test'");
   // sid 7's backreference parses but Hyperscan cannot compile it: left out at compile time.
   Result<std::shared_ptr<RuleSet>> set = RuleSet::compile(file->rules, &skipped);
   ASSERT_TRUE(set.ok()) << set.error();
@@ -275,7 +276,7 @@ TEST(RuleFile, UnsupportedRulesAreSkippedAndCountedByFeature) {
 TEST(RuleFile, StrictRefusesTheFirstRuleThatDoesNotLoad) {
   Result<RuleFile> file = parse_rule_file(kMixed, "r.rules", true);
   ASSERT_FALSE(file.ok());
-  EXPECT_EQ(file.error(), "r.rules:2: unsupported option 'flow'");
+  EXPECT_EQ(file.error(), "r.rules:2: unsupported option 'byte_test'");
 }
 
 }  // namespace

@@ -18,8 +18,8 @@
 //            prefilter_hits (content occurrences within offset/depth), rules_evaluated,
 //            regex_scans, scan_errors (Hyperscan failures), log_errors (failed log writes),
 //            alerts_lost (alerts not written: the run reports them and exits with status 4),
-//            threshold_evictions, flow_evictions (threshold entries, flows with flowbits
-//            replaced in the full per-worker tables).
+//            threshold_evictions, flow_evictions (threshold entries, flows with flowbits or
+//            flow state replaced in the full per-worker tables).
 // Offload:   none in this element; IDSMatchOffload runs the content prefilter (this DFA) on a
 //            device and the rest of the matching here; the DFA is a flat table
 //            (AhoCorasick::table/classes/out_begin/out_ids) ready to be copied to a device.
@@ -28,11 +28,12 @@
 // new rules between batches (its matcher is rebuilt then; counters go on from where they were;
 // threshold and flowbits state starts afresh).
 //
-// State: threshold and detection_filter counts and flowbits are per worker (docs/ids.md: a
-// source whose flows RSS spreads over several workers is counted on each separately; a flow
-// stays on one worker), in tables of ids::StateLimits entries with LRU eviction; windows and
-// flow timeouts are timed with the worker's TSC, read once a batch and only when the rules
-// have thresholds or flowbits.
+// State: threshold and detection_filter counts, flowbits and the flow keyword's state (client
+// end, TCP handshake) are per worker (docs/ids.md: a source whose flows RSS spreads over
+// several workers is counted on each separately; a flow stays on one worker), in tables of
+// ids::StateLimits entries with LRU eviction; windows and flow timeouts are timed with the
+// worker's TSC, read once a batch and only when the rules have thresholds, flowbits or flow
+// conditions.
 //
 // Per batch: parse every frame into a PacketView, match the views in groups of four
 // (interleaved DFA walks with ENGINE ac), then write alerts and verdicts. The packet index in
@@ -79,10 +80,12 @@ class IDSMatch final : public ElementBase<IDSMatch> {
       "allocated only when a rule has a threshold; the least recently used one of a full bucket "
       "is replaced (docs/ids.md)";
   static constexpr std::string_view kFlowsHelp =
-      "flows with flowbits per worker, 64 bytes each plus 8 per 64 flowbit names, allocated only "
-      "when a rule uses flowbits; the least recently used one of a full bucket is replaced";
+      "flows with flowbits or flow state per worker, 80 bytes each plus 8 per 64 flowbit names, "
+      "allocated only when a rule uses flowbits or flow:established/to_server/...; the least "
+      "recently used one of a full bucket is replaced";
   static constexpr std::string_view kFlowTimeoutHelp =
-      "seconds after which a flow no flowbits rule looked at starts again with no bit set";
+      "seconds after which a flow no flowbits rule looked at starts again with no bit set, and a "
+      "flow without a packet starts afresh (flow: rules)";
   static constexpr uint32_t kMaxStateEntries = 1u << 24;
 
   Status configure(Args& args) override;
@@ -178,7 +181,7 @@ class IDSMatch final : public ElementBase<IDSMatch> {
   const std::string& rules_file() const { return rules_file_; }
 
  private:
-  // "ids (IDSMatch): FILE: N rules loaded, M skipped (flow 3, ...); first skipped: ...".
+  // "ids (IDSMatch): FILE: N rules loaded, M skipped (byte_test 3, ...); first skipped: ...".
   // `element` is the element's name.
   static std::string skipped_note(const std::string& element, const std::string& file,
                                   size_t loaded, std::vector<ids::SkippedRule> skipped);

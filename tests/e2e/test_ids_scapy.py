@@ -11,7 +11,9 @@ ports and the alert log, once per engine (hyperscan, ac), and checks:
   * the (packet index, sid) alert set equals the reference's, which parses the rule text on
     its own (addresses with Python's ipaddress), takes addresses, protocols and payloads from
     scapy's dissection, and evaluates every rule on every packet with bytes.find / re (rules
-    with distance/within: its own transcription of Suricata's recursive content inspection);
+    with distance/within: its own transcription of Suricata's recursive content inspection;
+    flow: rules with its own per-flow TCP handshake and UDP both-ways state, on TCP
+    conversations with and without handshakes, RSTs and FINs, and UDP exchanges);
   * clean packets leave unchanged on port 0, alerted ones are dropped by Discard behind
     output 1, malformed ones with their named reason; the buffer balance holds.
 """
@@ -74,6 +76,16 @@ alert ip any any -> any any (msg:"toggle on abc"; content:"abc"; flowbits:toggle
 alert ip any any -> any any (msg:"x1 while t unset"; content:"x1"; flowbits:isnotset,t; sid:133;)
 alert udp any any -> any any (msg:"unset on HELLO"; content:"HELLO"; flowbits:unset,t; flowbits:noalert; sid:134;)
 alert tcp any any -> any any (msg:"first GET of a flow"; content:"GET "; flowbits:isnotset,got; flowbits:set,got; sid:135;)
+alert tcp any any -> any any (msg:"cmd to server"; flow:established,to_server; content:"CMD"; sid:140;)
+alert tcp any any -> any any (msg:"resp to client"; flow:to_client; content:"RESP"; sid:141;)
+alert udp any any -> any any (msg:"udp established"; flow:established; content:"x1"; sid:142;)
+alert tcp any any -> any any (msg:"established, no cmd"; flow:established,from_client; content:!"CMD"; sid:143;)
+alert tcp any any -> any any (msg:"not established from server"; flow:not_established,from_server; sid:144;)
+alert ip any any -> any any (msg:"stateless mark"; flow:stateless; content:"PING-MARK"; sid:145;)
+alert tcp any any -> any any (msg:"no_stream get"; flow:to_server,no_stream; content:"GET "; sid:146;)
+alert udp any any -> any any (msg:"udp one way yet"; flow:not_established,to_server; content:"CMD"; sid:147;)
+alert tcp any any -> any any (msg:"resp after cmd"; flow:established,to_client; content:"RESP"; flowbits:isset,cmd; sid:148;)
+alert tcp any any -> any any (msg:"cmd seen"; flow:established,to_server; content:"CMD"; flowbits:set,cmd; flowbits:noalert; sid:149;)
 """
 # Thresholds count per worker (one here) with the TSC; their windows (3600 s) outlast the run
 # (TIMEOUT_S), so every match of a tracked address falls into one window.
@@ -166,7 +178,7 @@ def parse_rules(text):
         proto, src, sport, d, dst, dport, body = m.groups()
         rule = dict(proto=proto, src=parse_addr(src), sport=parse_ports(sport), bidir=d == "<>",
                     dst=parse_addr(dst), dport=parse_ports(dport), contents=[], pcres=[],
-                    flowbits=[], noalert=False)
+                    flowbits=[], noalert=False, flow=None)
         last_is_pcre = False
         for opt in [o.strip() for o in body.split(";") if o.strip()]:
             name, _, value = opt.partition(":")
@@ -198,6 +210,15 @@ def parse_rules(text):
                     rule["noalert"] = True
                 else:
                     rule["flowbits"].append((cmd.strip(), bit.strip()))
+            elif name == "flow":
+                fl = rule["flow"] = dict(dir=None, est=None)
+                for item in (i.strip() for i in value.split(",")):
+                    if item in ("to_server", "from_client", "to_client", "from_server"):
+                        fl["dir"] = "server" if item in ("to_server", "from_client") else "client"
+                    elif item in ("established", "not_established"):
+                        fl["est"] = item == "established"
+                    else:
+                        assert item in ("stateless", "no_stream"), item
             elif name in ("threshold", "detection_filter"):
                 th = dict(type="detection_filter") if name == "detection_filter" else {}
                 for item in value.split(","):
@@ -318,12 +339,24 @@ def dissect(pkt):
     return dict(src=ip.src, dst=ip.dst, proto=proto, ip_payload=ip_payload, l4=l4, sport=sport,
                 dport=dport, fragment=fragment, icmp4=isinstance(upper, ICMP),
                 icmp6=isinstance(upper, _ICMPv6), tcp=isinstance(upper, TCP),
-                udp=isinstance(upper, UDP))
+                udp=isinstance(upper, UDP),
+                tcp_flags=int(upper.flags) if isinstance(upper, TCP) else 0)
+
+
+def flow_state_rule(r):
+    """Whether a rule's flow: conditions need the flow's state (a direction or established)."""
+    return r["flow"] is not None and (r["flow"]["dir"] is not None or
+                                      r["flow"]["est"] is not None)
 
 
 def stateful(r):
     """Whether which packets a rule alerts on depends on the packets before (their order)."""
-    return "threshold" in r or bool(r["flowbits"])
+    return "threshold" in r or bool(r["flowbits"]) or flow_state_rule(r)
+
+
+def order_dependent(r):
+    """Whether even the number of a rule's alerts depends on the order of the packets."""
+    return reads_flowbits(r) or flow_state_rule(r)
 
 
 def reads_flowbits(r):
@@ -347,6 +380,65 @@ def flow_of(d):
     ends = frozenset([(ipaddress.ip_address(d["src"]), d["sport"]),
                       (ipaddress.ip_address(d["dst"]), d["dport"])])
     return (d["proto"], ends)
+
+
+SYN, ACK, RST, FIN = 0x02, 0x10, 0x04, 0x01
+
+
+def track_flow(d, state):
+    """The packet's place in its flow after it was seen: (from the client, established); None
+    for a non-first fragment (no flow). The first packet's sender is the client. TCP: a SYN
+    without ACK where there is no session or it is closed starts one (its sender the client),
+    the other end's SYN-ACK and the client's ACK complete the handshake (that ACK is
+    established), a RST closes the session (unestablished during the handshake), a FIN from
+    both ends closes it; once established a flow stays so until a new session starts. Other
+    protocols: established once both ends sent."""
+    if d["fragment"]:
+        return None
+    me = (ipaddress.ip_address(d["src"]), d["sport"])
+    fl = state.setdefault(("conn", flow_of(d)),
+                          dict(client=me, tcp="none", est=False, ends=set()))
+    if d["tcp"]:
+        f = d["tcp_flags"]
+        syn, ack, rst, fin = f & SYN, f & ACK, f & RST, f & FIN
+        if fl["tcp"] in ("none", "closed"):
+            if syn and not ack and not rst:
+                fl.update(client=me, tcp="syn_sent", est=False, ends=set())
+        elif fl["tcp"] == "syn_sent":
+            if rst:
+                fl["tcp"] = "closed"
+            elif syn and ack and me != fl["client"]:
+                fl["tcp"] = "syn_recv"
+        elif fl["tcp"] == "syn_recv":
+            if rst:
+                fl["tcp"] = "closed"
+            elif ack and not syn and me == fl["client"]:
+                fl["tcp"], fl["est"] = "established", True
+        elif rst:
+            fl["tcp"] = "closed"
+        elif fin:
+            fl["ends"].add(me)
+            if len(fl["ends"]) == 2:
+                fl["tcp"] = "closed"
+    else:
+        fl["ends"].add(me)
+        fl["est"] = len(fl["ends"]) == 2
+    return (me == fl["client"], fl["est"])
+
+
+def flow_pass(r, d, where):
+    """Rule r's flow: conditions on a packet at `where` (track_flow's answer; False: not
+    tracked, every direction and state possible)."""
+    fc = r["flow"]
+    if fc is None:
+        return True
+    if d["fragment"]:
+        return False
+    if where is False:
+        return True
+    from_client, est = where
+    return (fc["dir"] is None or (fc["dir"] == "server") == from_client) and \
+        (fc["est"] is None or fc["est"] == est)
 
 
 def flowbits_pass(r, d, state):
@@ -381,11 +473,12 @@ def threshold_passes(r, d, state):
 
 def reference_alerts(rules, pkt, state):
     """The sids that match an Ether/[VLAN]/IP or IPv6 packet (scapy), in rule order. `state`
-    (a dict) carries the threshold counts and the flows' bits from packet to packet: packets
-    are given in order; None: no state (thresholds let every match alert, flowbits conditions
-    hold, noalert rules stay silent)."""
+    (a dict) carries the threshold counts, the flows' bits and their flow state from packet to
+    packet: packets are given in order; None: no state (thresholds let every match alert,
+    flowbits conditions and flow directions and states hold, noalert rules stay silent)."""
     d = dissect(pkt)
     sids = []
+    where = track_flow(d, state) if state is not None else False
     wanted = {"tcp": d["tcp"], "udp": d["udp"], "icmp": d["icmp4"] or d["icmp6"],
               "icmpv4": d["icmp4"], "icmpv6": d["icmp6"], "ip": True}
     for r in evaluation_order(rules):
@@ -395,7 +488,7 @@ def reference_alerts(rules, pkt, state):
             port_in(r["sport"], d["sport"]) and port_in(r["dport"], d["dport"])
         rev = r["bidir"] and addr_in(r["src"], d["dst"]) and addr_in(r["dst"], d["src"]) and \
             port_in(r["sport"], d["dport"]) and port_in(r["dport"], d["sport"])
-        if not (fwd or rev):
+        if not (fwd or rev) or not flow_pass(r, d, where):
             continue
         domain = d["l4"] if r["proto"] in ("tcp", "udp") else d["ip_payload"]
         if not (contents_match(r, domain) and all(p.search(domain) for p in r["pcres"])):
@@ -525,6 +618,50 @@ def malformed(rng, which, data):
     return Ether(**ETH) / tags / IP() / UDP() / Raw(data)
 
 
+def conversations(rng):
+    """TCP conversations (with a handshake, data both ways, FINs or a RST and a new session;
+    without a SYN; from a SYN-ACK; a handshake completed by a data packet; a RST answering the
+    SYN) and UDP exchanges, IPv4 and IPv6, interleaved; on ports no random packet uses."""
+    S, SA, A, PA, FA, R = "S", "SA", "A", "PA", "FA", "R"
+    shapes = [
+        [("c", S, b""), ("s", SA, b""), ("c", A, b""), ("c", PA, b"CMD"), ("s", PA, b"RESP"),
+         ("c", PA, b"CMD"), ("c", FA, b""), ("s", A, b""), ("s", FA, b""), ("c", A, b""),
+         ("c", PA, b"CMD")],
+        [("c", S, b""), ("s", SA, b""), ("c", A, b""), ("s", PA, b"RESP"), ("s", R, b""),
+         ("c", PA, b"CMD"), ("c", S, b""), ("s", PA, b"RESP"), ("s", SA, b""),
+         ("c", PA, b"CMD"), ("s", PA, b"RESP")],
+        [("s", PA, b"RESP"), ("c", PA, b"CMD"), ("c", A, b""), ("s", PA, b"RESP")],
+        [("s", SA, b""), ("c", A, b""), ("c", PA, b"CMD"), ("s", PA, b"RESP")],
+        [("c", S, b""), ("c", S, b""), ("s", SA, b""), ("c", PA, b"CMD"), ("s", PA, b"RESP")],
+        [("c", S, b""), ("s", R, b""), ("c", A, b""), ("c", PA, b"CMD")],
+        [("c", "udp", b"CMD"), ("c", "udp", b"CMD"), ("s", "udp", b"RESP"),
+         ("c", "udp", b"CMD")],
+        [("s", "udp", b"RESP"), ("c", "udp", b"CMD"), ("s", "udp", b"RESP")],
+    ]
+    convs = []
+    for k in range(2 * len(shapes)):
+        six = k >= len(shapes)
+        client, server = rng.sample(ADDRS6 if six else ADDRS, 2)
+        cport, sport = 41000 + k, rng.choice([80, 443, 8080])
+        pkts = []
+        for who, flags, tag in shapes[k % len(shapes)]:
+            src, dst, sp, dp = (client, server, cport, sport) if who == "c" else \
+                (server, client, sport, cport)
+            body = tag + b" " + payload(rng) if tag else b""
+            if flags == "udp":
+                upper = UDP(sport=sp, dport=dp) / Raw(body)
+            else:
+                upper = TCP(sport=sp, dport=dp, flags=flags, seq=0, ack=0, window=0) / Raw(body)
+            ip_layer = IPv6(src=src, dst=dst) / upper if six else IP(src=src, dst=dst) / upper
+            pkts.append(vlan(rng, ip_layer))
+        convs.append(pkts)
+    out = []
+    while any(convs):
+        c = rng.choice([c for c in convs if c])
+        out.append(c.pop(0))
+    return out
+
+
 def make_traffic(rng):
     """The frames, and the indices of the malformed ones."""
     frames, bad = [], set()
@@ -554,6 +691,7 @@ def make_traffic(rng):
             MALFORMED[which] += 1
             bad.add(len(frames))
         frames.append(p)
+    frames += conversations(random.Random(SEED + 1))
     return frames, bad
 
 

@@ -14,10 +14,11 @@ order), the split must raise the same alerts
 (packet indices aside: a split reorders); clean packets leave unchanged on port 0, alerted ones
 are counted and dropped behind output 1, malformed ones with their reason, and the buffer balance
 holds. A split inspects packets in another order than they arrived, so for the rules with state
-(thresholds, flowbits) it is not told which packets alert: a packet that only such rules match
-may leave on either port, and the number of alerts must be the reference's except for the
-rules that read flowbits (a reader may run before the setter); every other packet's port and
-every other rule's alerts are checked exactly.
+(thresholds, flowbits, flow: directions and established) it is not told which packets alert: a
+packet that only such rules match may leave on either port, and the number of alerts must be the
+reference's except for the rules that read flowbits (a reader may run before the setter) or
+flow state (a packet may be inspected before the one that established its flow); every other
+packet's port and every other rule's alerts are checked exactly.
 """
 import collections
 import json
@@ -45,7 +46,7 @@ def main():
     frames = rdpcap(work.file("in.pcap"))
     want, clean, state = set(), [], {}
     stateful = {r["sid"] for r in rules if ref.stateful(r)}
-    readers = {r["sid"] for r in rules if ref.reads_flowbits(r)}
+    readers = {r["sid"] for r in rules if ref.order_dependent(r)}
     sure_clean, maybe = collections.Counter(), collections.Counter()  # for the split
     for i, p in enumerate(frames):
         raw = bytes(p)

@@ -1,6 +1,7 @@
-// Flowbits state: per flow, one bit per flowbit name of the rule set. A flow is the packet's
+// Per-flow state: flowbits (one bit per flowbit name of the rule set) and the state of the flow
+// keyword (the client end; TCP's handshake; the directions seen). A flow is the packet's
 // protocol and its two (address, port) endpoints in either order, so both directions of a
-// connection share their bits; protocols without ports (ICMP, non-first fragments, ...) are
+// connection share their entry; protocols without ports (ICMP, non-first fragments, ...) are
 // keyed by protocol and addresses. The table (BoundedTable) is per worker.
 #pragma once
 
@@ -29,8 +30,9 @@ struct FlowKey {
   }
 };
 
-// The packet's flow, the same for both directions.
-inline FlowKey flow_key(const PacketView& v) {
+// The packet's flow, the same for both directions; `src_first` (when given) receives whether the
+// packet's source is the key's first end `a`.
+inline FlowKey flow_key(const PacketView& v, bool* src_first = nullptr) {
   FlowKey k;
   k.proto = v.proto;
   k.family = v.ipv6() ? 6 : 4;
@@ -46,11 +48,25 @@ inline FlowKey flow_key(const PacketView& v) {
   } else {
     k.a = src, k.pa = v.sport, k.b = dst, k.pb = v.dport;
   }
+  if (src_first != nullptr) *src_first = k.a.hi == src.hi && k.a.lo == src.lo && k.pa == v.sport;
   return k;
 }
 
+// A TCP flow's session as far as `flow:established` needs it (Suricata's stream engine with
+// midstream pick-up off): kNone until a SYN is seen (such a flow is never established), then
+// the 3-way handshake; kClosed after a RST or a FIN from both ends (a new SYN starts over).
+enum class TcpState : uint8_t { kNone, kSynSent, kSynRecv, kEstablished, kClosed };
+
 struct FlowEntry {
-  uint64_t last_ns = 0;  // the last time a flowbits rule looked at the flow
+  uint64_t last_ns = 0;       // the last time a flowbits rule looked at the flow
+  uint64_t seen_ns = 0;       // the flow's last packet (tracked only when a rule has flow state)
+  bool started = false;       // flow state: a packet was seen (fresh entries have none)
+  bool client_first = false;  // the client is FlowKey's first end `a`
+  bool established = false;   // TCP: the handshake completed; others: both ends sent
+  TcpState tcp = TcpState::kNone;
+  uint8_t ends = 0;  // kEndA, kEndB: TCP: the ends that sent a FIN; others: that sent a packet
+
+  static constexpr uint8_t kEndA = 1, kEndB = 2;
 };
 
 }  // namespace fulcrum::ids

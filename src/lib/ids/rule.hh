@@ -3,7 +3,7 @@
 //
 //   alert PROTO SRC SPORT -> DST DPORT (msg:"..."; content:"..."; nocase; offset:N; depth:N;
 //                                        distance:N; within:N; pcre:"/re/flags"; sid:N; rev:N;
-//                                        threshold:...; flowbits:...;)
+//                                        threshold:...; flowbits:...; flow:...;)
 //
 // with `<>` for either direction. Matching against packets is in rule_engine.hh.
 #pragma once
@@ -153,6 +153,21 @@ struct Flowbit {
   bool reads() const { return cmd == FlowbitCmd::kIsset || cmd == FlowbitCmd::kIsnotset; }
 };
 
+// flow:OPTION,... (Suricata's detect-flow.c) without stream reassembly: the direction of the
+// packet in its flow (to_server: from the client) and whether the flow is established (TCP: the
+// 3-way handshake completed; other protocols: packets seen both ways). Matcher::update_flow keeps
+// the state. `stateless` and `no_stream` add no condition; `only_stream` is not loadable.
+enum class FlowDir : uint8_t { kAny, kToServer, kToClient };
+enum class FlowEstablished : uint8_t { kAny, kEstablished, kNotEstablished };
+struct FlowCond {
+  bool given = false;  // the rule has flow: (it then never matches a non-first fragment)
+  FlowDir dir = FlowDir::kAny;
+  FlowEstablished established = FlowEstablished::kAny;
+
+  // Whether matching needs the per-flow state (a direction or the established state).
+  bool stateful() const { return dir != FlowDir::kAny || established != FlowEstablished::kAny; }
+};
+
 struct Rule {
   uint32_t sid = 0;
   uint32_t rev = 0;
@@ -167,6 +182,7 @@ struct Rule {
   Threshold threshold;
   std::vector<Flowbit> flowbits;
   bool noalert = false;  // flowbits:noalert: the rule acts on flowbits and never alerts
+  FlowCond flow;
 
   bool relative_contents() const {
     for (const Content& c : contents)

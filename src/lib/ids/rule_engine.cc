@@ -91,6 +91,17 @@ Result<std::shared_ptr<RuleSet>> RuleSet::compile(std::vector<Rule> rules,
         rule.threshold.type != ThresholdType::kNone || !rule.flowbits.empty() || rule.noalert;
     set->stateful_ |= ref.stateful;
     set->thresholds_ |= rule.threshold.type != ThresholdType::kNone;
+    if (rule.flow.given) {
+      ref.flow = kFlowHas;
+      if (rule.flow.dir == FlowDir::kToServer) ref.flow |= kFlowToServer;
+      if (rule.flow.dir == FlowDir::kToClient) ref.flow |= kFlowToClient;
+      if (rule.flow.established == FlowEstablished::kEstablished) ref.flow |= kFlowEstablished;
+      if (rule.flow.established == FlowEstablished::kNotEstablished)
+        ref.flow |= kFlowNotEstablished;
+      set->flow_rules_ = true;
+      set->flow_state_ |= rule.flow.stateful();
+      set->stateful_ |= rule.flow.stateful();  // the flow timeout needs the time
+    }
     ref.first_flowbit = static_cast<uint32_t>(set->flowbits_.size());
     ref.flowbits = static_cast<uint32_t>(rule.flowbits.size());
     for (const Flowbit& f : rule.flowbits) {
@@ -132,7 +143,7 @@ Matcher::Matcher(std::shared_ptr<const RuleSet> rules, Engine engine, StateLimit
     : rules_(std::move(rules)),
       engine_(engine),
       thresholds_(rules_->thresholds() ? limits.thresholds : 0),
-      flows_(rules_->flowbits().empty() ? 0 : limits.flows) {
+      flows_(rules_->flowbits().empty() && !rules_->flow_state() ? 0 : limits.flows) {
   constexpr uint64_t kNsPerSecond = 1'000'000'000;
   constexpr uint32_t kWordBits = 64;
   flow_timeout_ns_ = uint64_t{limits.flow_timeout_s} * kNsPerSecond;
@@ -163,6 +174,7 @@ void Matcher::next_generation() {
   std::fill(pcre_gen_.begin(), pcre_gen_.end(), 0);
   std::fill(std::begin(regex_gen_), std::end(regex_gen_), 0);
   flow_gen_ = 0;
+  bits_gen_ = 0;
   gen_ = 1;
 }
 
@@ -170,6 +182,8 @@ bool Matcher::rule_matches(uint32_t r, const PacketView& v) {
   const Rule& rule = rules_->rules()[r];
   if (!RuleSet::header_matches(rule, v)) return false;
   const RuleSet::RuleRef& ref = rules_->refs()[r];
+  if ((ref.flow & ~flow_flags_) != 0) [[unlikely]]
+    return false;
   const auto& contents = rules_->contents();
   const Domain d = ref.domain;
   const uint32_t end = ref.first_content + ref.contents;
@@ -201,18 +215,111 @@ bool Matcher::rule_matches(uint32_t r, const PacketView& v) {
   return true;
 }
 
+FlowEntry& Matcher::packet_flow(const PacketView& v, bool& src_first) {
+  if (flow_gen_ != gen_) {
+    const FlowKey key = flow_key(v, &packet_src_first_);
+    bool fresh = false;
+    uint32_t slot = 0;
+    packet_flow_ = &flows_.get(key, key.hash(), fresh, &slot);
+    packet_bits_ = bits_.empty() ? nullptr : bits_.data() + size_t{slot} * bit_words_;
+    if (fresh && packet_bits_ != nullptr) std::fill(packet_bits_, packet_bits_ + bit_words_, 0);
+    flow_gen_ = gen_;
+  }
+  src_first = packet_src_first_;
+  return *packet_flow_;
+}
+
 uint64_t* Matcher::flow_bits(const PacketView& v) {
-  if (flow_gen_ == gen_) return packet_bits_;
-  const FlowKey key = flow_key(v);
-  bool fresh = false;
-  uint32_t slot = 0;
-  FlowEntry& e = flows_.get(key, key.hash(), fresh, &slot);
-  uint64_t* bits = bits_.data() + size_t{slot} * bit_words_;
-  if (fresh || now_ns_ > e.last_ns + flow_timeout_ns_) std::fill(bits, bits + bit_words_, 0);
+  if (bits_gen_ == gen_) return packet_bits_;
+  bool src_first = false;
+  FlowEntry& e = packet_flow(v, src_first);
+  if (now_ns_ > e.last_ns + flow_timeout_ns_) std::fill(packet_bits_, packet_bits_ + bit_words_, 0);
   e.last_ns = now_ns_;
-  flow_gen_ = gen_;
-  packet_bits_ = bits;
-  return bits;
+  bits_gen_ = gen_;
+  return packet_bits_;
+}
+
+namespace {
+
+constexpr uint32_t kTcpFlagsOffset = 13;
+constexpr uint8_t kTcpFin = 0x01, kTcpSyn = 0x02, kTcpRst = 0x04, kTcpAck = 0x10;
+
+// A TCP packet from end `from` (FlowEntry::kEndA or kEndB) with `flags` moves its flow's
+// session on, as far as `established` needs (docs/ids.md): a SYN without ACK where there is no
+// session or it is closed starts one (its sender is the client); the server's SYN-ACK, then the
+// client's ACK complete the handshake (that ACK is itself established); a RST closes the session,
+// and so does a FIN from both ends once established. An established flow stays established
+// after it closes (Suricata: every session state from ESTABLISHED on), until a new SYN.
+void track_tcp(FlowEntry& e, uint8_t from, uint8_t flags) {
+  const uint8_t client = e.client_first ? FlowEntry::kEndA : FlowEntry::kEndB;
+  const bool syn = flags & kTcpSyn, ack = flags & kTcpAck, rst = flags & kTcpRst;
+  switch (e.tcp) {
+    case TcpState::kNone:
+    case TcpState::kClosed:
+      if (syn && !ack && !rst) {
+        e.client_first = from == FlowEntry::kEndA;
+        e.tcp = TcpState::kSynSent;
+        e.established = false;
+        e.ends = 0;
+      }
+      return;
+    case TcpState::kSynSent:
+      if (rst)
+        e.tcp = TcpState::kClosed;
+      else if (syn && ack && from != client)
+        e.tcp = TcpState::kSynRecv;
+      return;
+    case TcpState::kSynRecv:
+      if (rst) {
+        e.tcp = TcpState::kClosed;
+      } else if (ack && !syn && from == client) {
+        e.tcp = TcpState::kEstablished;
+        e.established = true;
+      }
+      return;
+    case TcpState::kEstablished:
+      if (rst) {
+        e.tcp = TcpState::kClosed;
+      } else if (flags & kTcpFin) {
+        e.ends |= from;
+        if (e.ends == (FlowEntry::kEndA | FlowEntry::kEndB)) e.tcp = TcpState::kClosed;
+      }
+      return;
+  }
+}
+
+}  // namespace
+
+void Matcher::update_flow(const PacketView& v) {
+  if (v.fragment) {
+    flow_flags_ = 0;  // a non-first fragment has no flow (its datagram is not reassembled)
+    return;
+  }
+  if (!rules_->flow_state()) {
+    flow_flags_ = RuleSet::kFlowHas;
+    return;
+  }
+  bool src_first = false;
+  FlowEntry& e = packet_flow(v, src_first);
+  if (!e.started || now_ns_ > e.seen_ns + flow_timeout_ns_) {
+    // A new flow (or one idle past the timeout): its first packet's sender is the client.
+    e.started = true;
+    e.client_first = src_first;
+    e.established = false;
+    e.tcp = TcpState::kNone;
+    e.ends = 0;
+  }
+  e.seen_ns = now_ns_;
+  const uint8_t from = src_first ? FlowEntry::kEndA : FlowEntry::kEndB;
+  if (v.proto == kIpProtoTcp) {
+    track_tcp(e, from, v.ip_payload[kTcpFlagsOffset]);
+  } else {
+    e.ends |= from;
+    e.established = e.ends == (FlowEntry::kEndA | FlowEntry::kEndB);
+  }
+  flow_flags_ = RuleSet::kFlowHas |
+                (src_first == e.client_first ? RuleSet::kFlowToServer : RuleSet::kFlowToClient) |
+                (e.established ? RuleSet::kFlowEstablished : RuleSet::kFlowNotEstablished);
 }
 
 bool Matcher::stateful_alert(uint32_t r, const PacketView& v) {

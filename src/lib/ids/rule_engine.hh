@@ -18,6 +18,8 @@
 //      content tried when the following content has `within` and the rest failed;
 //   4. a matching rule with flowbits, noalert or a threshold (RuleRef::stateful) goes through
 //      stateful_alert; other rules cost one flag test, and no flow or threshold table is read.
+// With `flow:` rules, each packet's flow state (direction, established) is updated before its
+// rules are evaluated (update_flow), and a rule's flow conditions are tested with its header.
 // Packets are matched in groups of AhoCorasick::kLanes so the DFA walks of a group interleave.
 #pragma once
 
@@ -68,7 +70,13 @@ class RuleSet {
     // (Matcher::stateful_alert).
     bool stateful = false;
     uint32_t first_flowbit = 0, flowbits = 0;  // in flowbits()
+    // flow: conditions, kFlow* bits the packet's flow flags (Matcher::update_flow) must hold.
+    uint8_t flow = 0;
   };
+  // A packet's flow flags, and a rule's flow conditions: the bits it needs.
+  static constexpr uint8_t kFlowHas = 1;  // part of a flow (not a non-first fragment)
+  static constexpr uint8_t kFlowToServer = 2, kFlowToClient = 4;
+  static constexpr uint8_t kFlowEstablished = 8, kFlowNotEstablished = 16;
   struct FlowbitRef {
     FlowbitCmd cmd = FlowbitCmd::kSet;
     uint32_t bit = 0;  // the name's index
@@ -98,6 +106,10 @@ class RuleSet {
   bool stateful() const { return stateful_; }
   bool thresholds() const { return thresholds_; }  // some rule has a threshold
   const std::vector<FlowbitRef>& flowbits() const { return flowbits_; }
+  // Some rule has flow: (each packet's flow flags are needed); some needs the flow state (a
+  // direction or established: the flow table is updated for every packet).
+  bool flow_rules() const { return flow_rules_; }
+  bool flow_state() const { return flow_state_; }
   uint32_t flowbit_names() const { return flowbit_names_; }
 
   // Whether rule `r`'s header (protocol, addresses, ports) matches the packet.
@@ -149,6 +161,8 @@ class RuleSet {
   uint32_t pcres_ = 0;
   bool stateful_ = false;
   bool thresholds_ = false;
+  bool flow_rules_ = false;
+  bool flow_state_ = false;
   std::vector<FlowbitRef> flowbits_;
   uint32_t flowbit_names_ = 0;
 };
@@ -182,8 +196,9 @@ struct StateLimits {
   static constexpr uint32_t kDefaultFlows = 1u << 16;
   static constexpr uint32_t kDefaultFlowTimeoutS = 600;
   uint32_t thresholds = kDefaultThresholds;  // (rule, tracked address) threshold entries
-  uint32_t flows = kDefaultFlows;            // flows with flowbits
-  // A flow no flowbits rule looked at for longer starts with no bits set.
+  uint32_t flows = kDefaultFlows;            // flows with flowbits or flow state
+  // A flow no flowbits rule looked at for longer starts with no bits set; a flow without a
+  // packet for longer starts afresh (flow state: its next packet's sender is the client).
   uint32_t flow_timeout_s = kDefaultFlowTimeoutS;
 };
 
@@ -279,6 +294,8 @@ class Matcher {
   template <class OnRule>
   void evaluate(const PacketView& v, const std::vector<Hit>& hits, OnRule&& on_rule) {
     next_generation();
+    if (rules_->flow_rules()) [[unlikely]]
+      update_flow(v);
     candidates_.clear();
     const auto& contents = rules_->contents();
     for (const Hit& h : hits) {
@@ -313,6 +330,12 @@ class Matcher {
   bool stateful_alert(uint32_t r, const PacketView& v);
   // The packet's flow's bits (looked up once a packet, on the first flowbits rule).
   uint64_t* flow_bits(const PacketView& v);
+  // The packet's flow entry, looked up once a packet (a fresh entry's bits cleared);
+  // `src_first` receives whether the packet's source is the key's first end.
+  FlowEntry& packet_flow(const PacketView& v, bool& src_first);
+  // Updates the packet's flow state (before its rules are evaluated, as Suricata's flow and
+  // stream engines run before detection) and sets flow_flags_ (RuleSet::kFlow*).
+  void update_flow(const PacketView& v);
   // Suricata's recursive content inspection of the contents [c, end) of one rule over its domain
   // buf[0, len): 1 match, 0 no match, -1 no match and stop (DetectEngineContentInspection).
   // `buffer_offset` is the end of the last positive match (relative contents start from it);
@@ -340,8 +363,12 @@ class Matcher {
   uint64_t flow_timeout_ns_ = 0;
   uint32_t bit_words_ = 0;      // 64-bit words of flowbits a flow
   std::vector<uint64_t> bits_;  // flows_.capacity() × bit_words_
-  uint32_t flow_gen_ = 0;       // gen_ of the packet packet_bits_ belongs to
+  uint32_t flow_gen_ = 0;       // gen_ of the packet packet_flow_ and packet_bits_ belong to
+  FlowEntry* packet_flow_ = nullptr;
+  bool packet_src_first_ = false;
   uint64_t* packet_bits_ = nullptr;
+  uint32_t bits_gen_ = 0;   // gen_ of the packet whose bits' timeout was checked
+  uint8_t flow_flags_ = 0;  // the packet's RuleSet::kFlow* flags (with flow rules)
 };
 
 }  // namespace fulcrum::ids

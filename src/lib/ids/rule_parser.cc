@@ -382,6 +382,56 @@ bool parse_flowbits(std::string_view v, Rule& r, std::string* error, std::string
   return false;
 }
 
+// flow:OPTION,OPTION,... (Suricata's detect-flow.c). only_stream (reassembled stream data only)
+// can never match without stream reassembly: the rule is skipped as "flow: only_stream"; so
+// are only_frag and no_frag (reassembled fragments).
+bool parse_flow(std::string_view v, Rule& r, std::string* error, std::string* feature) {
+  if (r.flow.given) {
+    *error = "flow: given twice";
+    return false;
+  }
+  r.flow.given = true;
+  bool stateless = false;
+  size_t pos = 0;
+  while (pos <= v.size()) {
+    size_t comma = v.find(',', pos);
+    if (comma == std::string_view::npos) comma = v.size();
+    const std::string_view item = trim_blanks(v.substr(pos, comma - pos));
+    pos = comma + 1;
+    if (item == "to_server" || item == "from_client" || item == "to_client" ||
+        item == "from_server") {
+      if (r.flow.dir != FlowDir::kAny) {
+        *error = "flow: more than one direction";
+        return false;
+      }
+      r.flow.dir =
+          item == "to_server" || item == "from_client" ? FlowDir::kToServer : FlowDir::kToClient;
+    } else if (item == "established" || item == "not_established" || item == "stateless") {
+      if (r.flow.established != FlowEstablished::kAny || stateless) {
+        *error = "flow: more than one of established, not_established and stateless";
+        return false;
+      }
+      stateless = item == "stateless";
+      if (!stateless)
+        r.flow.established = item == "established" ? FlowEstablished::kEstablished
+                                                   : FlowEstablished::kNotEstablished;
+    } else if (item == "only_stream" || item == "only_frag" || item == "no_frag") {
+      *feature = "flow: " + std::string(item);
+      *error = "flow: " + std::string(item) + " needs " +
+               (item == "only_stream" ? "TCP stream reassembly" : "reassembled fragments") +
+               ", which the IDS does not track";
+      return false;
+    } else if (item != "no_stream") {
+      *error =
+          "flow: expected to_server, from_client, to_client, from_server, established, "
+          "not_established, stateless, only_stream or no_stream, got " +
+          quote(item);
+      return false;
+    }
+  }
+  return true;
+}
+
 // Splits the option block "name:value; name; ..." into (name, value) pairs. A ';' inside a
 // quoted value or escaped with a backslash does not end the option.
 bool split_options(std::string_view s, std::vector<std::pair<std::string, std::string>>& out,
@@ -543,6 +593,7 @@ bool apply_option(const std::string& name, const std::string& value, Rule& r, bo
   }
   if (name == "rev") return number(r.rev);
   if (name == "flowbits") return parse_flowbits(value, r, error, feature);
+  if (name == "flow") return parse_flow(value, r, error, feature);
   if (name == "threshold" || name == "detection_filter")
     return parse_threshold(name, value, r.threshold, error, feature);
   for (const char* ignored : kIgnored)

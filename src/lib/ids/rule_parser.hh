@@ -4,11 +4,12 @@
 //
 // Options: msg, content (with `!`, |hex| bytes and the escapes \" \\ \; \:), nocase, offset,
 // depth, distance, within (modifiers apply to the content before them), pcre, sid (required,
-// unique), rev, threshold, detection_filter, flowbits. A relative content (distance, within)
-// whose base would be a pcre's match is unsupported ("relative to pcre"), and so are flowbits
-// groups (A|B, A&B: "flowbits group") and thresholds tracked by flow.
+// unique), rev, threshold, detection_filter, flowbits, flow. A relative content (distance,
+// within) whose base would be a pcre's match is unsupported ("relative to pcre"), and so are
+// flowbits groups (A|B, A&B: "flowbits group"), thresholds tracked by flow and flow:only_stream
+// ("flow: only_stream": only reassembled stream data, which the IDS does not have).
 // Ignored (accepted, no effect on matching): classtype, reference, metadata, priority, gid.
-// Any other option makes the rule unsupported ("unsupported option 'flow'"): a rule never
+// Any other option makes the rule unsupported ("unsupported option 'dsize'"): a rule never
 // silently matches more than it says. Such a rule is skipped and counted by the feature it needs
 // (parse_rule_file), or, strictly, an error.
 #pragma once
@@ -40,7 +41,8 @@ Result<RuleFile> load_rule_file(const std::string& path, bool strict);
 Result<std::vector<Rule>> parse_rules(std::string_view text, const std::string& path);
 Result<std::vector<Rule>> load_rules(const std::string& path);
 
-// "flow 812, flowbits 40, malformed 1": the skipped rules counted by feature, most first.
+// "byte_test 812, flow: only_stream 40, malformed 1": the skipped rules counted by feature, most
+// first.
 std::string skipped_summary(const std::vector<SkippedRule>& skipped);
 
 }  // namespace fulcrum::ids

@@ -69,7 +69,7 @@ void IPFragmenter::process_batch(PacketBatch& batch) {
       return batch.set_result(
           i, output_connected(1) ? Verdict::out(1) : Verdict::drop(kDropReasons["df-too-big"]));
     batch.set_result(i, cut(p) ? Verdict::drop(kDropReasons["fragmented"])
-                                : Verdict::drop(kDropReasons["no-buffer"]));
+                               : Verdict::drop(kDropReasons["no-buffer"]));
   });
 }
 

@@ -179,6 +179,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     pipe.inject(batch);
     pipe.poll_deferred(now_ns());
   }
+  // The end of the input, as a worker ends a run: what waits for more input is given up.
+  pipe.drain();
   const uint64_t start = now_ns();
   while (pipe.held() > 0) {
     pipe.poll_deferred(now_ns());

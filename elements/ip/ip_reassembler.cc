@@ -12,6 +12,8 @@
 #include <cstring>
 #include <string>
 
+#include "core/shared_storage.hh"
+
 namespace fulcrum {
 namespace {
 
@@ -57,10 +59,20 @@ Status IPReassembler::initialize(const InitContext& ctx) {
                                     static_cast<int>(rte_socket_id()));
   rte_log_set_level(RTE_LOGTYPE_USER1, static_cast<uint32_t>(level));
   if (table_ == nullptr) return make_error(where + "cannot create the fragment table");
-  auto pool =
-      create_packet_pool("reasm" + std::to_string(ctx.worker), kDatagramBuffers, kDatagramRoom, 0);
+  // The pool lives in the run's shared storage, which outlasts the ports: a NIC may still hold
+  // datagrams in its transmit ring when the pipeline is gone, and frees them when it stops.
+  auto pool = shared_or_own<DatagramPool>(
+      ctx.shared, "ip-reassembler:" + name() + ":" + std::to_string(ctx.worker),
+      [&]() -> Result<std::shared_ptr<DatagramPool>> {
+        auto made = create_packet_pool("reasm" + std::to_string(ctx.worker), kDatagramBuffers,
+                                       kDatagramRoom, 0);
+        if (!made) return make_error(made.error());
+        auto holder = std::make_shared<DatagramPool>();
+        holder->pool.reset(made.value());
+        return holder;
+      });
   if (!pool) return make_error(where + pool.error());
-  pool_.reset(pool.value());
+  pool_ = pool.value();
   if (now_ == nullptr) now_ = tsc_now;
   out_.reserve(kMaxBatch * 2);
   return {};
@@ -127,7 +139,7 @@ void IPReassembler::complete(Packet* chain) {
   Verdict fragment_verdict = Verdict::drop(kDropReasons["reassembled"]);
   if (len > kDatagramRoom - RTE_PKTMBUF_HEADROOM) {
     fragment_verdict = Verdict::drop(kDropReasons["too-big"]);
-  } else if ((d = rte_pktmbuf_alloc(pool_.get())) == nullptr) {
+  } else if ((d = rte_pktmbuf_alloc(pool_->pool.get())) == nullptr) {
     fragment_verdict = Verdict::drop(kDropReasons["no-buffer"]);
   } else {
     auto* dst = rte_pktmbuf_mtod(d, uint8_t*);

@@ -78,7 +78,10 @@ class IPReassembler final : public ElementBase<IPReassembler> {
   uint32_t max_datagrams_ = 4096;
   rte_ip_frag_tbl* table_ = nullptr;
   rte_ip_frag_death_row death_row_{};
-  PoolHandle pool_;
+  struct DatagramPool {
+    PoolHandle pool;
+  };
+  std::shared_ptr<const DatagramPool> pool_;
   uint64_t (*now_)() = nullptr;
   uint64_t held_ = 0;         // fragments in the table
   std::vector<Leaving> out_;  // to leave by poll_deferred, in order

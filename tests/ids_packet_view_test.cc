@@ -150,7 +150,8 @@ TEST(IdsPacketView, EveryExtensionHeaderKindIsWalked) {
   }
   PacketView v;
   const std::vector<Ext6> eight(kMaxIpv6ExtHeaders, Ext6{testing::kExtDestOptions});
-  ASSERT_EQ(parse(tcp6(eight), v), ParseResult::kOk);
+  const Frame deepest = tcp6(eight);  // v points into it
+  ASSERT_EQ(parse(deepest, v), ParseResult::kOk);
   EXPECT_EQ(domain(v), kPayload);
   // ICMPv6 and No Next Header: ip-domain protocols, no ports.
   const Frame icmp = testing::ipv6_frame(kSrc6, kDst6, {{testing::kExtHopByHop}},

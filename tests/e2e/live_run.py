@@ -7,6 +7,7 @@ import os
 import queue
 import re
 import signal
+import struct
 import subprocess
 import threading
 import time
@@ -157,6 +158,23 @@ class LiveRun:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+def received(run):
+    """Packets the run has taken in so far (0 before its first statistics)."""
+    s = run.stats()
+    return s["report"]["packets_in"] if s is not None else 0
+
+
+def pcap_frames(path):
+    """The frames of a pcap file written by ToDump or net_pcap, in file order (bytes)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    pos = 24
+    while pos + 16 <= len(data):
+        incl = struct.unpack_from("<I", data, pos + 8)[0]
+        yield data[pos + 16:pos + 16 + incl]
+        pos += 16 + incl
 
 
 def check_lossless_reloads(st, reloads, failures):

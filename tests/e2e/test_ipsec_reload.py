@@ -19,7 +19,7 @@ from scapy.layers.ipsec import ESP, SecurityAssociation
 
 sys.path.insert(0, os.path.dirname(__file__))
 from fulcrum_e2e import Workdir  # noqa: E402
-from live_run import LiveRun, check_lossless_reloads  # noqa: E402
+from live_run import LiveRun, check_lossless_reloads, pcap_frames, received  # noqa: E402
 
 SPI_A, SPI_B = 0x1000, 0x2000
 KEY_A, NONCE_A = bytes.fromhex("2b7e151628aed2a6abf7158809cf4f3c"), bytes.fromhex("deadbeef")
@@ -49,22 +49,7 @@ def scapy_sa(spi, dst, key, nonce, auth):
 
 def read_esp(path):
     """(spi, seq, ip_bytes) of every frame of an Ethernet pcap, in file order."""
-    out = []
-    with open(path, "rb") as f:
-        data = f.read()
-    pos = 24
-    while pos + 16 <= len(data):
-        incl = struct.unpack_from("<I", data, pos + 8)[0]
-        frame = data[pos + 16:pos + 16 + incl]
-        pos += 16 + incl
-        spi, seq = struct.unpack_from(">II", frame, 34)
-        out.append((spi, seq, frame[14:]))
-    return out
-
-
-def received(run):
-    s = run.stats()
-    return s["report"]["packets_in"] if s is not None else 0
+    return [(*struct.unpack_from(">II", frame, 34), frame[14:]) for frame in pcap_frames(path)]
 
 
 def main():

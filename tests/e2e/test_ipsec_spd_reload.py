@@ -7,13 +7,12 @@ second bypasses everything. Checked on the capture: no packet lost or dropped; b
 file with an error is refused with FILE:LINE and the policy in service stays."""
 import json
 import os
-import struct
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from fulcrum_e2e import Workdir  # noqa: E402
-from live_run import LiveRun, check_lossless_reloads  # noqa: E402
+from live_run import LiveRun, check_lossless_reloads, pcap_frames, received  # noqa: E402
 
 SA = ("4096 192.0.2.1 198.51.100.1 2b7e151628aed2a6abf7158809cf4f3cdeadbeef "
       "0102030405060708090a0b0c0d0e0f1011121314 0.0.0.0/0 DIR out\n")
@@ -27,21 +26,7 @@ TEN = 10           # first octet of the protected prefix
 
 def frames(path):
     """(IP protocol, inner or outer destination's first octet) of every frame of a pcap."""
-    out = []
-    with open(path, "rb") as f:
-        data = f.read()
-    pos = 24
-    while pos + 16 <= len(data):
-        incl = struct.unpack_from("<I", data, pos + 8)[0]
-        frame = data[pos + 16:pos + 16 + incl]
-        pos += 16 + incl
-        out.append((frame[23], frame[30]))
-    return out
-
-
-def received(run):
-    s = run.stats()
-    return s["report"]["packets_in"] if s is not None else 0
+    return [(frame[23], frame[30]) for frame in pcap_frames(path)]
 
 
 def wait_for(run, count):

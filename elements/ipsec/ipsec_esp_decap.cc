@@ -86,24 +86,17 @@ Verdict IPsecESPDecap::submit(uint32_t i, Packet* p) {
     return Verdict::drop(kDropReasons["sa-expired"]);
   }
   const uint32_t low = load_be32(e + kSpiLen);
-  rte_spinlock_lock(&sa.replay_lock);
-  uint64_t seq = sa.replay.infer(low);
-  const uint64_t top = sa.replay.top();
-  rte_spinlock_unlock(&sa.replay_lock);
+  uint64_t seq, top;
+  bool fresh = check_window(sa, low, seq, top);
   // ESN: when the packets of this batch still being checked would move the window far enough to
   // infer another high half, they are completed first (near 2^32 boundaries only).
   if (sa.cfg.esn) {
     const uint64_t pending = pending_top(sa_index);
     if (pending > top && sa.replay.infer_from(pending, low) != seq) {
       flush();
-      rte_spinlock_lock(&sa.replay_lock);
-      seq = sa.replay.infer(low);
-      rte_spinlock_unlock(&sa.replay_lock);
+      fresh = check_window(sa, low, seq, top);
     }
   }
-  rte_spinlock_lock(&sa.replay_lock);
-  const bool fresh = sa.replay.check(seq);
-  rte_spinlock_unlock(&sa.replay_lock);
   if (!fresh) return Verdict::drop(kDropReasons["replayed"]);
   const uint32_t iv_len = sa.cfg.iv_len();
   const uint32_t icv_len = sa.cfg.icv_len();
@@ -184,6 +177,18 @@ Verdict IPsecESPDecap::complete(Packet* p, const Slot& slot, const Scratch& x) {
   rte_pktmbuf_trim(p, static_cast<uint16_t>(len - payload - inner_len));
   anno(p).flow_id = slot.sa;
   return Verdict::out(0);
+}
+
+// Under the window's lock, once: the number `low` stands for, the window's top, and whether the
+// number is new.
+bool IPsecESPDecap::check_window(SecurityAssociation& sa, uint32_t low, uint64_t& seq,
+                                 uint64_t& top) {
+  rte_spinlock_lock(&sa.replay_lock);
+  seq = sa.replay.infer(low);
+  top = sa.replay.top();
+  const bool fresh = sa.replay.check(seq);
+  rte_spinlock_unlock(&sa.replay_lock);
+  return fresh;
 }
 
 uint64_t IPsecESPDecap::pending_top(uint16_t sa) const {

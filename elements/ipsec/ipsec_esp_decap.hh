@@ -86,6 +86,7 @@ class IPsecESPDecap final : public ElementBase<IPsecESPDecap> {
   Verdict complete(Packet* p, const Slot& slot, const Scratch& scratch);
   // Completes the crypto jobs queued so far and the packets submitted so far, in order.
   void flush();
+  static bool check_window(SecurityAssociation& sa, uint32_t low, uint64_t& seq, uint64_t& top);
   uint64_t pending_top(uint16_t sa) const;
   void note_pending(uint16_t sa, uint64_t seq);
 

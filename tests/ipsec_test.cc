@@ -901,11 +901,13 @@ TEST(IpsecSa, ParsesModesAndOptions) {
   EXPECT_TRUE((*sas)[0].esn);
   EXPECT_EQ((*sas)[0].nonce[0], 0xca);
   EXPECT_EQ((*sas)[0].icv_len(), kGcmIcvLen);
-  EXPECT_FALSE((*sas)[0].device_aes());
+  EXPECT_TRUE((*sas)[0].device_aes());
+  EXPECT_TRUE((*sas)[0].device_hmac());  // GCM passes the HMAC kernel untouched
   EXPECT_EQ((*sas)[1].dir, SaDir::kIn);
   EXPECT_EQ((*sas)[2].cipher, EspCipher::kAesCbc);
   EXPECT_EQ((*sas)[2].key_len, kAes256KeyLen);
   EXPECT_EQ((*sas)[2].replay_window, 4096);
+  EXPECT_FALSE((*sas)[2].device_aes());  // CBC stays on the CPU
   EXPECT_EQ((*sas)[2].dir, SaDir::kIn);
   EXPECT_EQ((*sas)[3].cipher, EspCipher::kAesCtr);
   EXPECT_EQ((*sas)[3].key_len, kAes256KeyLen);

@@ -2,7 +2,10 @@
 // two): device-only output byte for byte the CPU-only output (and the plain IPsecAES ->
 // IPsecAuthHMACSHA1 output) with the two elements in separate tasks (CHAIN false), chained with
 // two kernels (FUSE false) and fused; a fixed fraction loses nothing; AES-CBC SAs and malformed
-// frames stay on the CPU with the CPU element's drops; the ICVs check against OpenSSL HMAC.
+// frames stay on the CPU with the CPU element's drops; the ICVs check against OpenSSL HMAC. Then
+// the same with eight SAs of every mode the kernels take mixed in each batch (AES-128/256-CTR +
+// HMAC-SHA1-96 and AES-128/256-GCM, each with and without ESN): device-only equals CPU-only, and
+// OpenSSL verifies and decrypts every packet back to the frame that went in.
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -256,6 +259,177 @@ TEST(OffloadIpsecElement, MalformedFramesDropAsOnTheCpu) {
   EXPECT_GT(cpu.dropped, kGarbage / 2);
   EXPECT_GT(cpu.frames.size(), 0u);
   EXPECT_EQ(dev.counters.at("device_packets"), cpu.frames.size());
+}
+
+// Eight SAs, one per mode: AES-128-CTR, AES-256-CTR, AES-128-GCM, AES-256-GCM, without ESN then
+// with it; SA k takes the destinations 10.(k + 1).0.0/16.
+struct ModeSa {
+  uint32_t spi;
+  const char* key;   // hex, without the nonce or salt
+  const char* salt;  // hex, 4 bytes
+  bool gcm, esn;
+};
+constexpr ModeSa kModeSas[] = {
+    {0x1001, "2b7e151628aed2a6abf7158809cf4f3c", "deadbeef", false, false},
+    {0x1002, "603deb1015ca71be2b73aef0857d77811f352c073b6108d72d9810a30914dff4", "cafe0001", false,
+     false},
+    {0x1003, "feffe9928665731c6d6a8f9467308308", "cafebabe", true, false},
+    {0x1004, "feffe9928665731c6d6a8f9467308308feffe9928665731c6d6a8f9467308308", "cafebabe", true,
+     false},
+    {0x1005, "000102030405060708090a0b0c0d0e0f", "01020304", false, true},
+    {0x1006, "1f1e1d1c1b1a191817161514131211100f0e0d0c0b0a09080706050403020100", "a1a2a3a4", false,
+     true},
+    {0x1007, "0f0e0d0c0b0a09080706050403020100", "b1b2b3b4", true, true},
+    {0x1008, "101112131415161718191a1b1c1d1e1f202122232425262728292a2b2c2d2e2f", "c1c2c3c4", true,
+     true},
+};
+constexpr uint32_t kModeSaCount = std::size(kModeSas);
+
+Bytes unhex(const std::string& hex) {
+  Bytes k;
+  for (size_t i = 0; i < hex.size(); i += 2)
+    k.push_back(static_cast<uint8_t>(std::stoul(hex.substr(i, 2), nullptr, 16)));
+  return k;
+}
+
+std::string modes_sa_file() {
+  const std::string path = testing::temp_path("ipsec-offload-modes-sa.txt");
+  std::string text;
+  for (uint32_t k = 0; k < kModeSaCount; ++k) {
+    const ModeSa& m = kModeSas[k];
+    text += std::to_string(m.spi) + " 192.0.2.1 198.51.100." + std::to_string(k + 1) + " " + m.key +
+            m.salt + " " + (m.gcm ? "-" : kAuthA) + " 10." + std::to_string(k + 1) + ".0.0/16" +
+            (m.gcm ? " CIPHER aes-gcm" : "") + (m.esn ? " ESN on" : "") + "\n";
+  }
+  FILE* f = std::fopen(path.c_str(), "w");
+  EXPECT_NE(f, nullptr);
+  if (f != nullptr) {
+    std::fputs(text.c_str(), f);
+    std::fclose(f);
+  }
+  return path;
+}
+
+// UDP frames of 28..1500-byte IPv4 packets (every length 28..80 once, then random ones), to the
+// eight SAs in turn, so every batch mixes them.
+std::vector<Bytes> modes_frames() {
+  std::mt19937 rng(41);
+  std::vector<Bytes> out;
+  for (uint32_t i = 0; i < kPackets; ++i) {
+    const uint32_t ip_len = i < 53 ? 28 + i : 28 + rng() % (1500 - 28 + 1);
+    const uint32_t dst = RTE_IPV4(10, 1 + i % kModeSaCount, i % 256, 1 + i % 200);
+    Bytes f = testing::ipv4_udp_frame(RTE_IPV4(10, 9, 9, 9), dst, 64, esp::kEtherHdrLen + ip_len);
+    for (uint32_t k = kPayloadOffset; k < f.size(); ++k) f[k] = static_cast<uint8_t>(rng());
+    out.push_back(f);
+  }
+  return out;
+}
+
+testing::PipelineOutcome run_modes(const std::string& balancer, const std::string& aes_extra) {
+  const std::string file = modes_sa_file();
+  const std::string opts = ", AGGREGATE 4, FLUSH_US 0";
+  return testing::run_pipeline("FromInput -> IPsecESPEncap(" + file + ") -> " + balancer +
+                                   " -> a :: IPsecAESOffload(" + file + opts + aes_extra +
+                                   ") -> h :: IPsecAuthHMACSHA1Offload(" + file + opts +
+                                   ") -> ToOutput;",
+                               modes_frames(), 1, "a", kBurst);
+}
+
+const testing::PipelineOutcome& modes_cpu_only() {
+  static const testing::PipelineOutcome r = run_modes("CPUOnly", "");
+  return r;
+}
+
+// OpenSSL's verdict on one output ESP frame: its ICV verifies (HMAC-SHA1-96 with the high half
+// 0 appended under ESN, or the GCM tag with the RFC 4106 AAD) and it decrypts to `inner`
+// followed by the RFC 4303 padding 1, 2, 3.., pad length and next header 4.
+bool openssl_opens(const Bytes& f, const Bytes& inner) {
+  const uint8_t* e = f.data() + kEspOffset;
+  const uint32_t spi = esp::load_be32(e);
+  const ModeSa* m = nullptr;
+  for (const ModeSa& s : kModeSas)
+    if (s.spi == spi) m = &s;
+  if (m == nullptr) return false;
+  const Bytes key = unhex(m->key), salt = unhex(m->salt), auth = unhex(kAuthA);
+  const bool big = key.size() == kAes256KeyLen;
+  const uint32_t icv = m->gcm ? kGcmIcvLen : kIcvLen;
+  const uint32_t esp_len = static_cast<uint32_t>(f.size()) - kEspOffset;
+  if (esp_len < esp::kHdrIvLen + esp::kTrailerLen + icv) return false;
+  const uint32_t text_len = esp_len - esp::kHdrIvLen - icv;
+  Bytes text(e + esp::kHdrIvLen, e + esp::kHdrIvLen + text_len);
+  const uint8_t zero_hi[esp::kSeqLen] = {};
+  EVP_CIPHER_CTX* ctx = EVP_CIPHER_CTX_new();
+  int n = 0;
+  bool ok = true;
+  if (m->gcm) {
+    uint8_t nonce[kGcmNonceLen], aad[esp::kAadSlotLen], tag[kGcmIcvLen];
+    std::memcpy(nonce, salt.data(), kGcmSaltLen);
+    std::memcpy(nonce + kGcmSaltLen, e + esp::kHdrLen, kGcmIvLen);
+    const uint32_t aad_len = esp::gcm_aad(e, m->esn ? zero_hi : nullptr, aad);
+    std::memcpy(tag, e + esp::kHdrIvLen + text_len, kGcmIcvLen);
+    ok = EVP_DecryptInit_ex(ctx, big ? EVP_aes_256_gcm() : EVP_aes_128_gcm(), nullptr, key.data(),
+                            nonce) == 1 &&
+         EVP_DecryptUpdate(ctx, nullptr, &n, aad, static_cast<int>(aad_len)) == 1 &&
+         EVP_DecryptUpdate(ctx, text.data(), &n, text.data(), static_cast<int>(text_len)) == 1 &&
+         EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, static_cast<int>(kGcmIcvLen), tag) == 1 &&
+         EVP_DecryptFinal_ex(ctx, text.data() + text_len, &n) == 1;
+  } else {
+    Bytes msg(e, e + esp::kHdrIvLen + text_len);
+    if (m->esn) msg.resize(msg.size() + esp::kSeqLen, 0);
+    uint8_t mac[EVP_MAX_MD_SIZE];
+    unsigned len = 0;
+    HMAC(EVP_sha1(), auth.data(), static_cast<int>(auth.size()), msg.data(), msg.size(), mac, &len);
+    uint8_t block[kAesBlockLen] = {};
+    std::memcpy(block, salt.data(), kCtrNonceLen);
+    std::memcpy(block + kCtrNonceLen, e + esp::kHdrLen, kCtrIvLen);
+    block[kAesBlockLen - 1] = 1;
+    ok = std::memcmp(mac, e + esp::kHdrIvLen + text_len, kIcvLen) == 0 &&
+         EVP_DecryptInit_ex(ctx, big ? EVP_aes_256_ctr() : EVP_aes_128_ctr(), nullptr, key.data(),
+                            block) == 1 &&
+         EVP_DecryptUpdate(ctx, text.data(), &n, text.data(), static_cast<int>(text_len)) == 1;
+  }
+  EVP_CIPHER_CTX_free(ctx);
+  if (!ok || text_len < inner.size() + esp::kTrailerLen) return false;
+  const uint32_t pad = text_len - static_cast<uint32_t>(inner.size()) - esp::kTrailerLen;
+  for (uint32_t k = 0; k < pad; ++k)
+    if (text[inner.size() + k] != k + 1) return false;
+  return std::equal(inner.begin(), inner.end(), text.begin()) && text[text_len - 2] == pad &&
+         text[text_len - 1] == esp::kNextHeaderIpv4;
+}
+
+// How many output frames OpenSSL cannot open back to the frame that went in (its IPv4 packet).
+size_t openssl_failures(const testing::PipelineOutcome& o) {
+  const std::vector<Bytes> in = modes_frames();
+  size_t bad = 0;
+  for (size_t i = 0; i < o.frames.size(); ++i) {
+    const Bytes& f = in[o.sent[i].tag];
+    bad += !openssl_opens(o.frames[i], Bytes(f.begin() + esp::kEtherHdrLen, f.end()));
+  }
+  return bad;
+}
+
+TEST(OffloadIpsecElement, EveryModeCpuOnlyOpensWithOpenSSL) {
+  const testing::PipelineOutcome& cpu = modes_cpu_only();
+  ASSERT_EQ(cpu.frames.size(), kPackets);
+  EXPECT_EQ(cpu.dropped, 0u);
+  EXPECT_EQ(openssl_failures(cpu), 0u);
+  // The check can fail: one flipped byte in each of a GCM and an ESN CTR frame.
+  testing::PipelineOutcome tampered = cpu;
+  tampered.frames[2].back() ^= 1;                        // AES-128-GCM: its tag
+  tampered.frames[4][kEspOffset + esp::kHdrIvLen] ^= 1;  // AES-128-CTR with ESN: its text
+  EXPECT_EQ(openssl_failures(tampered), 2u);
+}
+
+TEST(OffloadIpsecElement, EveryModeDeviceOnlyMatchesCpuOnly) {
+  REQUIRE_OFFLOAD_DEVICE();
+  for (const char* extra : {"", ", FUSE false", ", CHAIN false"}) {
+    SCOPED_TRACE(extra);
+    const testing::PipelineOutcome dev = run_modes("DeviceOnly", extra);
+    expect_same(dev, modes_cpu_only());
+    EXPECT_EQ(dev.counters.at("device_packets"), kPackets);
+    EXPECT_EQ(openssl_failures(dev), 0u);
+    EXPECT_TRUE(dev.device_up);
+  }
 }
 
 TEST(OffloadIpsecElement, ConfigErrors) {

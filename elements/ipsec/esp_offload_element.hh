@@ -1,7 +1,7 @@
 // EspOffloadElement<Derived, Cpu>: what IPsecAESOffload and IPsecAuthHMACSHA1Offload share. The
 // CPU function is the Cpu element (IPsecAES, IPsecAuthHMACSHA1) configured with the same SA_FILE
 // and sharing its SA table; the datablocks are the ESP region of the frame (whole packet, SPI
-// through the next-header byte, rewritten in place) and the packet's SA index (4 bytes). Both
+// through the ICV's room, rewritten in place) and the packet's SA index (4 bytes). Both
 // name their region "esp-region", so IPsecAESOffload -> IPsecAuthHMACSHA1Offload run in one
 // device task (src/offload/stage/chaining.cc). The device SA table (src/offload/ipsec_tables.hh)
 // is uploaded to each device once per process and SA file.
@@ -55,15 +55,19 @@ class EspOffloadElement : public OffloadElement<Derived> {
   void process_cpu(PacketBatch& batch) override { cpu_.process_batch(batch); }
 
   // Packets the CPU function would drop (no SA, truncated) stay with it, and so do the SAs the
-  // kernels do not implement (SaConfig::device_aes, device_hmac: AES-CBC, AES-256, GCM, ESN).
+  // kernels do not implement (SaConfig::device_aes, device_hmac: AES-CBC). The region is the ESP
+  // part through the ICV's room (its length by the SA's cipher), which with ESN holds the
+  // sequence number's high half until the ICV is written.
   bool gather(Packet* p, uint8_t* item, offload::PacketRegion& region) override {
-    const uint32_t sa = anno(p).flow_id;
-    if (sa >= table_->size()) return false;
-    const SaConfig& cfg = table_->at(sa).cfg;
-    if (Derived::kCtrOnly ? !cfg.device_aes() : !cfg.device_hmac()) return false;
+    const SaConfig* cfg = sa_of(p);
+    if (cfg == nullptr) return false;
+    if (Derived::kCipherStage ? !cfg->device_aes() : !cfg->device_hmac()) return false;
     const uint32_t off = esp::esp_offset(p);
-    if (off == 0) return false;
-    region = {off, length(p) - esp::kEspIcvLen - off};
+    if (off == 0 ||
+        length(p) < off + esp::kHdrLen + cfg->iv_len() + esp::kTrailerLen + cfg->icv_len())
+      return false;
+    region = {off, length(p) - off};
+    const uint32_t sa = anno(p).flow_id;
     std::memcpy(item, &sa, sizeof sa);
     return true;
   }
@@ -87,6 +91,12 @@ class EspOffloadElement : public OffloadElement<Derived> {
   const std::string& file() const { return file_; }
 
  protected:
+  // The packet's SA (flow_id, set by IPsecESPEncap), or nullptr when it names none.
+  const SaConfig* sa_of(Packet* p) const {
+    const uint32_t sa = anno(p).flow_id;
+    return sa < table_->size() ? &table_->at(sa).cfg : nullptr;
+  }
+
   Cpu cpu_;
 
  private:

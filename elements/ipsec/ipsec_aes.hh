@@ -15,7 +15,7 @@
 // Counters:  none.
 // Offload:   CPU: one intel-ipsec-mb job per packet (IMB_CIPHER_CNTR / IMB_CIPHER_CBC through
 //            the burst API, the batch at once; IMB_CIPHER_GCM through the job API). Device:
-//            IPsecAESOffload (AES-128-CTR SAs; the others stay on the CPU).
+//            IPsecAESOffload (CTR and GCM SAs; CBC ones stay on the CPU).
 #pragma once
 
 #include "core/registry.hh"

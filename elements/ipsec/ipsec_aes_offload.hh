@@ -7,13 +7,14 @@
 //            CPUOnly, DeviceOnly, FixedFraction).  Sets: nothing.
 // Counters:  cpu_batches, device_batches, device_packets, tasks, tasks_failed (re-run on the
 //            CPU), no_device_batches, affinity_packets, waits, tasks_timed_out.
-// Offload:   kernel ipsec_aes_ctr (kernels/ipsec.cl: AES-128-CTR,
-//            RFC 3686, one work item per packet). Datablocks: whole packet, written back: the
-//            ESP part from the SPI through the next-header byte; read: the SA index (4 bytes);
-//            no write item. Only AES-CTR SAs go to the device: AES-CBC SAs, and frames the CPU
-//            function drops, stay on the CPU. Chain key "esp-region": followed by
-//            IPsecAuthHMACSHA1Offload on the same SA file, one kernel does both
-//            (ipsec_aes_hmac_fused, FlowShader §III-E). CPU function: IPsecAES (intel-ipsec-mb).
+// Offload:   kernel ipsec_aes (kernels/ipsec.cl, one work item per packet: AES-128/256-CTR,
+//            RFC 3686; AES-128/256-GCM, RFC 4106, with its 16-byte ICV written in place; ESN
+//            SAs included). Datablocks: whole packet, written back: the ESP part from the SPI
+//            through the ICV's room; read: the SA index (4 bytes); no write item. AES-CBC SAs
+//            (each block chains on the last), and frames the CPU function drops, stay on the
+//            CPU. Chain key "esp-region": followed by IPsecAuthHMACSHA1Offload on the same SA
+//            file, one kernel does both (ipsec_aes_hmac_fused, FlowShader §III-E). CPU
+//            function: IPsecAES (intel-ipsec-mb).
 #pragma once
 
 #include <optional>
@@ -29,8 +30,8 @@ namespace fulcrum {
 class IPsecAESOffload final : public EspOffloadElement<IPsecAESOffload, IPsecAES> {
  public:
   static constexpr ElementTraits kTraits{"IPsecAESOffload", 1, 1, IPsecAES::kDropReasons};
-  static constexpr offload::OffloadSpec kOffload = spec(offload::kIpsecAesCtrKernel, 0);
-  static constexpr bool kCtrOnly = true;
+  static constexpr offload::OffloadSpec kOffload = spec(offload::kIpsecAesKernel, 0);
+  static constexpr bool kCipherStage = true;  // gather by SaConfig::device_aes
 
   Verdict apply(Packet*, const uint8_t*, const offload::PacketRegion&) override {
     return Verdict::out(0);

@@ -9,12 +9,15 @@
 // Counters:  cpu_batches, device_batches, device_packets, tasks, tasks_failed (re-run on the
 //            CPU), no_device_batches, affinity_packets, waits, tasks_timed_out.
 // Offload:   kernel ipsec_hmac_sha1 (kernels/ipsec.cl: HMAC-SHA1-96,
-//            RFC 2404, one work item per packet, chaining states precomputed per SA).
-//            Datablocks: whole packet, read: the ESP part from the SPI through the next-header
-//            byte; read: the SA index (4 bytes); write: the 12-byte ICV per packet, stored in the
-//            frame's last 12 bytes. Frames the CPU function drops stay on the CPU. Chain key
-//            "esp-region": after IPsecAESOffload it runs in that element's tasks (fused into one
-//            kernel unless FUSE false there). CPU function: IPsecAuthHMACSHA1 (intel-ipsec-mb).
+//            RFC 2404, one work item per packet, chaining states precomputed per SA; with ESN
+//            the sequence number's high half, which IPsecESPEncap left in the ICV's room, is
+//            hashed after the trailer). Datablocks: whole packet, read: the ESP part from the
+//            SPI through the ICV's room; read: the SA index (4 bytes); write: the 12-byte ICV
+//            per packet, stored in the frame's last 12 bytes. AES-GCM SAs pass untouched (on
+//            the device too, so that a chain with IPsecAESOffload stays whole). Frames the CPU
+//            function drops stay on the CPU. Chain key "esp-region": after IPsecAESOffload it
+//            runs in that element's tasks (fused into one kernel unless FUSE false there). CPU
+//            function: IPsecAuthHMACSHA1 (intel-ipsec-mb).
 #pragma once
 
 #include <cstring>
@@ -34,10 +37,13 @@ class IPsecAuthHMACSHA1Offload final
                                          IPsecAuthHMACSHA1::kDropReasons};
   static constexpr offload::OffloadSpec kOffload =
       spec(offload::kIpsecHmacSha1Kernel, offload::kIpsecIcvBytes);
-  static constexpr bool kCtrOnly = false;
+  static constexpr bool kCipherStage = false;  // gather by SaConfig::device_hmac
 
+  // GCM SAs have no HMAC: their ICV (the cipher's tag) stays as it is.
   Verdict apply(Packet* p, const uint8_t* result, const offload::PacketRegion&) override {
-    std::memcpy(data(p) + length(p) - esp::kEspIcvLen, result, esp::kEspIcvLen);
+    const SaConfig* cfg = sa_of(p);
+    if (cfg != nullptr && cfg->hmac())
+      std::memcpy(data(p) + length(p) - esp::kEspIcvLen, result, esp::kEspIcvLen);
     return Verdict::out(0);
   }
 

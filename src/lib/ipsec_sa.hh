@@ -110,9 +110,11 @@ struct SaConfig {
   uint32_t align() const { return cipher == EspCipher::kAesCbc ? kAesBlockLen : kEspAlign; }
   uint32_t icv_len() const { return cipher == EspCipher::kAesGcm ? kGcmIcvLen : kIcvLen; }
   bool hmac() const { return cipher != EspCipher::kAesGcm; }
-  // What the device kernels do: AES-128-CTR, HMAC-SHA1-96 without ESN.
-  bool device_aes() const { return cipher == EspCipher::kAesCtr && key_len == kAesKeyLen; }
-  bool device_hmac() const { return hmac() && !esn; }
+  // What the device kernels take (src/offload/ipsec_tables.hh): AES-128/256-CTR and GCM, not
+  // CBC (each block chains on the last: it stays on the CPU); HMAC-SHA1-96 with or without ESN,
+  // and GCM SAs, which the HMAC kernel passes untouched (so a chain with the cipher stays whole).
+  bool device_aes() const { return cipher != EspCipher::kAesCbc; }
+  bool device_hmac() const { return hmac() || cipher == EspCipher::kAesGcm; }
 };
 
 // Parses an SA file's contents; `path` only names the file in error messages.

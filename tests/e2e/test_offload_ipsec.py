@@ -1,23 +1,29 @@
 #!/usr/bin/env python3
 """End to end: the IPsec gateway with its crypto offloaded (configs/ipsec-gateway-offload.click).
 
-IPv4/UDP packets of many sizes (two AES-CTR SAs and one packet without an SA) go through
+IPv4/UDP packets of many sizes (28..1500 bytes) to SAs of every mode the device kernels take,
+mixed in every batch (AES-128-CTR and AES-256-CTR with HMAC-SHA1-96, AES-128-GCM and
+AES-256-GCM, each with and without ESN), and one packet without an SA, go through
 IPsecESPEncap -> balancer -> IPsecAESOffload -> IPsecAuthHMACSHA1Offload over net_pcap:
 CPU-only, device-only fused (one kernel), device-only chained without fusion (FUSE false),
 device-only in separate tasks (CHAIN false), a 50 % split with flow affinity, and device-only
-with a device failure injected after 3 tasks. Every device-only ESP packet is verified
-(HMAC-SHA1-96) and decrypted (AES-CTR, RFC 3686) by scapy's independent ESP code and must give
-back the inner packet; every device-only capture must be byte for byte the CPU-only one; the
-split and failure runs must hold the same packets; the counters must show the device did the work.
+with a device failure injected after 3 tasks. Every device-only ESP packet is verified and
+decrypted by scapy's independent ESP code (HMAC-SHA1-96 and AES-CTR, RFC 3686; AES-GCM, RFC
+4106; ESN with the high half 0) and must give back the inner packet; every GCM packet is also
+opened by the Python `cryptography` package's AESGCM (nonce salt | IV, AAD SPI | sequence, or
+SPI | 0 | sequence with ESN); every device-only capture must be byte for byte the CPU-only one;
+the split and failure runs must hold the same packets; the counters must show the device did
+the work (every ESP packet on it, in each device-only run).
 
-scapy's AES-CTR needs the Python `cryptography` package.
+scapy's AES-CTR and AES-GCM need the Python `cryptography` package.
 """
 import os
 import random
+import struct
 import sys
 
 try:
-    import cryptography  # noqa: F401
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 except ImportError:
     print("the Python package 'cryptography' is missing (scapy's AES-CTR needs it): "
           "pip install cryptography, or apt-get install python3-cryptography", file=sys.stderr)
@@ -30,36 +36,63 @@ import fulcrum_e2e as e2e  # noqa: E402
 
 CONFIG = "ipsec-gateway-offload.click"
 OLD_ARGS = "sa-demo.txt, AGGREGATE 32"
-SPI_A, SPI_B = 0x1000, 0x2000
-KEY_A, NONCE_A = bytes.fromhex("2b7e151628aed2a6abf7158809cf4f3c"), bytes.fromhex("deadbeef")
-AUTH_A = bytes.fromhex("0102030405060708090a0b0c0d0e0f1011121314")
-KEY_B, NONCE_B = bytes.fromhex("000102030405060708090a0b0c0d0e0f"), bytes.fromhex("cafe0001")
-AUTH_B = bytes.fromhex("a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3")
-TUNNEL_SRC, TUNNEL_A, TUNNEL_B = "192.0.2.1", "198.51.100.1", "198.51.100.2"
+TUNNEL_SRC = "192.0.2.1"
+AUTH = bytes.fromhex("0102030405060708090a0b0c0d0e0f1011121314")
+ESP_AT = 14 + 20  # Ethernet, outer IPv4
 
-SA_FILE = f"""# e2e SAs (AES-128-CTR)
-{SPI_A} {TUNNEL_SRC} {TUNNEL_A} {(KEY_A + NONCE_A).hex()} {AUTH_A.hex()} 10.0.0.0/8 DIR out
-{SPI_B} {TUNNEL_SRC} {TUNNEL_B} {(KEY_B + NONCE_B).hex()} {AUTH_B.hex()} 172.16.0.0/12 DIR out
-"""
+
+class Sa:
+    """One outbound SA: its line in the SA file and scapy's SecurityAssociation for it."""
+
+    def __init__(self, spi, cipher, key, salt, esn, selector, first_octets):
+        self.spi, self.cipher, self.key, self.salt, self.esn = spi, cipher, key, salt, esn
+        self.selector, self.first_octets = selector, first_octets
+
+    def line(self):
+        auth = "-" if self.cipher == "aes-gcm" else AUTH.hex()
+        return (f"{self.spi} {TUNNEL_SRC} 198.51.100.{self.spi >> 12} {(self.key + self.salt).hex()} "
+                f"{auth} {self.selector} DIR out CIPHER {self.cipher} ESN {'on' if self.esn else 'off'}")
+
+    def scapy(self):
+        gcm = self.cipher == "aes-gcm"
+        auth = dict(auth_algo="NULL") if gcm else dict(auth_algo="HMAC-SHA1-96", auth_key=AUTH)
+        return SecurityAssociation(ESP, spi=self.spi, crypt_algo="AES-GCM" if gcm else "AES-CTR",
+                                   crypt_key=self.key + self.salt, esn_en=self.esn, esn=0,
+                                   tunnel_header=IP(src=TUNNEL_SRC, dst=f"198.51.100.{self.spi >> 12}"),
+                                   **auth)
+
+
+rng0 = random.Random(5)
+SAS = [
+    Sa(0x1000, "aes-ctr", bytes.fromhex("2b7e151628aed2a6abf7158809cf4f3c"), bytes.fromhex("deadbeef"),
+       False, "10.0.0.0/8", "10"),
+    Sa(0x2000, "aes-ctr", rng0.randbytes(32), rng0.randbytes(4), False, "172.16.0.0/12", "172.16"),
+    Sa(0x3000, "aes-ctr", rng0.randbytes(16), rng0.randbytes(4), True, "192.168.0.0/16", "192.168"),
+    Sa(0x4000, "aes-ctr", rng0.randbytes(32), rng0.randbytes(4), True, "100.64.0.0/10", "100.64"),
+    Sa(0x5000, "aes-gcm", rng0.randbytes(16), rng0.randbytes(4), False, "11.0.0.0/8", "11"),
+    Sa(0x6000, "aes-gcm", rng0.randbytes(32), rng0.randbytes(4), False, "12.0.0.0/8", "12"),
+    Sa(0x7000, "aes-gcm", rng0.randbytes(16), rng0.randbytes(4), True, "13.0.0.0/8", "13"),
+    Sa(0x8000, "aes-gcm", rng0.randbytes(32), rng0.randbytes(4), True, "14.0.0.0/8", "14"),
+]
+BY_SPI = {sa.spi: sa for sa in SAS}
+SA_FILE = "# e2e SAs: every mode the device kernels take\n" + "\n".join(sa.line() for sa in SAS) + "\n"
 MACS = dict(src="02:aa:00:00:00:01", dst="02:bb:00:00:00:01")
 
 
 def scapy_sas():
-    return {SPI_A: SecurityAssociation(ESP, spi=SPI_A, crypt_algo="AES-CTR", crypt_key=KEY_A + NONCE_A,
-                                       auth_algo="HMAC-SHA1-96", auth_key=AUTH_A,
-                                       tunnel_header=IP(src=TUNNEL_SRC, dst=TUNNEL_A)),
-            SPI_B: SecurityAssociation(ESP, spi=SPI_B, crypt_algo="AES-CTR", crypt_key=KEY_B + NONCE_B,
-                                       auth_algo="HMAC-SHA1-96", auth_key=AUTH_B,
-                                       tunnel_header=IP(src=TUNNEL_SRC, dst=TUNNEL_B))}
+    return {sa.spi: sa.scapy() for sa in SAS}
 
 
 def traffic(rng):
-    """(inner packets in order, frames): sizes 28..1500, short and odd ones included."""
+    """(inner packets in order, frames): sizes 28..1500, short and odd ones included, to the SAs
+    in turn."""
     sizes = [28, 29, 30, 31, 32, 33, 46, 47, 63, 64, 65, 100, 127, 128, 255, 511, 1000, 1499, 1500]
     sizes += [rng.randint(28, 90) for _ in range(400)] + [rng.randint(28, 1500) for _ in range(1000)]
     inners, frames = [], []
     for i, size in enumerate(sizes):
-        dst = f"10.{i % 256}.1.{1 + i % 250}" if i % 3 else f"172.16.{i % 256}.{1 + i % 200}"
+        prefix = SAS[i % len(SAS)].first_octets
+        host = [str(i % 256), str(1 + i % 250), "7"][: 4 - len(prefix.split("."))]
+        dst = ".".join([prefix] + host)
         payload = bytes(rng.getrandbits(8) for _ in range(size - 28))
         inner = IP(bytes(IP(src="10.9.9.9", dst=dst, ttl=64) /
                          UDP(sport=1024 + i % 50, dport=4500) / Raw(payload)))
@@ -67,6 +100,21 @@ def traffic(rng):
         frames.append(Ether(**MACS) / inner)
     frames.insert(5, Ether(**MACS) / IP(src="10.9.9.9", dst="8.8.8.8") / UDP() / Raw(b"x" * 30))
     return inners, frames
+
+
+def aesgcm_opens(frame, inner):
+    """The `cryptography` package's AES-GCM verifies the tag and decrypts the payload of one GCM
+    frame to the inner packet followed by the ESP trailer."""
+    esp = bytes(frame)[ESP_AT:]
+    spi = struct.unpack("!I", esp[:4])[0]
+    sa = BY_SPI[spi]
+    aad = esp[:4] + (b"\0" * 4 if sa.esn else b"") + esp[4:8]
+    try:
+        plain = AESGCM(sa.key).decrypt(sa.salt + esp[8:16], esp[16:], aad)
+    except Exception:  # noqa: BLE001 (InvalidTag)
+        return False
+    pad = plain[-2]
+    return plain[: len(plain) - 2 - pad] == bytes(inner) and plain[-1] == 4
 
 
 def check_decrypts(name, inners, got, failures):
@@ -90,6 +138,13 @@ def check_decrypts(name, inners, got, failures):
             continue
         if bytes(plain) != bytes(inner):
             failures.append(f"{name}: scapy's decryption of a {len(inner)}-byte packet differs from the input")
+        if BY_SPI[out[ESP].spi].cipher == "aes-gcm" and not aesgcm_opens(out, inner):
+            failures.append(f"{name}: AESGCM cannot open a {len(inner)}-byte GCM packet")
+    first_gcm = next(i for i, out in enumerate(got) if BY_SPI[out[ESP].spi].cipher == "aes-gcm")
+    tampered = bytearray(bytes(got[first_gcm]))
+    tampered[-1] ^= 0x01
+    if aesgcm_opens(tampered, inners[first_gcm]):
+        failures.append(f"{name}: AESGCM accepted a tampered tag (the check is not verifying)")
 
 
 def main():
@@ -114,6 +169,7 @@ def main():
     if e2e.drops_by_reason(cpu[0]) != {"no-sa": 1}:
         failures.append(f"CPU-only: drops {e2e.drops_by_reason(cpu[0])}, expected one no-sa")
     check_decrypts("device-only", inners, device[2][0], failures)
+    check_decrypts("CPU-only", inners, cpu[2][0], failures)
     failures += e2e.check_offload_modes(cpu, device, split, failure,
                                         lambda g: (g[ESP].spi, g[ESP].seq), len(inners),
                                         bool(e2e.offload_devices()))
@@ -130,8 +186,8 @@ def main():
         if e2e.offload_devices() and counters.get("device_packets", 0) != len(inners):
             failures.append(f"{name}: {counters.get('device_packets')} packets on the device")
     if not failures:
-        print(f"ok: {len(inners)} ESP packets decrypted by scapy; fused, unfused, unchained, "
-              "split and failure runs identical to CPU-only")
+        print(f"ok: {len(inners)} ESP packets of {len(SAS)} SAs decrypted by scapy (GCM ones by "
+              "AESGCM too); fused, unfused, unchained, split and failure runs identical to CPU-only")
     return work.finish(failures)
 
 

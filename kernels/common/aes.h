@@ -1,14 +1,16 @@
-// AES-128 block encryption (FIPS-197) in the T-table formulation, for the IPsec kernels: one
-// 1 KiB table (Te0; Te1..Te3 are its rotations, and the S-box is its middle byte), which each
-// work group first copies into local memory (aes_stage_table), so the rounds read it from there.
-// State and round keys are big-endian words, as FIPS-197 defines them.
-#ifndef FULCRUM_KERNELS_COMMON_AES128_H
-#define FULCRUM_KERNELS_COMMON_AES128_H
+// AES-128 and AES-256 block encryption (FIPS-197) in the T-table formulation, for the IPsec
+// kernels: one 1 KiB table (Te0; Te1..Te3 are its rotations, and the S-box is its middle byte),
+// which each work group first copies into local memory (aes_stage_table), so the rounds read it
+// from there. State and round keys are big-endian words, as FIPS-197 defines them; the key
+// schedule is expanded on the host (src/offload/ipsec_tables.cc).
+#ifndef FULCRUM_KERNELS_COMMON_AES_H
+#define FULCRUM_KERNELS_COMMON_AES_H
 
 #include "portable.h"
 
 #define AES_TABLE_ENTRIES 256u
 #define AES128_ROUNDS 10u
+#define AES256_ROUNDS 14u
 #define AES_BLOCK_WORDS 4u
 #define AES_BITS_PER_BYTE 8u
 
@@ -53,7 +55,7 @@ CONSTANT_MEM uint32_t aes_te0[AES_TABLE_ENTRIES] = {
 };
 
 // Copies Te0 into t (AES_TABLE_ENTRIES words of local memory); every work item of the group
-// must call it, before any aes128_encrypt.
+// must call it, before any aes_encrypt.
 INLINE void aes_stage_table(LOCAL uint32_t* t) {
   for (uint32_t k = LOCAL_ID(); k < AES_TABLE_ENTRIES; k += GROUP_SIZE()) t[k] = aes_te0[k];
   LOCAL_BARRIER();
@@ -88,16 +90,23 @@ INLINE uint32_t aes_last_word(LOCAL const uint32_t* t, uint32_t a, uint32_t b, u
          LOAD_RO(k);
 }
 
-// One AES-128 block encryption of s with the round keys rk[0..43].
-INLINE u32x4 aes128_encrypt(LOCAL const uint32_t* t, GLOBAL const uint32_t* rk, u32x4 s) {
+// One AES block encryption of s with the round keys rk[0 .. 4 * (rounds + 1)); rounds is
+// AES128_ROUNDS or AES256_ROUNDS (the four extra rounds of a 256-bit key are the only branch).
+INLINE u32x4 aes_encrypt(LOCAL const uint32_t* t, GLOBAL const uint32_t* rk, uint32_t rounds,
+                         u32x4 s) {
   s = make_u32x4(s.x ^ LOAD_RO(&rk[0]), s.y ^ LOAD_RO(&rk[1]), s.z ^ LOAD_RO(&rk[2]),
                  s.w ^ LOAD_RO(&rk[3]));
   UNROLL
   for (uint32_t r = 1; r < AES128_ROUNDS; ++r) s = aes_round(t, s, rk + AES_BLOCK_WORDS * r);
-  GLOBAL const uint32_t* k = rk + AES_BLOCK_WORDS * AES128_ROUNDS;
+  if (rounds == AES256_ROUNDS) {
+    UNROLL
+    for (uint32_t r = AES128_ROUNDS; r < AES256_ROUNDS; ++r)
+      s = aes_round(t, s, rk + AES_BLOCK_WORDS * r);
+  }
+  GLOBAL const uint32_t* k = rk + AES_BLOCK_WORDS * rounds;
   return make_u32x4(
       aes_last_word(t, s.x, s.y, s.z, s.w, k), aes_last_word(t, s.y, s.z, s.w, s.x, k + 1),
       aes_last_word(t, s.z, s.w, s.x, s.y, k + 2), aes_last_word(t, s.w, s.x, s.y, s.z, k + 3));
 }
 
-#endif  // FULCRUM_KERNELS_COMMON_AES128_H
+#endif  // FULCRUM_KERNELS_COMMON_AES_H

@@ -1,8 +1,9 @@
 // IPsecAESOffload — IPsecAES that encrypts on a device (CUDA, OpenCL) for offloaded batches.
 //
 // Ports:     as IPsecAES: input 0: frames from IPsecESPEncap. output 0: the same frames, inner
-//            packet through the next-header byte encrypted in place. Drops: no-sa, truncated,
-//            crypto-error (as IPsecAES; the device path drops nothing).
+//            packet through the next-header byte encrypted in place (GCM SAs: and the 16-byte
+//            ICV written). Drops: no-sa, truncated, crypto-error (as IPsecAES; the device path
+//            drops nothing).
 // Uses:      flow_id (SA index, set by IPsecESPEncap); the batch's device decision (set by
 //            CPUOnly, DeviceOnly, FixedFraction).  Sets: nothing.
 // Counters:  cpu_batches, device_batches, device_packets, tasks, tasks_failed (re-run on the

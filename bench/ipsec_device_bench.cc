@@ -29,7 +29,7 @@ namespace {
 constexpr uint32_t kSizes[] = {64, 1500};
 constexpr uint32_t kAggregate = 32;
 constexpr uint32_t kTaskRegions = 2048;
-constexpr uint32_t kEspHeadLen = 16;     // SPI, sequence number, IV
+constexpr uint32_t kEspHeadLen = 16;  // SPI, sequence number, IV
 constexpr uint32_t kEspTrailerLen = 2;
 constexpr uint32_t kEspAlign = 4;
 constexpr uint32_t kEtherLen = 14;

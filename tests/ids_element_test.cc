@@ -293,15 +293,16 @@ TEST(IdsElement, ThresholdWindowsFollowTheElementsClock) {
   EXPECT_EQ(ports(), (std::vector<int>{1, 0}));
 }
 
-// flowbits across batches, both directions, and the FLOW_TIMEOUT key on the element's clock.
+// flowbits across batches, both directions, and the FLOW_TIMEOUT key on the element's clock
+// (per packet: the segments repeat their sequence numbers).
 TEST(IdsElement, FlowbitsAcrossBatchesAndTheFlowTimeout) {
   const std::string rules = write_file(
       "flowbits.rules",
       "alert tcp any any -> any any (content:\"PASS\"; flowbits:isset,login; sid:2;)\n"
       "alert tcp any any -> any any (content:\"USER\"; flowbits:set,login; flowbits:noalert; "
       "sid:1;)\n");
-  auto e = testing::make_element_connected("IDSMatch", {rules, "FLOW_TIMEOUT 5", "FLOWS 64"},
-                                           kBothOutputs);
+  auto e = testing::make_element_connected(
+      "IDSMatch", {rules, "FLOW_TIMEOUT 5", "FLOWS 64", "STREAM false"}, kBothOutputs);
   ASSERT_NE(e, nullptr);
   uint64_t now = 0;
   dynamic_cast<IDSMatch&>(*e).set_clock([&now] { return now; });
@@ -344,6 +345,14 @@ TEST(IdsElement, ConfigurationErrors) {
                 .find("FLOWS: expected 1 to 16777216 entries, got 0"),
             std::string::npos)
       << testing::config_error("IDSMatch", {rules, "FLOWS 0"});
+  EXPECT_NE(testing::config_error("IDSMatch", {rules, "STREAMS 0"})
+                .find("STREAMS: expected 1 to 16777216 entries, got 0"),
+            std::string::npos);
+  EXPECT_NE(testing::config_error("IDSMatch", {rules, "STREAM_OOO 1048577"})
+                .find("STREAM_OOO: expected 0 to 1048576 bytes, got 1048577"),
+            std::string::npos);
+  EXPECT_NE(testing::config_error("IDSMatch", {rules, "STREAM maybe"}), "")
+      << "STREAM takes a boolean";
   EXPECT_NE(testing::config_error("IDSMatch", {rules, "THRESHOLDS 16777217"})
                 .find("THRESHOLDS: expected 1 to 16777216 entries, got 16777217"),
             std::string::npos);

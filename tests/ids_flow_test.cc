@@ -305,8 +305,15 @@ TEST(IdsFlow, ParserFieldsAndErrors) {
     return bad.ok() ? std::string("accepted") : bad.error();
   };
   std::string feature;
-  EXPECT_EQ(error("flow:established,only_stream;", &feature),
-            "flow: only_stream needs TCP stream reassembly, which the IDS does not track");
+  r = parse_rule("alert tcp any any -> any any (flow:established,only_stream; sid:1;)");
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_EQ(r->flow.stream, FlowStream::kOnlyStream);
+  EXPECT_EQ(error("flow:only_stream,no_stream;"),
+            "flow: more than one of only_stream and no_stream");
+  Result<Rule> udp =
+      parse_rule("alert udp any any -> any any (flow:only_stream; sid:1;)", &feature);
+  ASSERT_FALSE(udp.ok());
+  EXPECT_EQ(udp.error(), "flow: only_stream needs a tcp rule (only TCP streams are reassembled)");
   EXPECT_EQ(feature, "flow: only_stream");
   EXPECT_EQ(error("flow:only_frag;", &feature),
             "flow: only_frag needs reassembled fragments, which the IDS does not track");

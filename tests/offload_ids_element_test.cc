@@ -125,7 +125,7 @@ IdsRun run(const std::string& balancer, const std::string& element, const std::s
            const std::vector<std::vector<uint8_t>>& frames = traffic().frames) {
   const std::string log = testing::temp_path("offload-ids-" + tag + ".jsonl");
   const std::string args =
-      element == "IDSMatchOffload" ? ", AGGREGATE 4, FLUSH_US 0" + extra : ", ENGINE ac";
+      element == "IDSMatchOffload" ? ", AGGREGATE 4, FLUSH_US 0" + extra : ", ENGINE ac" + extra;
   IdsRun r;
   r.out = testing::run_pipeline("FromInput -> " + balancer + " -> ids :: " + element + "(" +
                                     rules_file() + ", ALERTS " + log + args +
@@ -196,11 +196,14 @@ TEST(OffloadIdsElement, DeviceOnlyAlertsAsCpuOnly) {
 TEST(OffloadIdsElement, VlanAndIpv6FramesAlertOnTheDeviceAsOnTheCpu) {
   REQUIRE_OFFLOAD_DEVICE();
   const auto& frames = tagged_and_ipv6_traffic();
-  const IdsRun plain = run("CPUOnly", "IDSMatch", "plain46", "", frames);
-  const IdsRun dev = run("DeviceOnly", "IDSMatchOffload", "device46", "", frames);
+  // Per packet: a third of each flow's packets becomes IPv6 (other flows, other streams).
+  const std::string per_packet = ", STREAM false";
+  const IdsRun plain = run("CPUOnly", "IDSMatch", "plain46", per_packet, frames);
+  const IdsRun dev = run("DeviceOnly", "IDSMatchOffload", "device46", per_packet, frames);
   // The untagged IPv4 run's alerts, packet for packet: tags and IPv6 change nothing here.
   EXPECT_FALSE(plain.log.empty());
-  EXPECT_EQ(without_flow(plain.log), without_flow(run("CPUOnly", "IDSMatch", "plain").log));
+  EXPECT_EQ(without_flow(plain.log),
+            without_flow(run("CPUOnly", "IDSMatch", "plain", per_packet).log));
   expect_same_output(dev, plain);
   EXPECT_EQ(dev.out.counters.at("device_packets"), kPackets);
   EXPECT_EQ(dev.out.counters.at("tasks_failed"), 0u);

@@ -22,13 +22,23 @@ Status IDSMatch::configure(Args& args) {
                  .key("THRESHOLDS", limits_.thresholds, kThresholdsHelp)
                  .key("FLOWS", limits_.flows, kFlowsHelp)
                  .key("FLOW_TIMEOUT", limits_.flow_timeout_s, kFlowTimeoutHelp)
+                 .key("STREAM", limits_.stream, kStreamHelp)
+                 .key("STREAMS", limits_.streams, kStreamsHelp)
+                 .key("STREAM_LOOKBACK", limits_.stream_lookback, kStreamLookbackHelp)
+                 .key("STREAM_OOO", limits_.stream_ooo, kStreamOooHelp)
                  .finish();
   if (!s) return s;
   for (const auto& [key, value] :
-       {std::pair{"THRESHOLDS", limits_.thresholds}, std::pair{"FLOWS", limits_.flows}})
+       {std::pair{"THRESHOLDS", limits_.thresholds}, std::pair{"FLOWS", limits_.flows},
+        std::pair{"STREAMS", limits_.streams}})
     if (value == 0 || value > kMaxStateEntries)
       return args.error(std::string(key) + ": expected 1 to " + std::to_string(kMaxStateEntries) +
                         " entries, got " + std::to_string(value));
+  for (const auto& [key, value] : {std::pair{"STREAM_LOOKBACK", limits_.stream_lookback},
+                                   std::pair{"STREAM_OOO", limits_.stream_ooo}})
+    if (value > kMaxStreamBytes)
+      return args.error(std::string(key) + ": expected 0 to " + std::to_string(kMaxStreamBytes) +
+                        " bytes, got " + std::to_string(value));
   if (alert_format_ != "fulcrum" && alert_format_ != "eve")
     return args.error("ALERT_FORMAT: expected fulcrum or eve, got '" + alert_format_ + "'");
   if (engine_name_ == "hyperscan") {
@@ -142,6 +152,13 @@ void IDSMatch::counters(std::vector<Counter>& out) const {
   out.push_back({"alerts_lost", log_ ? log_->lost() : 0});
   out.push_back({"threshold_evictions", s.threshold_evictions});
   out.push_back({"flow_evictions", s.flow_evictions});
+  out.push_back({"stream_bytes", s.stream.bytes});
+  out.push_back({"stream_segments_held", s.stream.segments_held});
+  out.push_back({"stream_segments_dropped", s.stream.segments_dropped});
+  out.push_back({"stream_held_bytes_dropped", s.stream.held_bytes_dropped});
+  out.push_back({"stream_gaps", s.stream.gaps});
+  out.push_back({"stream_retransmissions", s.stream.retransmissions});
+  out.push_back({"stream_evictions", s.stream.evictions});
 }
 
 }  // namespace fulcrum

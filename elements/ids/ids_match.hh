@@ -19,7 +19,13 @@
 //            regex_scans, scan_errors (Hyperscan failures), log_errors (failed log writes),
 //            alerts_lost (alerts not written: the run reports them and exits with status 4),
 //            threshold_evictions, flow_evictions (threshold entries, flows with flowbits or
-//            flow state replaced in the full per-worker tables).
+//            flow state replaced in the full per-worker tables); TCP stream reassembly:
+//            stream_bytes (bytes that became contiguous and were inspected as stream),
+//            stream_segments_held (segments held out of order), stream_segments_dropped
+//            (segments past the out-of-order window or after a gap: inspected as packets),
+//            stream_held_bytes_dropped (held bytes discarded at a gap), stream_gaps (stream
+//            directions that met a gap and stopped reassembling), stream_retransmissions
+//            (segments with no new byte), stream_evictions (streams replaced in the full table).
 // Offload:   none in this element; IDSMatchOffload runs the content prefilter (this DFA) on a
 //            device and the rest of the matching here; the DFA is a flat table
 //            (AhoCorasick::table/classes/out_begin/out_ids) ready to be copied to a device.
@@ -28,11 +34,17 @@
 // new rules between batches (its matcher is rebuilt then; counters go on from where they were;
 // threshold and flowbits state starts afresh).
 //
-// State: threshold and detection_filter counts, flowbits and the flow keyword's state (client
-// end, TCP handshake) are per worker (docs/ids.md: a source whose flows RSS spreads over
-// several workers is counted on each separately; a flow stays on one worker), in tables of
-// ids::StateLimits entries with LRU eviction; windows and flow timeouts are timed with the
-// worker's TSC, read once a batch and only when the rules have thresholds, flowbits or flow
+// Streams (STREAM true, the default): tcp rules with contents or pcres inspect each TCP
+// direction's reassembled stream, so a content split over segments (in order or not) matches,
+// once, on the packet that completes it; offset and depth count from the stream's start;
+// flow:no_stream rules inspect packets, flow:only_stream rules the stream only (docs/ids.md,
+// "Streams"). STREAM false inspects every packet on its own (only_stream rules never match).
+//
+// State: threshold and detection_filter counts, flowbits, the flow keyword's state (client
+// end, TCP handshake) and the TCP streams are per worker (docs/ids.md: a source whose flows RSS
+// spreads over several workers is counted on each separately; a flow stays on one worker), in
+// tables of ids::StateLimits entries with LRU eviction; windows and flow timeouts are timed with
+// the worker's TSC, read once a batch and only when the rules have thresholds, flowbits or flow
 // conditions.
 //
 // Per batch: parse every frame into a PacketView, match the views in groups of four
@@ -86,7 +98,23 @@ class IDSMatch final : public ElementBase<IDSMatch> {
   static constexpr std::string_view kFlowTimeoutHelp =
       "seconds after which a flow no flowbits rule looked at starts again with no bit set, and a "
       "flow without a packet starts afresh (flow: rules)";
+  static constexpr std::string_view kStreamHelp =
+      "reassemble TCP streams: tcp rules with contents or pcres inspect each direction's stream "
+      "(a content split over segments matches); false: every packet on its own";
+  static constexpr std::string_view kStreamsHelp =
+      "TCP streams per worker (both directions of a connection), each 2 x (lookback + "
+      "STREAM_OOO + STREAM_OOO/8) bytes plus 64, allocated only when STREAM is true and a rule "
+      "inspects streams; the least recently used one of a full bucket is replaced";
+  static constexpr std::string_view kStreamLookbackHelp =
+      "at most this many bytes of each stream direction kept to find a match that spans "
+      "segments (the rule set's longest match span when it is shorter: its longest content, "
+      "offset + depth, a within chain)";
+  static constexpr std::string_view kStreamOooHelp =
+      "out-of-order bytes held per stream direction (rounded up to a power of two); a segment "
+      "ending further past the next expected byte is a gap: the direction is inspected per "
+      "packet from then on";
   static constexpr uint32_t kMaxStateEntries = 1u << 24;
+  static constexpr uint32_t kMaxStreamBytes = 1u << 20;
 
   Status configure(Args& args) override;
   Status initialize(const InitContext& ctx) override;
@@ -224,7 +252,7 @@ class IDSMatch final : public ElementBase<IDSMatch> {
   bool drop_ = false;
   SourceLoc loc_;
   ids::Engine engine_ = ids::Engine::kHyperscan;
-  ids::StateLimits limits_;
+  ids::StateLimits limits_{.stream = true};  // STREAM: on by default, as Suricata
   Verdict alerted_verdict_ = Verdict::out(0);
   std::shared_ptr<TableSlot<Rules>> slot_;
   const Rules* adopted_ = nullptr;  // the slot's rules rules_ comes from

@@ -9,7 +9,7 @@ namespace fulcrum {
 Status IDSMatchOffload::configure(Args& args) {
   std::string rules, engine = "ac", alerts, alert_format = "fulcrum";
   bool drop = false;
-  ids::StateLimits limits;
+  ids::StateLimits limits{.stream = true};
   args.positional_file("RULES", rules, IDSMatch::kRulesHelp)
       .key("ENGINE", engine, "only ac: the Aho-Corasick DFA is what the device runs")
       .key("ALERTS", alerts, IDSMatch::kAlertsHelp)
@@ -17,7 +17,11 @@ Status IDSMatchOffload::configure(Args& args) {
       .key("DROP", drop, IDSMatch::kDropHelp)
       .key("THRESHOLDS", limits.thresholds, IDSMatch::kThresholdsHelp)
       .key("FLOWS", limits.flows, IDSMatch::kFlowsHelp)
-      .key("FLOW_TIMEOUT", limits.flow_timeout_s, IDSMatch::kFlowTimeoutHelp);
+      .key("FLOW_TIMEOUT", limits.flow_timeout_s, IDSMatch::kFlowTimeoutHelp)
+      .key("STREAM", limits.stream, IDSMatch::kStreamHelp)
+      .key("STREAMS", limits.streams, IDSMatch::kStreamsHelp)
+      .key("STREAM_LOOKBACK", limits.stream_lookback, IDSMatch::kStreamLookbackHelp)
+      .key("STREAM_OOO", limits.stream_ooo, IDSMatch::kStreamOooHelp);
   if (Status s = configure_offload(args); !s) return s;
   if (engine != "ac") return args.error("ENGINE: only ac runs on a device, got '" + engine + "'");
   std::vector<std::string> raw = {rules, "ENGINE ac",
@@ -27,6 +31,10 @@ Status IDSMatchOffload::configure(Args& args) {
   raw.push_back("THRESHOLDS " + std::to_string(limits.thresholds));
   raw.push_back("FLOWS " + std::to_string(limits.flows));
   raw.push_back("FLOW_TIMEOUT " + std::to_string(limits.flow_timeout_s));
+  raw.push_back(std::string("STREAM ") + (limits.stream ? "true" : "false"));
+  raw.push_back("STREAMS " + std::to_string(limits.streams));
+  raw.push_back("STREAM_LOOKBACK " + std::to_string(limits.stream_lookback));
+  raw.push_back("STREAM_OOO " + std::to_string(limits.stream_ooo));
   Args cpu_args(raw, args.loc(), name(), kTraits.class_name);
   return cpu_.configure(cpu_args);
 }

@@ -11,9 +11,9 @@
 //            Sets: nothing.
 // Counters:  those of IDSMatch (alerts, packets_alerted, bytes_scanned, prefilter_hits,
 //            rules_evaluated, regex_scans, scan_errors, log_errors, threshold_evictions,
-//            flow_evictions), device_rescans (device results that overflowed: scanned again on
-//            the CPU), and the offload counters (cpu_batches, device_batches, device_packets,
-//            tasks, tasks_failed, ...).
+//            flow_evictions, stream_*), device_rescans (device results that overflowed: scanned
+//            again on the CPU), and the offload counters (cpu_batches, device_batches,
+//            device_packets, tasks, tasks_failed, ...).
 // Offload:   kernel ids_ac_scan (kernels/ids_ac_scan.cl):
 //            the DFA walk of the content prefilter. Datablocks: whole packet, read only: the IP
 //            payload (a malformed frame sends an empty region and is dropped in apply, so that
@@ -21,7 +21,11 @@
 //            packet (src/offload/ids_tables.hh, up to 31 match steps). The rule engine (offset,
 //            depth, case, headers, negations, relative contents, pcre, thresholds, flowbits) runs
 //            on the CPU in apply, as IDSMatch. The DFA's classes and table are uploaded to each
-//            device once per process.
+//            device once per process. TCP stream reassembly (STREAM, STREAMS, STREAM_LOOKBACK,
+//            STREAM_OOO, as IDSMatch) also runs on the CPU in apply: the device scans each
+//            packet's payload, the stream window is scanned again on the CPU; a batch split
+//            between CPU and device reaches the streams out of arrival order (held and
+//            reordered as any out-of-order segment, within STREAM_OOO).
 #pragma once
 
 #include <cstdint>

@@ -259,14 +259,14 @@ def cli_cases(r):
                                   f"{needle!r}: {res.stderr.strip()!r}")
                 break
     rules = r.write("found.rules", 'alert tcp any any -> any any (msg:"a"; content:"abc"; sid:1;)\n'
-                                   'alert tcp any any -> any any (flow:established,only_stream; content:"x"; sid:2;)\n')
+                                   'alert tcp any any -> any any (flow:established,only_frag; content:"x"; sid:2;)\n')
     ids = r.write("ids.click", f"FromInput -> IDSMatch({rules}) -> ToOutput;\n")
     r.expect_error("--strict-rules refuses a rule set with an unsupported rule",
                    ["run", ids, "--port", "gen:size=64", "--packets", "10", "--strict-rules"], {1},
-                   [f"{rules}:2: flow: only_stream needs TCP stream reassembly, which the IDS does not "
+                   [f"{rules}:2: flow: only_frag needs reassembled fragments, which the IDS does not "
                     "track"])
     res = r.fulcrum(["check", ids])
-    note = f"note: IDSMatch@2 (IDSMatch): {rules}: 1 rules loaded, 1 skipped (flow: only_stream 1)"
+    note = f"note: IDSMatch@2 (IDSMatch): {rules}: 1 rules loaded, 1 skipped (flow: only_frag 1)"
     if res is None or res.returncode != 0 or note not in res.stdout:
         r.failures.append(f"a rule set with an unsupported rule: check must pass with {note!r}: "
                           f"{res and (res.returncode, res.stdout, res.stderr)}")

@@ -7,7 +7,8 @@ matches; IPv4 and IPv6 (with hop-by-hop, destination options, routing, fragment 
 headers; non-first fragments), untagged, 802.1Q- and QinQ-tagged; plus malformed frames of every
 drop reason (non-IP, truncated, bad TCP data offset, bad IPv6 extension chains, too many tags or
 extension headers). Rules use IPv4 and IPv6 address lists. Runs `fulcrum run` with net_pcap
-ports and the alert log, once per engine (hyperscan, ac), and checks:
+ports and the alert log, once per engine (hyperscan, ac), per packet (STREAM false: the random
+TCP packets repeat sequence numbers; stream reassembly is test_ids_stream.py's), and checks:
   * the (packet index, sid) alert set equals the reference's, which parses the rule text on
     its own (addresses with Python's ipaddress), takes addresses, protocols and payloads from
     scapy's dissection, and evaluates every rule on every packet with bytes.find / re (rules
@@ -700,7 +701,7 @@ def run(engine, work, inp, empty, alert_format="fulcrum"):
     log = os.path.join(work, f"alerts-{engine}-{alert_format}.jsonl")
     with open(click, "w") as f:
         f.write(f'ids :: IDSMatch("{work}/e2e.rules", ENGINE {engine}, ALERTS "{log}", '
-                f'ALERT_FORMAT {alert_format});\n'
+                f'ALERT_FORMAT {alert_format}, STREAM false);\n'
                 "FromInput -> ids -> ToOutput;\nids[1] -> Discard;\n")
     out0, out1 = os.path.join(work, f"out0-{engine}.pcap"), os.path.join(work, f"out1-{engine}.pcap")
     stats = os.path.join(work, f"stats-{engine}.json")

@@ -68,7 +68,7 @@ def main():
         stats, counters, outs = e2e.run_offload_mode(
             work, name, "ids-offload.click",
             [("DeviceOnly", balancer), (DEMO_RULES, rules_path), (DEMO_LOG, log),
-             (ELEMENT_ARGS, "AGGREGATE 4, FLUSH_US 0)")], "IDSMatchOffload")
+             (ELEMENT_ARGS, "AGGREGATE 4, FLUSH_US 0, STREAM false)")], "IDSMatchOffload")
         if stats is None:
             failures.append(f"{name}: the run failed")
             continue

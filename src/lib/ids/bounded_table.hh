@@ -63,6 +63,21 @@ class BoundedTable {
     return victim->value;
   }
 
+  // The slot holding `key`, or nullptr; `index` as for get. Does not count as a use.
+  Value* find(const Key& key, uint64_t hash, uint32_t* index = nullptr) {
+    Slot* bucket = &slots_[(hash & bucket_mask_) * kWays];
+    for (uint32_t w = 0; w < kWays; ++w) {
+      Slot& s = bucket[w];
+      if (!s.live || !(s.key == key)) continue;
+      if (index != nullptr) *index = static_cast<uint32_t>(&s - slots_.data());
+      return &s.value;
+    }
+    return nullptr;
+  }
+
+  // Frees slot `index` (from get or find): its bucket has room again (not an eviction).
+  void erase(uint32_t index) { slots_[index].live = false; }
+
   uint32_t capacity() const { return static_cast<uint32_t>(slots_.size()); }
   uint64_t evictions() const { return evictions_; }
 

@@ -153,16 +153,19 @@ struct Flowbit {
   bool reads() const { return cmd == FlowbitCmd::kIsset || cmd == FlowbitCmd::kIsnotset; }
 };
 
-// flow:OPTION,... (Suricata's detect-flow.c) without stream reassembly: the direction of the
-// packet in its flow (to_server: from the client) and whether the flow is established (TCP: the
-// 3-way handshake completed; other protocols: packets seen both ways). Matcher::update_flow keeps
-// the state. `stateless` and `no_stream` add no condition; `only_stream` is not loadable.
+// flow:OPTION,... (Suricata's detect-flow.c): the direction of the packet in its flow
+// (to_server: from the client) and whether the flow is established (TCP: the 3-way handshake
+// completed; other protocols: packets seen both ways). Matcher::update_flow keeps the state.
+// `stateless` adds no condition; `only_stream` and `no_stream` choose what a tcp rule's contents
+// and pcres inspect (docs/ids.md: the reassembled stream only, or each packet's payload only).
 enum class FlowDir : uint8_t { kAny, kToServer, kToClient };
 enum class FlowEstablished : uint8_t { kAny, kEstablished, kNotEstablished };
+enum class FlowStream : uint8_t { kAny, kOnlyStream, kNoStream };
 struct FlowCond {
   bool given = false;  // the rule has flow: (it then never matches a non-first fragment)
   FlowDir dir = FlowDir::kAny;
   FlowEstablished established = FlowEstablished::kAny;
+  FlowStream stream = FlowStream::kAny;
 
   // Whether matching needs the per-flow state (a direction or the established state).
   bool stateful() const { return dir != FlowDir::kAny || established != FlowEstablished::kAny; }

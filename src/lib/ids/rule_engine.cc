@@ -47,6 +47,32 @@ FlowbitsClass flowbits_class(const Rule& r) {
   return reads ? kReads : kNotUsed;
 }
 
+// The bytes of a stream one match of a stream-inspecting rule spans (RuleSet::stream_span).
+uint32_t rule_stream_span(const Rule& r) {
+  constexpr uint32_t kUnbounded = UINT32_MAX;
+  if (!r.pcres.empty()) return kUnbounded;
+  std::vector<const Content*> positive;
+  for (const Content& c : r.contents)
+    if (!c.negated) positive.push_back(&c);
+  if (positive.empty()) return 0;
+  const auto len = [](const Content* c) { return static_cast<uint64_t>(c->bytes.size()); };
+  if (positive.size() == 1) return static_cast<uint32_t>(len(positive[0]));
+  if (std::all_of(positive.begin(), positive.end(),
+                  [](const Content* c) { return c->absolute && c->depth != 0; })) {
+    uint64_t end = 0;  // every occurrence ends in the stream's first `end` bytes
+    for (const Content* c : positive) end = std::max(end, uint64_t{c->offset} + c->depth);
+    return static_cast<uint32_t>(std::min<uint64_t>(end, kUnbounded - 1));
+  }
+  // A chain: each content after the first ends at most distance + within past the one before.
+  uint64_t span = len(positive[0]);
+  for (size_t k = 1; k < positive.size(); ++k) {
+    const Content* c = positive[k];
+    if (!c->relative() || !c->has_within) return kUnbounded;
+    span += static_cast<uint64_t>(std::max<int64_t>(0, int64_t{c->distance} + c->within));
+  }
+  return static_cast<uint32_t>(std::min<uint64_t>(span, kUnbounded - 1));
+}
+
 }  // namespace
 
 Result<std::shared_ptr<RuleSet>> RuleSet::compile(std::vector<Rule> rules,
@@ -102,6 +128,17 @@ Result<std::shared_ptr<RuleSet>> RuleSet::compile(std::vector<Rule> rules,
       set->flow_state_ |= rule.flow.stateful();
       set->stateful_ |= rule.flow.stateful();  // the flow timeout needs the time
     }
+    if (rule.proto == Proto::kTcp && rule.flow.stream != FlowStream::kNoStream &&
+        (!rule.contents.empty() || !rule.pcres.empty() ||
+         rule.flow.stream == FlowStream::kOnlyStream)) {
+      const bool absolute = std::any_of(rule.contents.begin(), rule.contents.end(),
+                                        [](const Content& c) { return c.absolute; });
+      ref.inspect = rule.flow.stream == FlowStream::kOnlyStream ? kInspectStreamOnly
+                    : absolute                                  ? kInspectStreamAndPacket
+                                                                : kInspectStream;
+      set->stream_rules_ = true;
+      set->stream_span_ = std::max(set->stream_span_, rule_stream_span(rule));
+    }
     ref.first_flowbit = static_cast<uint32_t>(set->flowbits_.size());
     ref.flowbits = static_cast<uint32_t>(rule.flowbits.size());
     for (const Flowbit& f : rule.flowbits) {
@@ -111,6 +148,7 @@ Result<std::shared_ptr<RuleSet>> RuleSet::compile(std::vector<Rule> rules,
     bool positive = false;
     for (const Content& c : rule.contents) {
       const uint32_t id = static_cast<uint32_t>(set->contents_.size());
+      if (!c.negated) ref.last_positive = id;
       set->contents_.push_back({c.bytes, r, c.offset, c.depth, c.nocase, c.negated, ref.domain,
                                 c.relative(), c.has_distance, c.has_within, c.within_next,
                                 c.distance, c.within});
@@ -143,7 +181,9 @@ Matcher::Matcher(std::shared_ptr<const RuleSet> rules, Engine engine, StateLimit
     : rules_(std::move(rules)),
       engine_(engine),
       thresholds_(rules_->thresholds() ? limits.thresholds : 0),
-      flows_(rules_->flowbits().empty() && !rules_->flow_state() ? 0 : limits.flows) {
+      flows_(rules_->flowbits().empty() && !rules_->flow_state() ? 0 : limits.flows),
+      streams_(limits.stream && rules_->stream_rules() ? limits.streams : 0,
+               std::min(limits.stream_lookback, rules_->stream_span()), limits.stream_ooo) {
   constexpr uint64_t kNsPerSecond = 1'000'000'000;
   constexpr uint32_t kWordBits = 64;
   flow_timeout_ns_ = uint64_t{limits.flow_timeout_s} * kNsPerSecond;
@@ -152,6 +192,12 @@ Matcher::Matcher(std::shared_ptr<const RuleSet> rules, Engine engine, StateLimit
   content_gen_.assign(rules_->contents().size(), 0);
   rule_gen_.assign(rules_->rules().size(), 0);
   pcre_gen_.assign(rules_->pcres(), 0);
+  if (streams_.enabled()) {
+    win_content_gen_.assign(rules_->contents().size(), 0);
+    new_content_gen_.assign(rules_->contents().size(), 0);
+    win_pcre_gen_.assign(rules_->pcres(), 0);
+    lb_pcre_gen_.assign(rules_->pcres(), 0);
+  }
 }
 
 Result<std::unique_ptr<Matcher>> Matcher::create(std::shared_ptr<const RuleSet> rules,
@@ -173,46 +219,143 @@ void Matcher::next_generation() {
   std::fill(rule_gen_.begin(), rule_gen_.end(), 0);
   std::fill(pcre_gen_.begin(), pcre_gen_.end(), 0);
   std::fill(std::begin(regex_gen_), std::end(regex_gen_), 0);
+  for (auto* v : {&win_content_gen_, &new_content_gen_, &win_pcre_gen_, &lb_pcre_gen_})
+    std::fill(v->begin(), v->end(), 0);
+  win_regex_gen_ = lb_regex_gen_ = 0;
   flow_gen_ = 0;
   bits_gen_ = 0;
   gen_ = 1;
 }
 
+bool Matcher::header_and_flow(uint32_t r, const PacketView& v) const {
+  if (!RuleSet::header_matches(rules_->rules()[r], v)) return false;
+  return (rules_->refs()[r].flow & ~flow_flags_) == 0;
+}
+
 bool Matcher::rule_matches(uint32_t r, const PacketView& v) {
-  const Rule& rule = rules_->rules()[r];
-  if (!RuleSet::header_matches(rule, v)) return false;
+  if (!header_and_flow(r, v)) return false;
+  const Domain d = rules_->refs()[r].domain;
+  const uint32_t base = d == kDomainL4 ? v.l4_hdr_len : 0;
+  return payload_matches(r, v.ip_payload + base, v.ip_payload_len - base, 0, content_gen_.data(),
+                         pcre_gen_.data(), regex_gen_[d]);
+}
+
+bool Matcher::payload_matches(uint32_t r, const uint8_t* buf, uint32_t len, uint64_t origin,
+                              const uint32_t* cgen, uint32_t* pgen, uint32_t& rgen) {
   const RuleSet::RuleRef& ref = rules_->refs()[r];
-  if ((ref.flow & ~flow_flags_) != 0) [[unlikely]]
-    return false;
   const auto& contents = rules_->contents();
-  const Domain d = ref.domain;
   const uint32_t end = ref.first_content + ref.contents;
   if (!ref.chained) [[likely]] {
     for (uint32_t c = ref.first_content; c < end; ++c)
-      if ((content_gen_[c] == gen_) == contents[c].negated) return false;
+      if ((cgen[c] == gen_) == contents[c].negated) return false;
   } else {
     // Every positive content occurs in its window (anywhere, for a relative one): necessary.
     for (uint32_t c = ref.first_content; c < end; ++c)
-      if (!contents[c].negated && content_gen_[c] != gen_) return false;
-    const uint32_t base = d == kDomainL4 ? v.l4_hdr_len : 0;
+      if (!contents[c].negated && cgen[c] != gen_) return false;
     uint32_t buffer_offset = 0, calls = 0;
-    if (ref.contents != 0 && inspect_contents(ref.first_content, end, v.ip_payload + base,
-                                              v.ip_payload_len - base, buffer_offset, calls) != 1)
+    if (ref.contents != 0 && inspect_contents(ref.first_content, end, buf, len, origin, UINT32_MAX,
+                                              0, buffer_offset, calls) != 1)
       return false;
   }
   if (ref.pcres == 0) return true;
-  if (regex_gen_[d] != gen_) {
-    regex_gen_[d] = gen_;
+  if (rgen != gen_) {
+    rgen = gen_;
     ++stats_.regex_scans;
-    const uint32_t base = d == kDomainL4 ? v.l4_hdr_len : 0;
-    if (!hs_scan_block(rules_->regex_db(d), scratch_.get(), v.ip_payload + base,
-                       v.ip_payload_len - base,
-                       [this](uint32_t id, uint32_t) { pcre_gen_[id] = gen_; }))
+    if (!hs_scan_block(rules_->regex_db(ref.domain), scratch_.get(), buf, len,
+                       [this, pgen](uint32_t id, uint32_t) { pgen[id] = gen_; }))
       ++stats_.errors;
   }
   for (uint32_t p = ref.first_pcre; p < ref.first_pcre + ref.pcres; ++p)
-    if (pcre_gen_[p] != gen_) return false;
+    if (pgen[p] != gen_) return false;
   return true;
+}
+
+void Matcher::stream_segment(const PacketView& v) {
+  const StreamTable::Outcome out = streams_.add(v);
+  stream_taken_ = out != StreamTable::Outcome::kNotTaken;
+  window_ready_ = out == StreamTable::Outcome::kNewData;
+  if (!window_ready_) return;
+  const StreamTable::Window& w = streams_.window();
+  window_hits_.clear();
+  if (!rules_->contents().empty()) {
+    if (engine_ == Engine::kAhoCorasick) {
+      rules_->ac().scan(w.data, w.len, [this](uint32_t id, uint32_t end) {
+        window_hits_.push_back({id, end});
+      });
+    } else if (!hs_scan_block(rules_->literal_db(), scratch_.get(), w.data, w.len,
+                              [this](uint32_t id, uint32_t end) {
+                                window_hits_.push_back({id, end});
+                              })) {
+      ++stats_.errors;
+    }
+  }
+  const auto& contents = rules_->contents();
+  for (const Hit& h : window_hits_) {
+    const bool fresh = h.end > w.lookback;  // ends in the new bytes
+    if ((win_content_gen_[h.content] == gen_ && (!fresh || new_content_gen_[h.content] == gen_)) ||
+        !window_hit_counts(h, w.data, w.origin))
+      continue;
+    win_content_gen_[h.content] = gen_;
+    if (fresh) new_content_gen_[h.content] = gen_;
+    const RuleSet::ContentRef& c = contents[h.content];
+    if (!c.negated && rule_gen_[c.rule] != gen_) {
+      rule_gen_[c.rule] = gen_;
+      candidates_.push_back(c.rule);
+    }
+  }
+}
+
+bool Matcher::stream_rule_matches(uint32_t r, const PacketView& v) {
+  if (!header_and_flow(r, v)) return false;
+  const RuleSet::RuleRef& ref = rules_->refs()[r];
+  if (ref.contents == 0 && ref.pcres == 0) return true;  // only_stream, no payload options
+  if (window_ready_ && window_matches(ref)) return true;
+  if (ref.inspect != RuleSet::kInspectStreamAndPacket) return false;
+  const uint32_t base = v.l4_hdr_len;
+  return payload_matches(r, v.ip_payload + base, v.ip_payload_len - base, 0, content_gen_.data(),
+                         pcre_gen_.data(), regex_gen_[kDomainL4]);
+}
+
+bool Matcher::window_matches(const RuleSet::RuleRef& ref) {
+  const StreamTable::Window& w = streams_.window();
+  const auto& contents = rules_->contents();
+  const uint32_t end = ref.first_content + ref.contents;
+  bool fresh = false;  // a part of the match ends in the new bytes
+  if (!ref.chained) [[likely]] {
+    for (uint32_t c = ref.first_content; c < end; ++c) {
+      if ((win_content_gen_[c] == gen_) == contents[c].negated) return false;
+      fresh |= !contents[c].negated && new_content_gen_[c] == gen_;
+    }
+  } else {
+    for (uint32_t c = ref.first_content; c < end; ++c)
+      if (!contents[c].negated && win_content_gen_[c] != gen_) return false;
+    uint32_t buffer_offset = 0, calls = 0;
+    fresh = inspect_contents(ref.first_content, end, w.data, w.len, w.origin, ref.last_positive,
+                             w.lookback, buffer_offset, calls) == 1;
+    buffer_offset = calls = 0;
+    if (!fresh && inspect_contents(ref.first_content, end, w.data, w.len, w.origin, UINT32_MAX, 0,
+                                   buffer_offset, calls) != 1)
+      return false;
+  }
+  if (ref.pcres == 0) return fresh;
+  auto scan = [this, &ref](const uint8_t* buf, uint32_t len, uint32_t* pgen, uint32_t& rgen) {
+    if (rgen == gen_) return;
+    rgen = gen_;
+    ++stats_.regex_scans;
+    if (!hs_scan_block(rules_->regex_db(ref.domain), scratch_.get(), buf, len,
+                       [this, pgen](uint32_t id, uint32_t) { pgen[id] = gen_; }))
+      ++stats_.errors;
+  };
+  scan(w.data, w.len, win_pcre_gen_.data(), win_regex_gen_);
+  const uint32_t pend = ref.first_pcre + ref.pcres;
+  for (uint32_t p = ref.first_pcre; p < pend; ++p)
+    if (win_pcre_gen_[p] != gen_) return false;
+  if (fresh || w.lookback == 0) return true;
+  // A pcre that matches the window but not the lookback alone was completed by the new bytes.
+  scan(w.data, w.lookback, lb_pcre_gen_.data(), lb_regex_gen_);
+  for (uint32_t p = ref.first_pcre; p < pend; ++p)
+    if (lb_pcre_gen_[p] != gen_) return true;
+  return false;
 }
 
 FlowEntry& Matcher::packet_flow(const PacketView& v, bool& src_first) {
@@ -353,10 +496,11 @@ bool Matcher::stateful_alert(uint32_t r, const PacketView& v) {
 }
 
 int Matcher::inspect_contents(uint32_t c, uint32_t end, const uint8_t* buf, uint32_t len,
+                              uint64_t origin, uint32_t last, uint32_t min_end,
                               uint32_t& buffer_offset, uint32_t& calls) const {
   if (++calls == kInspectionRecursionLimit) return -1;
   const RuleSet::ContentRef& cd = rules_->contents()[c];
-  const bool last = c + 1 == end;
+  const bool is_last = c + 1 == end;
   const auto n = static_cast<uint32_t>(cd.bytes.size());
   const uint32_t prev_buffer_offset = buffer_offset;
   uint32_t prev_offset = 0;  // after a failed continuation: one past the last match's start
@@ -375,23 +519,31 @@ int Matcher::inspect_contents(uint32_t c, uint32_t end, const uint8_t* buf, uint
         if (int64_t{depth} > limit) depth = static_cast<uint32_t>(limit);
       }
     } else {
-      if (cd.depth != 0) depth = cd.offset + cd.depth;
-      offset = cd.offset;
+      // Stream offsets: the window starts `origin` bytes into the stream.
+      const int64_t lo = int64_t{cd.offset} - static_cast<int64_t>(origin);
+      const int64_t hi =
+          cd.depth != 0 ? int64_t{cd.offset} + cd.depth - static_cast<int64_t>(origin) : len;
+      offset = static_cast<uint32_t>(std::clamp<int64_t>(lo, 0, len));
+      depth = static_cast<uint32_t>(std::clamp<int64_t>(hi, 0, len));
     }
     if (prev_offset != 0) offset = prev_offset;
+    if (c == last && min_end + 1 > n) offset = std::max(offset, min_end + 1 - n);
     depth = std::min(depth, len);
     int64_t at = -1;
     if (offset <= depth && depth != 0 && n <= depth - offset)
       at = find_bytes(buf + offset, depth - offset, cd.bytes, cd.nocase);
     if (at < 0) {
       if (!cd.negated) return cd.relative ? 0 : -1;  // an absolute content's failure is final
-      return last ? 1 : inspect_contents(c + 1, end, buf, len, buffer_offset, calls);
+      return is_last ? 1
+                     : inspect_contents(c + 1, end, buf, len, origin, last, min_end, buffer_offset,
+                                        calls);
     }
     if (cd.negated) return cd.relative ? 0 : -1;
     const auto match_end = static_cast<uint32_t>(offset + at + n);
     buffer_offset = match_end;
-    if (last) return 1;
-    const int r = inspect_contents(c + 1, end, buf, len, buffer_offset, calls);
+    if (is_last) return 1;
+    const int r =
+        inspect_contents(c + 1, end, buf, len, origin, last, min_end, buffer_offset, calls);
     if (r != 0) return r;
     if (!cd.within_next) return -1;  // the next content does not depend on where this one is
     prev_offset = match_end - n + 1;

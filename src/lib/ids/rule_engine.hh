@@ -20,6 +20,13 @@
 //      stateful_alert; other rules cost one flag test, and no flow or threshold table is read.
 // With `flow:` rules, each packet's flow state (direction, established) is updated before its
 // rules are evaluated (update_flow), and a rule's flow conditions are tested with its header.
+// With stream reassembly (StateLimits::stream), a TCP segment first goes through the worker's
+// StreamTable; tcp rules with contents or pcres (RuleRef::inspect) then inspect the window it
+// returns (the lookback, then the bytes the segment made contiguous): a second prefilter scan of
+// the window, and a rule alerts when it matches the window with a part of the match ending in
+// the new bytes (a positive content's occurrence, the last content of a relative chain, or a
+// pcre that matches the window but not the lookback alone): the packet completed the match
+// (docs/ids.md, "Streams").
 // Packets are matched in groups of AhoCorasick::kLanes so the DFA walks of a group interleave.
 #pragma once
 
@@ -36,6 +43,7 @@
 #include "lib/ids/hs_matcher.hh"
 #include "lib/ids/packet_view.hh"
 #include "lib/ids/rule.hh"
+#include "lib/ids/stream.hh"
 #include "lib/ids/threshold.hh"
 
 namespace fulcrum::ids {
@@ -72,7 +80,18 @@ class RuleSet {
     uint32_t first_flowbit = 0, flowbits = 0;  // in flowbits()
     // flow: conditions, kFlow* bits the packet's flow flags (Matcher::update_flow) must hold.
     uint8_t flow = 0;
+    // What the rule's contents and pcres inspect (kInspect*).
+    uint8_t inspect = 0;
+    uint32_t last_positive = UINT32_MAX;  // its last positive content (contents() index)
   };
+  // kInspectPacket: each packet's payload (udp, icmp, ip rules; tcp rules without contents and
+  // pcres or with flow:no_stream). The others are tcp rules with contents or pcres: on a segment
+  // taken into a reassembled stream they inspect the stream's window (docs/ids.md), on a packet
+  // not taken (stream reassembly off, after a gap, a RST) its payload; kInspectStreamAndPacket
+  // (some content has offset or depth: Suricata's SIG_FLAG_REQUIRE_PACKET) also its payload when
+  // the window does not match; kInspectStreamOnly (flow:only_stream) the window only.
+  static constexpr uint8_t kInspectPacket = 0, kInspectStream = 1, kInspectStreamAndPacket = 2,
+                           kInspectStreamOnly = 3;
   // A packet's flow flags, and a rule's flow conditions: the bits it needs.
   static constexpr uint8_t kFlowHas = 1;  // part of a flow (not a non-first fragment)
   static constexpr uint8_t kFlowToServer = 2, kFlowToClient = 4;
@@ -111,6 +130,13 @@ class RuleSet {
   bool flow_rules() const { return flow_rules_; }
   bool flow_state() const { return flow_state_; }
   uint32_t flowbit_names() const { return flowbit_names_; }
+  // Some rule inspects TCP streams (RuleRef::inspect); the bytes of a stream one match of such a
+  // rule can span (its longest content; offset + depth; a chain of `within`s), the largest over
+  // the rules, UINT32_MAX when a rule's is unbounded (a pcre, independent contents): the stream
+  // lookback needed for a match split over segments to be found (capped by
+  // StateLimits::stream_lookback).
+  bool stream_rules() const { return stream_rules_; }
+  uint32_t stream_span() const { return stream_span_; }
 
   // Whether rule `r`'s header (protocol, addresses, ports) matches the packet.
   static bool header_matches(const Rule& r, const PacketView& v) {
@@ -165,6 +191,8 @@ class RuleSet {
   bool flow_state_ = false;
   std::vector<FlowbitRef> flowbits_;
   uint32_t flowbit_names_ = 0;
+  bool stream_rules_ = false;
+  uint32_t stream_span_ = 0;
 };
 
 struct MatchStats {
@@ -176,8 +204,16 @@ struct MatchStats {
   uint64_t errors = 0;               // Hyperscan scan failures (none expected)
   uint64_t threshold_evictions = 0;  // threshold entries replaced in a full table bucket
   uint64_t flow_evictions = 0;       // flows (and their flowbits) replaced in a full bucket
+  StreamStats stream;                // TCP stream reassembly (StreamTable)
 
   MatchStats& operator+=(const MatchStats& o) {
+    stream.bytes += o.stream.bytes;
+    stream.segments_held += o.stream.segments_held;
+    stream.segments_dropped += o.stream.segments_dropped;
+    stream.held_bytes_dropped += o.stream.held_bytes_dropped;
+    stream.gaps += o.stream.gaps;
+    stream.retransmissions += o.stream.retransmissions;
+    stream.evictions += o.stream.evictions;
     packets += o.packets;
     bytes += o.bytes;
     hits += o.hits;
@@ -195,8 +231,19 @@ struct StateLimits {
   static constexpr uint32_t kDefaultThresholds = 1u << 16;
   static constexpr uint32_t kDefaultFlows = 1u << 16;
   static constexpr uint32_t kDefaultFlowTimeoutS = 600;
+  static constexpr uint32_t kDefaultStreams = 1u << 12;
+  static constexpr uint32_t kDefaultStreamLookback = 1024;
+  static constexpr uint32_t kDefaultStreamOoo = 2048;
   uint32_t thresholds = kDefaultThresholds;  // (rule, tracked address) threshold entries
   uint32_t flows = kDefaultFlows;            // flows with flowbits or flow state
+  // TCP stream reassembly (StreamTable), used when some rule inspects streams: off here, on in
+  // IDSMatch (its STREAM key). `streams` TCP flows; each direction keeps the last
+  // min(stream_lookback, RuleSet::stream_span()) bytes and holds up to stream_ooo bytes out of
+  // order.
+  bool stream = false;
+  uint32_t streams = kDefaultStreams;
+  uint32_t stream_lookback = kDefaultStreamLookback;
+  uint32_t stream_ooo = kDefaultStreamOoo;
   // A flow no flowbits rule looked at for longer starts with no bits set; a flow without a
   // packet for longer starts afresh (flow state: its next packet's sender is the client).
   uint32_t flow_timeout_s = kDefaultFlowTimeoutS;
@@ -241,8 +288,13 @@ class Matcher {
   const MatchStats& stats() const {
     stats_.threshold_evictions = thresholds_.evictions();
     stats_.flow_evictions = flows_.evictions();
+    stats_.stream = streams_.stats();
     return stats_;
   }
+  // Whether TCP segments are reassembled (StateLimits::stream and some rule inspects streams),
+  // and the lookback each stream direction keeps.
+  bool streaming() const { return streams_.enabled(); }
+  uint32_t stream_lookback() const { return streams_.lookback(); }
   Engine engine() const { return engine_; }
   const RuleSet& rules() const { return *rules_; }
 
@@ -291,12 +343,29 @@ class Matcher {
     return true;
   }
 
+  // Whether occurrence `h` in the stream window `buf` (whose first byte is at stream offset
+  // `origin`) is one a stream-inspecting rule counts: offset and depth are stream offsets.
+  bool window_hit_counts(const Hit& h, const uint8_t* buf, uint64_t origin) const {
+    const RuleSet::ContentRef& c = rules_->contents()[h.content];
+    if (rules_->refs()[c.rule].inspect == RuleSet::kInspectPacket) return false;
+    const auto n = static_cast<uint32_t>(c.bytes.size());
+    if (h.end < n) return false;
+    const uint64_t rel = origin + h.end - n;
+    if (rel < c.offset || (c.depth != 0 && rel + n > uint64_t{c.offset} + c.depth)) return false;
+    if (engine_ == Engine::kAhoCorasick && !c.nocase)
+      return std::memcmp(buf + h.end - n, c.bytes.data(), n) == 0;
+    return true;
+  }
+
   template <class OnRule>
   void evaluate(const PacketView& v, const std::vector<Hit>& hits, OnRule&& on_rule) {
     next_generation();
     if (rules_->flow_rules()) [[unlikely]]
       update_flow(v);
     candidates_.clear();
+    stream_taken_ = false;
+    if (v.proto == kIpProtoTcp && streams_.enabled() && !v.fragment) [[unlikely]]
+      stream_segment(v);
     const auto& contents = rules_->contents();
     for (const Hit& h : hits) {
       if (content_gen_[h.content] == gen_ || !hit_counts(v, h)) continue;
@@ -317,7 +386,12 @@ class Matcher {
     const auto& refs = rules_->refs();
     for (uint32_t r : candidates_) {
       ++stats_.candidates;
-      if (!rule_matches(r, v)) continue;
+      const uint8_t inspect = refs[r].inspect;
+      if (inspect == RuleSet::kInspectPacket || !stream_taken_) [[likely]] {
+        if (inspect == RuleSet::kInspectStreamOnly || !rule_matches(r, v)) continue;
+      } else if (!stream_rule_matches(r, v)) {
+        continue;
+      }
       if (refs[r].stateful && !stateful_alert(r, v)) [[unlikely]]
         continue;
       on_rule(r);
@@ -325,6 +399,21 @@ class Matcher {
   }
 
   bool rule_matches(uint32_t r, const PacketView& v);
+  // Rule r's header and flow conditions against the packet.
+  bool header_and_flow(uint32_t r, const PacketView& v) const;
+  // Rule r's contents and pcres over buf[0, len), a domain whose first byte is at stream offset
+  // `origin` (0 for a packet): `cgen` the contents found there (gen_), `pgen` and `rgen` the
+  // pcre marks and whether the domain's regexes were scanned.
+  bool payload_matches(uint32_t r, const uint8_t* buf, uint32_t len, uint64_t origin,
+                       const uint32_t* cgen, uint32_t* pgen, uint32_t& rgen);
+  // A stream-inspecting rule on a segment taken into its stream: it matches the window with a
+  // part ending in the new bytes (or, kInspectStreamAndPacket, the packet's payload).
+  bool stream_rule_matches(uint32_t r, const PacketView& v);
+  // The contents and pcres of `ref` over the stream window, a part ending in its new bytes.
+  bool window_matches(const RuleSet::RuleRef& ref);
+  // The segment into the stream table; on new data, the window's prefilter scan: its
+  // occurrences marked (win_content_gen_) and their rules made candidates.
+  void stream_segment(const PacketView& v);
   // After rule r's header, contents and pcres matched the packet: its flowbits conditions, then
   // its flowbits actions, noalert and threshold (Suricata's order): whether it alerts.
   bool stateful_alert(uint32_t r, const PacketView& v);
@@ -340,8 +429,12 @@ class Matcher {
   // buf[0, len): 1 match, 0 no match, -1 no match and stop (DetectEngineContentInspection).
   // `buffer_offset` is the end of the last positive match (relative contents start from it);
   // `calls` counts the recursion against kInspectionRecursionLimit.
-  int inspect_contents(uint32_t c, uint32_t end, const uint8_t* buf, uint32_t len,
-                       uint32_t& buffer_offset, uint32_t& calls) const;
+  // `origin`: the stream offset of buf[0] (absolute contents' offset and depth count from the
+  // stream's start); `last` and `min_end`: content `last`'s occurrence must end past
+  // buf[min_end] (the window's new bytes; 0: anywhere).
+  int inspect_contents(uint32_t c, uint32_t end, const uint8_t* buf, uint32_t len, uint64_t origin,
+                       uint32_t last, uint32_t min_end, uint32_t& buffer_offset,
+                       uint32_t& calls) const;
   // A new stamp for the per-packet marks (content_gen_, rule_gen_, pcre_gen_, regex_gen_);
   // on wrap-around every mark is cleared so that no stale one reads as current.
   void next_generation();
@@ -369,6 +462,17 @@ class Matcher {
   uint64_t* packet_bits_ = nullptr;
   uint32_t bits_gen_ = 0;   // gen_ of the packet whose bits' timeout was checked
   uint8_t flow_flags_ = 0;  // the packet's RuleSet::kFlow* flags (with flow rules)
+  // Stream reassembly: the table, whether the packet's segment was taken into a stream and
+  // whether it brought new bytes (streams_.window()), the window's occurrences, the contents
+  // found in the window and those found ending in its new bytes, the pcres matching the window
+  // and its lookback alone (as content_gen_, pcre_gen_, regex_gen_).
+  StreamTable streams_;
+  bool stream_taken_ = false;
+  bool window_ready_ = false;
+  std::vector<Hit> window_hits_;
+  std::vector<uint32_t> win_content_gen_, new_content_gen_;
+  std::vector<uint32_t> win_pcre_gen_, lb_pcre_gen_;
+  uint32_t win_regex_gen_ = 0, lb_regex_gen_ = 0;
 };
 
 }  // namespace fulcrum::ids

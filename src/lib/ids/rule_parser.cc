@@ -382,9 +382,8 @@ bool parse_flowbits(std::string_view v, Rule& r, std::string* error, std::string
   return false;
 }
 
-// flow:OPTION,OPTION,... (Suricata's detect-flow.c). only_stream (reassembled stream data only)
-// can never match without stream reassembly: the rule is skipped as "flow: only_stream"; so
-// are only_frag and no_frag (reassembled fragments).
+// flow:OPTION,OPTION,... (Suricata's detect-flow.c). only_frag and no_frag (reassembled
+// fragments) are skipped as "flow: only_frag" / "flow: no_frag".
 bool parse_flow(std::string_view v, Rule& r, std::string* error, std::string* feature) {
   if (r.flow.given) {
     *error = "flow: given twice";
@@ -415,19 +414,29 @@ bool parse_flow(std::string_view v, Rule& r, std::string* error, std::string* fe
       if (!stateless)
         r.flow.established = item == "established" ? FlowEstablished::kEstablished
                                                    : FlowEstablished::kNotEstablished;
-    } else if (item == "only_stream" || item == "only_frag" || item == "no_frag") {
+    } else if (item == "only_stream" || item == "no_stream") {
+      if (r.flow.stream != FlowStream::kAny) {
+        *error = "flow: more than one of only_stream and no_stream";
+        return false;
+      }
+      r.flow.stream = item == "only_stream" ? FlowStream::kOnlyStream : FlowStream::kNoStream;
+    } else if (item == "only_frag" || item == "no_frag") {
       *feature = "flow: " + std::string(item);
-      *error = "flow: " + std::string(item) + " needs " +
-               (item == "only_stream" ? "TCP stream reassembly" : "reassembled fragments") +
-               ", which the IDS does not track";
+      *error = "flow: " + std::string(item) + " needs reassembled fragments, which the IDS does " +
+               "not track";
       return false;
-    } else if (item != "no_stream") {
+    } else {
       *error =
           "flow: expected to_server, from_client, to_client, from_server, established, "
           "not_established, stateless, only_stream or no_stream, got " +
           quote(item);
       return false;
     }
+  }
+  if (r.flow.stream == FlowStream::kOnlyStream && r.proto != Proto::kTcp) {
+    *feature = "flow: only_stream";
+    *error = "flow: only_stream needs a tcp rule (only TCP streams are reassembled)";
+    return false;
   }
   return true;
 }

@@ -6,8 +6,9 @@
 // depth, distance, within (modifiers apply to the content before them), pcre, sid (required,
 // unique), rev, threshold, detection_filter, flowbits, flow. A relative content (distance,
 // within) whose base would be a pcre's match is unsupported ("relative to pcre"), and so are
-// flowbits groups (A|B, A&B: "flowbits group"), thresholds tracked by flow and flow:only_stream
-// ("flow: only_stream": only reassembled stream data, which the IDS does not have).
+// flowbits groups (A|B, A&B: "flowbits group"), thresholds tracked by flow, flow:only_frag and
+// no_frag (reassembled fragments are not tracked) and flow:only_stream on a rule other than tcp
+// ("flow: only_stream": only TCP streams are reassembled).
 // Ignored (accepted, no effect on matching): classtype, reference, metadata, priority, gid.
 // Any other option makes the rule unsupported ("unsupported option 'dsize'"): a rule never
 // silently matches more than it says. Such a rule is skipped and counted by the feature it needs
@@ -41,7 +42,7 @@ Result<RuleFile> load_rule_file(const std::string& path, bool strict);
 Result<std::vector<Rule>> parse_rules(std::string_view text, const std::string& path);
 Result<std::vector<Rule>> load_rules(const std::string& path);
 
-// "byte_test 812, flow: only_stream 40, malformed 1": the skipped rules counted by feature, most
+// "byte_test 812, flow: only_frag 40, malformed 1": the skipped rules counted by feature, most
 // first.
 std::string skipped_summary(const std::vector<SkippedRule>& skipped);
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <rte_ip.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "core/batch.hh"
+#include "elements/ip6/icmp6_error.hh"
 #include "elements/ipsec/ipsec_esp_decap.hh"
 #include "lib/esp.hh"
 #include "lib/ip6_ext.hh"
@@ -514,6 +516,65 @@ TEST(ICMPError, MtuFromAnnotation) {
   testing::free_batch(batch);
   EXPECT_NE(testing::config_error("ICMPError", {"192.0.2.1", "3", "4", "MTU annotation"})
                 .find("MTU must be 0..65535 or 'anno', got 'annotation'"),
+            std::string::npos);
+}
+
+// The ones' complement sum of the ICMPv6 message after the IPv6 header at `ip` and its
+// pseudo-header (RFC 8200 §8.1): 0xFFFF when the checksum is right.
+uint32_t icmp6_sum(const uint8_t* ip) {
+  const uint32_t len = load_be16(ip + kIpv6PayloadLenOffset);
+  uint32_t sum = len + kIpProtoIcmp6;
+  for (uint32_t k = kIpv6SrcOffset; k < kIpv6HdrLen; k += 2) sum += load_be16(ip + k);
+  const uint8_t* m = ip + kIpv6HdrLen;
+  for (uint32_t k = 0; k + 1 < len; k += 2) sum += load_be16(m + k);
+  if (len % 2) sum += uint32_t{m[len - 1]} << 8;
+  while (sum > 0xFFFF) sum = (sum & 0xFFFF) + (sum >> 16);
+  return sum;
+}
+
+// ICMP6Error: Packet Too Big with the MTU from user[3], the original packet quoted up to the
+// 1280-byte minimum MTU, a valid checksum; no error about an error or from a multicast source.
+TEST(ICMP6Error, PacketTooBigFromAnnotation) {
+  auto e = testing::make_or_fail("ICMP6Error", {"2001:db8::fe", "2", "0", "MTU anno"});
+  const Bytes big = ipv6_udp_frame("2001:db8:9::9", "2001:db8:1::1", 1514);
+  Bytes small = ipv6_udp_frame("2001:db8:9::9", "2001:db8:1::1", 200);
+  Bytes error = small;  // an ICMPv6 error (destination unreachable) is never answered
+  error[kEtherHdrLen + kIpv6NextHeaderOffset] = kIpProtoIcmp6;
+  error[kEtherHdrLen + kIpv6HdrLen] = 1;
+  Bytes echo = error;  // an echo request is answered
+  echo[kEtherHdrLen + kIpv6HdrLen] = 128;
+  Bytes multicast_src = small;
+  multicast_src[kEtherHdrLen + kIpv6SrcOffset] = 0xFF;
+  PacketBatch batch;
+  for (const Bytes& f : {big, small, error, echo, multicast_src}) {
+    Packet* p = testing::make_packet(f);
+    anno(p).user[kMtuAnnoSlot] = 1210;
+    batch.push(p);
+  }
+  e->process_batch(batch);
+  EXPECT_EQ(testing::drop_reason(*e, batch.result(2)), "no-error-allowed");
+  EXPECT_EQ(testing::drop_reason(*e, batch.result(4)), "no-error-allowed");
+  for (uint32_t i : {0u, 1u, 3u}) {
+    ASSERT_FALSE(batch.result(i).is_drop()) << i;
+    const Bytes out = testing::packet_bytes(batch.at(i));
+    const Bytes& in = i == 0 ? big : i == 1 ? small : echo;
+    const uint8_t* ip = out.data() + kEtherHdrLen;
+    const uint32_t quoted = std::min<uint32_t>(static_cast<uint32_t>(in.size()) - kEtherHdrLen,
+                                               ICMP6Error::kMinMtu - kIpv6HdrLen - 8);
+    EXPECT_EQ(out.size(), kEtherHdrLen + kIpv6HdrLen + 8 + quoted) << i;
+    EXPECT_EQ(std::memcmp(out.data(), in.data() + 6, 6), 0) << "addresses swapped";
+    EXPECT_EQ(load_be16(ip + kIpv6PayloadLenOffset), 8 + quoted);
+    EXPECT_EQ(ip[kIpv6NextHeaderOffset], kIpProtoIcmp6);
+    EXPECT_EQ(Bytes(ip + kIpv6SrcOffset, ip + kIpv6SrcOffset + 16), addr6("2001:db8::fe"));
+    EXPECT_EQ(Bytes(ip + kIpv6DstOffset, ip + kIpv6DstOffset + 16), addr6("2001:db8:9::9"));
+    EXPECT_EQ(ip[kIpv6HdrLen], 2);
+    EXPECT_EQ(load_be32(ip + kIpv6HdrLen + 4), 1210u);
+    EXPECT_EQ(std::memcmp(ip + kIpv6HdrLen + 8, in.data() + kEtherHdrLen, quoted), 0);
+    EXPECT_EQ(icmp6_sum(ip), 0xFFFFu) << "checksum " << i;
+  }
+  testing::free_batch(batch);
+  EXPECT_NE(testing::config_error("ICMP6Error", {"192.0.2.1", "2", "0"})
+                .find("SRC: expected an IPv6 address, got '192.0.2.1'"),
             std::string::npos);
 }
 

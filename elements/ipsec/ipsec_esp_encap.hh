@@ -20,7 +20,8 @@
 //            output 1 (optional, with MTU): packets whose encapsulation would exceed MTU and
 //            that may not be fragmented (IPv6, or IPv4 with DF), unchanged, with the inner MTU
 //            (MTU less the SA's overhead, padding included) in user[3]: connect
-//            ICMPError(SRC, 3, 4, MTU anno) for IPv4 (docs/ipsec.md, "MTU").
+//            ICMPError(SRC, 3, 4, MTU anno) for IPv4 and ICMP6Error(SRC6, 2, 0, MTU anno) for
+//            IPv6, behind a Classifier(12/0800, 12/86dd) when both come (docs/ipsec.md, "MTU").
 //            Drops: no-sa (no outbound SA selector of the inner family matches the inner
 //            destination; with POLICY_SPI, no outbound SA has the SPI IPsecPolicy named),
 //            not-ip (frame under 34 bytes, EtherType neither 0x0800 nor 0x86DD, version not

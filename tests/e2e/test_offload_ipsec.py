@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """End to end: the IPsec gateway with its crypto offloaded (configs/ipsec-gateway-offload.click).
 
-IPv4/UDP packets of many sizes (two AES-CTR SAs and one packet without an SA) go through
+IPv4/UDP packets of many sizes (three AES-CTR SAs, one of them with an IPv6 tunnel: its ESP
+region starts after a 40-byte outer header; and one packet without an SA) go through
 IPsecESPEncap -> balancer -> IPsecAESOffload -> IPsecAuthHMACSHA1Offload over net_pcap:
 CPU-only, device-only fused (one kernel), device-only chained without fusion (FUSE false),
 device-only in separate tasks (CHAIN false), a 50 % split with flow affinity, and device-only
@@ -23,7 +24,7 @@ except ImportError:
           "pip install cryptography, or apt-get install python3-cryptography", file=sys.stderr)
     sys.exit(1)
 
-from scapy.all import IP, UDP, Ether, Raw  # noqa: E402
+from scapy.all import IP, UDP, Ether, IPv6, Raw  # noqa: E402
 from scapy.layers.ipsec import ESP, SecurityAssociation  # noqa: E402
 
 import fulcrum_e2e as e2e  # noqa: E402
@@ -36,10 +37,13 @@ AUTH_A = bytes.fromhex("0102030405060708090a0b0c0d0e0f1011121314")
 KEY_B, NONCE_B = bytes.fromhex("000102030405060708090a0b0c0d0e0f"), bytes.fromhex("cafe0001")
 AUTH_B = bytes.fromhex("a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3")
 TUNNEL_SRC, TUNNEL_A, TUNNEL_B = "192.0.2.1", "198.51.100.1", "198.51.100.2"
+SPI_C, KEY_C, NONCE_C = 0x3000, bytes.fromhex("7e24067817fae0d743d6ce1f32539163"), bytes.fromhex("006cb6db")
+TUNNEL6_SRC, TUNNEL6_C = "2001:db8:ffff::1", "2001:db8:eeee::3"
 
 SA_FILE = f"""# e2e SAs (AES-128-CTR)
 {SPI_A} {TUNNEL_SRC} {TUNNEL_A} {(KEY_A + NONCE_A).hex()} {AUTH_A.hex()} 10.0.0.0/8 DIR out
 {SPI_B} {TUNNEL_SRC} {TUNNEL_B} {(KEY_B + NONCE_B).hex()} {AUTH_B.hex()} 172.16.0.0/12 DIR out
+{SPI_C} {TUNNEL6_SRC} {TUNNEL6_C} {(KEY_C + NONCE_C).hex()} {AUTH_A.hex()} 192.168.0.0/16 DIR out
 """
 MACS = dict(src="02:aa:00:00:00:01", dst="02:bb:00:00:00:01")
 
@@ -50,7 +54,15 @@ def scapy_sas():
                                        tunnel_header=IP(src=TUNNEL_SRC, dst=TUNNEL_A)),
             SPI_B: SecurityAssociation(ESP, spi=SPI_B, crypt_algo="AES-CTR", crypt_key=KEY_B + NONCE_B,
                                        auth_algo="HMAC-SHA1-96", auth_key=AUTH_B,
-                                       tunnel_header=IP(src=TUNNEL_SRC, dst=TUNNEL_B))}
+                                       tunnel_header=IP(src=TUNNEL_SRC, dst=TUNNEL_B)),
+            SPI_C: SecurityAssociation(ESP, spi=SPI_C, crypt_algo="AES-CTR", crypt_key=KEY_C + NONCE_C,
+                                       auth_algo="HMAC-SHA1-96", auth_key=AUTH_A,
+                                       tunnel_header=IPv6(src=TUNNEL6_SRC, dst=TUNNEL6_C))}
+
+
+def outer(frame):
+    """The outer IP packet of an ESP frame, as scapy's SecurityAssociation.decrypt takes it."""
+    return IPv6(bytes(frame[IPv6])) if frame.type == 0x86DD else IP(bytes(frame[IP]))
 
 
 def traffic(rng):
@@ -59,7 +71,8 @@ def traffic(rng):
     sizes += [rng.randint(28, 90) for _ in range(400)] + [rng.randint(28, 1500) for _ in range(1000)]
     inners, frames = [], []
     for i, size in enumerate(sizes):
-        dst = f"10.{i % 256}.1.{1 + i % 250}" if i % 3 else f"172.16.{i % 256}.{1 + i % 200}"
+        dst = (f"192.168.{i % 256}.{1 + i % 250}" if i % 5 == 4 else
+               f"10.{i % 256}.1.{1 + i % 250}" if i % 3 else f"172.16.{i % 256}.{1 + i % 200}")
         payload = bytes(rng.getrandbits(8) for _ in range(size - 28))
         inner = IP(bytes(IP(src="10.9.9.9", dst=dst, ttl=64) /
                          UDP(sport=1024 + i % 50, dport=4500) / Raw(payload)))
@@ -75,16 +88,16 @@ def check_decrypts(name, inners, got, failures):
         failures.append(f"{name}: {len(got)} packets out, expected {len(inners)}")
         return
     sas = scapy_sas()
-    flipped = bytearray(bytes(got[0][IP]))
+    flipped = bytearray(bytes(outer(got[0])))
     flipped[-1] ^= 0x01
     try:
-        sas[got[0][ESP].spi].decrypt(IP(bytes(flipped)))
+        sas[got[0][ESP].spi].decrypt(outer(got[0]).__class__(bytes(flipped)))
         failures.append(f"{name}: scapy accepted a tampered packet (the check is not verifying ICVs)")
     except Exception:  # noqa: BLE001
         pass
     for inner, out in zip(inners, got):
         try:
-            plain = sas[out[ESP].spi].decrypt(IP(bytes(out[IP])))
+            plain = sas[out[ESP].spi].decrypt(outer(out))
         except Exception as e:  # noqa: BLE001 (scapy raises IPSecIntegrityError and others)
             failures.append(f"{name}: scapy cannot verify/decrypt a {len(inner)}-byte packet: {e!r}")
             continue
@@ -114,6 +127,8 @@ def main():
     if e2e.drops_by_reason(cpu[0]) != {"no-sa": 1}:
         failures.append(f"CPU-only: drops {e2e.drops_by_reason(cpu[0])}, expected one no-sa")
     check_decrypts("device-only", inners, device[2][0], failures)
+    if sum(1 for g in device[2][0] if g.type == 0x86DD and ESP in g) == 0:
+        failures.append("device-only: no packet of the IPv6 tunnel")
     failures += e2e.check_offload_modes(cpu, device, split, failure,
                                         lambda g: (g[ESP].spi, g[ESP].seq), len(inners),
                                         bool(e2e.offload_devices()))

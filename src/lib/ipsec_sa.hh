@@ -265,8 +265,9 @@ class SaTable {
   // Whether an SA has LIFE_SECONDS: the elements then read sa_clock_ns() per batch.
   bool timed() const { return timed_; }
   SecurityAssociation& at(size_t i) const { return sas_[i]; }
-  // Up to this many outbound SAs are matched by a scan (longest selector first) instead of
-  // the DIR-24-8 table, whose 32 MiB first level costs cache and TLB misses.
+  // Up to this many outbound SAs of a family are matched by a scan (longest selector first)
+  // instead of the DIR-24-8 table (IPv4; its 32 MiB first level costs cache and TLB misses) or
+  // the Ip6Table (IPv6).
   static constexpr size_t kMaxScannedSelectors = 8;
 
   // The outbound SA whose IPv4 selector matches `dst` (host byte order), or kNoSa.

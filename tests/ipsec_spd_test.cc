@@ -291,9 +291,8 @@ TEST(IPsecPolicy, MalformedPacketsAndFragments) {
   EXPECT_EQ(
       run(*e, {testing::ether_frame(0x0806), testing::ether_frame(0x86DD), bad_version, bad_ihl,
                too_long, under_ihl, short_frame, no_ports, no_type, later, later_outside, first}),
-      (std::vector<std::string>{"not-ip", "not-ip", "not-ip", "not-ip", "not-ip",
-                                "not-ip", "not-ip", "truncated", "truncated", "out0", "discard",
-                                "discard"}));
+      (std::vector<std::string>{"not-ip", "not-ip", "not-ip", "not-ip", "not-ip", "not-ip",
+                                "not-ip", "truncated", "truncated", "out0", "discard", "discard"}));
   EXPECT_EQ(run(*e, testing::prefixes(frame(kSrc, kDst, kIpProtoTcp, 1, 80), kFrameLen)).back(),
             "out0");  // every prefix of a frame: no crash, the whole frame protected
 }

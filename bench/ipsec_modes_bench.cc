@@ -2,7 +2,8 @@
 // at 64, 512 and 1500 B, from the generator (one outbound SA for every destination):
 //   * encapsulation: IPsecESPEncap -> IPsecAES -> IPsecAuthHMACSHA1, for AES-128-CTR + HMAC-SHA1,
 //     AES-128-CBC + HMAC-SHA1 (IVs from the bulk IV source), AES-128-GCM and AES-256-GCM, and
-//     AES-128-CTR + HMAC-SHA1 with ESN;
+//     AES-128-CTR + HMAC-SHA1 with ESN, and AES-128-CTR + HMAC-SHA1 with IPv6 inside and out
+//     (6in6: gen proto=ipv6, an IPv6 tunnel and a ::/0 selector);
 //   * decapsulation: the same pipeline followed by IPsecESPDecap (the generator makes clear
 //     packets, and a replayed capture would be replayed packets to the receiver); the
 //     decapsulation's own rate is derived from the two rates of the same run,
@@ -29,6 +30,7 @@ const char* const kAuth = "0102030405060708090a0b0c0d0e0f1011121314";
 struct Mode {
   const char* name;
   std::string material, auth, options;
+  bool six = false;  // IPv6 inner packets and tunnel
 };
 
 std::vector<Mode> modes() {
@@ -39,17 +41,20 @@ std::vector<Mode> modes() {
       {"aes128-gcm", k128 + salt, "-", "CIPHER aes-gcm"},
       {"aes256-gcm", k256 + salt, "-", "CIPHER aes-gcm"},
       {"aes128-ctr+hmac-sha1 esn", k128 + salt, kAuth, "ESN on"},
+      {"aes128-ctr+hmac-sha1 6in6", k128 + salt, kAuth, "", true},
   };
 }
 
-// An SA file with the mode's SA both ways (SPI 4096, every destination).
+// An SA file with the mode's SA both ways (SPI 4096, every destination of its family).
 std::string write_sa_file(const BenchContext& ctx, const Mode& m, size_t index) {
   const std::string path = ctx.dir + "/ipsec-modes-" + std::to_string(index) + ".txt";
   FILE* f = std::fopen(path.c_str(), "w");
   if (f == nullptr) return {};
-  const std::string head = "4096 192.0.2.1 198.51.100.1 " + m.material + " " + m.auth + " ";
-  std::fprintf(f, "%s0.0.0.0/0 DIR out %s\n%s0.0.0.0/0 DIR in %s\n", head.c_str(),
-               m.options.c_str(), head.c_str(), m.options.c_str());
+  const std::string tunnel = m.six ? "2001:db8::1 2001:db8::2 " : "192.0.2.1 198.51.100.1 ";
+  const std::string head = "4096 " + tunnel + m.material + " " + m.auth + " ";
+  const char* any = m.six ? "::/0" : "0.0.0.0/0";
+  std::fprintf(f, "%s%s DIR out %s\n%s%s DIR in %s\n", head.c_str(), any, m.options.c_str(),
+               head.c_str(), any, m.options.c_str());
   std::fclose(f);
   return path;
 }
@@ -69,13 +74,15 @@ std::string bench_ipsec_modes(const BenchContext& ctx) {
   }
   std::vector<std::string> rows;
   for (uint32_t size : kSizes) {
-    const std::string gen =
+    const std::string gen4 =
         "gen:size=" + std::to_string(size) + ",flows=" + std::to_string(kFlows) + ",dst=uniform";
+    const std::string gen6 = gen4 + ",proto=ipv6";
     std::vector<std::vector<double>> enc(ms.size()), rt(ms.size());
     bool balanced = true;
     for (int r = 0; r < kRepeats; ++r) {
       for (size_t i = 0; i < ms.size(); ++i) {
         const double per = s / kRepeats;
+        const std::string& gen = ms[i].six ? gen6 : gen4;
         const Measured e = measure_once(encap[i], {gen, kNullTxOnly}, per, BranchMode::kReuse);
         const Measured t = measure_once(round_trip[i], {gen, kNullTxOnly}, per, BranchMode::kReuse);
         enc[i].push_back(e.mpps);
@@ -108,7 +115,8 @@ std::string bench_ipsec_modes(const BenchContext& ctx) {
   }
   return Obj()
       .str("what",
-           "IPsec gateway per SA mode, 1 worker, gen dst=uniform -> net_null: encap = "
+           "IPsec gateway per SA mode, 1 worker, gen dst=uniform (proto=ipv6 for 6in6) -> "
+           "net_null: encap = "
            "IPsecESPEncap -> IPsecAES -> IPsecAuthHMACSHA1; encap_decap = the same -> "
            "IPsecESPDecap; decap_derived = 1/(1/encap_decap - 1/encap), not measured alone. "
            "Medians of 3 alternating runs per mode")

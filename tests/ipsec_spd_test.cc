@@ -129,7 +129,7 @@ TEST(IpsecSpd, ErrorsNameFileAndLine) {
       {"PROTECT SRC 10.0.0.0", "spd.txt:2: SRC '10.0.0.0' is not A.B.C.D/LEN"},
       {"PROTECT DST 10.0.0.0/33", "spd.txt:2: DST '10.0.0.0/33' is not A.B.C.D/LEN"},
       {"PROTECT DST 10.0.0.1/8", "spd.txt:2: host bits set in DST 10.0.0.1/8"},
-      {"PROTECT PROTO sctp", "spd.txt:2: PROTO 'sctp' is not any, tcp, udp, icmp or 0..255"},
+      {"PROTECT PROTO sctp", "spd.txt:2: PROTO 'sctp' is not any, tcp, udp, icmp, icmp6 or 0..255"},
       {"PROTECT PROTO 256", "spd.txt:2: PROTO '256' is not any"},
       {"PROTECT PROTO tcp DPORT 70000", "spd.txt:2: DPORT '70000' is not N, LO-HI or any"},
       {"PROTECT PROTO tcp SPORT 9-3", "spd.txt:2: SPORT '9-3': LO is above HI"},
@@ -291,9 +291,8 @@ TEST(IPsecPolicy, MalformedPacketsAndFragments) {
   EXPECT_EQ(
       run(*e, {testing::ether_frame(0x0806), testing::ether_frame(0x86DD), bad_version, bad_ihl,
                too_long, under_ihl, short_frame, no_ports, no_type, later, later_outside, first}),
-      (std::vector<std::string>{"not-ipv4", "not-ipv4", "not-ipv4", "not-ipv4", "not-ipv4",
-                                "not-ipv4", "not-ipv4", "truncated", "truncated", "out0", "discard",
-                                "discard"}));
+      (std::vector<std::string>{"not-ip", "not-ip", "not-ip", "not-ip", "not-ip", "not-ip",
+                                "not-ip", "truncated", "truncated", "out0", "discard", "discard"}));
   EXPECT_EQ(run(*e, testing::prefixes(frame(kSrc, kDst, kIpProtoTcp, 1, 80), kFrameLen)).back(),
             "out0");  // every prefix of a frame: no crash, the whole frame protected
 }

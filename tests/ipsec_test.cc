@@ -483,10 +483,10 @@ TEST(IPsecESPEncap, DropsWithReasons) {
   const Bytes short_frame(full.begin(), full.begin() + kEtherHdrLen + kIpv4HdrLen - 1);
   const std::vector<std::pair<Bytes, std::string_view>> cases = {
       {inner_frame(kMinFrame, kUnmatchedDst), "no-sa"},
-      {testing::ether_frame(0x0806), "not-ipv4"},
-      {bad_version, "not-ipv4"},
-      {bad_length, "not-ipv4"},
-      {short_frame, "not-ipv4"},
+      {testing::ether_frame(0x0806), "not-ip"},
+      {bad_version, "not-ip"},
+      {bad_length, "not-ip"},
+      {short_frame, "not-ip"},
   };
   std::vector<Bytes> frames;
   for (const auto& c : cases) frames.push_back(c.first);
@@ -701,7 +701,7 @@ TEST(IPsecESPDecap, BadPaddingAndNextHeader) {
   auto d = decrypt(
       g, {forge(1000, 7, kNextHeaderIpv4), forge(1001, 1, 41), forge(1002, 1, kNextHeaderIpv4)});
   EXPECT_EQ(testing::drop_reason(*g.decap, d.verdicts[0]), "bad-padding");
-  EXPECT_EQ(testing::drop_reason(*g.decap, d.verdicts[1]), "not-ipv4");
+  EXPECT_EQ(testing::drop_reason(*g.decap, d.verdicts[1]), "bad-inner");
   EXPECT_FALSE(d.verdicts[2].is_drop()) << testing::drop_reason(*g.decap, d.verdicts[2]);
 }
 

@@ -3,6 +3,7 @@
 #include <rte_icmp.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <string>
 
@@ -50,15 +51,23 @@ bool is_icmp_error_type(uint8_t type) {
 }  // namespace
 
 Status ICMPError::configure(Args& args) {
-  std::string src;
+  std::string src, mtu;
   uint32_t type = 0, code = 0;
   args.positional("SRC", src, "IPv4 address of the router (the message's source)")
       .positional("TYPE", type, "ICMP type, 0..255 (11: time exceeded, 3: destination unreachable)")
       .positional("CODE", code, "ICMP code, 0..255")
-      .key("MTU", mtu_,
-           "next-hop MTU written into 'fragmentation needed' errors (type 3 code 4, RFC 1191)");
+      .key("MTU", mtu,
+           "next-hop MTU written into 'fragmentation needed' errors (type 3 code 4, RFC 1191): "
+           "0..65535, or 'anno': each packet's user[3] (kMtuAnnoSlot), as IPsecESPEncap's "
+           "output 1 sets it");
   if (Status s = args.finish(); !s) return s;
-  if (mtu_ > UINT16_MAX) return args.error("MTU must be 0..65535");
+  if (mtu == "anno") {
+    mtu_from_anno_ = true;
+  } else if (!mtu.empty()) {
+    const auto [end, ec] = std::from_chars(mtu.data(), mtu.data() + mtu.size(), mtu_);
+    if (ec != std::errc() || end != mtu.data() + mtu.size() || mtu_ > UINT16_MAX)
+      return args.error("MTU must be 0..65535 or 'anno', got '" + mtu + "'");
+  }
   if (!parse_ipv4(src, src_)) return args.error("SRC: expected an IPv4 address, got '" + src + "'");
   if (type > UINT8_MAX || code > UINT8_MAX) return args.error("TYPE and CODE must be 0..255");
   type_ = static_cast<uint8_t>(type);
@@ -131,7 +140,8 @@ Verdict ICMPError::process(Packet* p) {
   icmp->icmp_type = type_;
   icmp->icmp_code = code_;
   if (type_ == kDestUnreachable && code_ == kFragmentationNeeded)  // RFC 1191 §4
-    icmp->icmp_seq_nb = rte_cpu_to_be_16(static_cast<uint16_t>(mtu_));
+    icmp->icmp_seq_nb = rte_cpu_to_be_16(static_cast<uint16_t>(
+        mtu_from_anno_ ? std::min<uint64_t>(anno(p).user[kMtuAnnoSlot], UINT16_MAX) : mtu_));
   std::memcpy(reinterpret_cast<uint8_t*>(icmp) + kIcmpHeaderLen, quote, quote_len);
   const uint16_t sum = rte_raw_cksum(icmp, icmp_len);
   icmp->icmp_cksum = sum == UINT16_MAX ? sum : static_cast<uint16_t>(~sum);

@@ -6,8 +6,10 @@
 //            TOS 0xC0 per RFC 1812 §4.3.2.5), the ICMP header, then the original IP header
 //            and the first 8 bytes of its payload (Ethernet padding excluded); out_port set
 //            to in_port. For "fragmentation needed" (TYPE 3, CODE 4) the MTU key's value is
-//            the next-hop MTU of RFC 1191 §4 (the header's last 16 bits).
-// Uses:      in_port.  Sets: out_port.
+//            the next-hop MTU of RFC 1191 §4 (the header's last 16 bits); MTU anno takes it
+//            from each packet's user[3] instead (kMtuAnnoSlot: the inner MTU IPsecESPEncap
+//            sets on the packets of its output 1).
+// Uses:      in_port; user[3] with MTU anno.  Sets: out_port.
 // Counters:  none; the graph counts drops by reason: "truncated" (frame shorter than its IPv4
 //            header), "no-error-allowed" (RFC 1812 §4.3.2.7: the packet is itself an ICMP
 //            error, a non-initial fragment, sent to a broadcast or multicast address, or from
@@ -50,6 +52,7 @@ class ICMPError final : public PacketElement<ICMPError> {
   uint8_t type_ = 0;
   uint8_t code_ = 0;
   uint32_t mtu_ = 0;
+  bool mtu_from_anno_ = false;
   uint16_t next_id_ = 0;
 };
 

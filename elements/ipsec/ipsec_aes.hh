@@ -9,7 +9,7 @@
 //            from the ICV's room), and the 16-byte ICV written (IPsecAuthHMACSHA1 leaves GCM
 //            packets alone).
 //            Drops: no-sa (flow_id is not an SA of the file), truncated (no room for an ESP
-//            header, IV, trailer and ICV after the outer IPv4 header, or a CBC payload that
+//            header, IV, trailer and ICV after the outer IPv4 or IPv6 header, or a CBC payload that
 //            is not whole blocks), crypto-error (the intel-ipsec-mb job failed).
 // Uses:      flow_id (SA index, set by IPsecESPEncap).  Sets: nothing.
 // Counters:  none.

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "lib/esp.hh"
+#include "lib/ip6_ext.hh"
 
 namespace fulcrum {
 namespace {
@@ -22,8 +23,10 @@ constexpr uint32_t kChecksumOffset = 10;
 
 bool decapsulate_ecn(uint8_t outer_tos, uint8_t* inner) {
   constexpr uint8_t kEcnMask = 0x03, kNotEct = 0, kEct1 = 1, kEct0 = 2, kCe = 3;
+  constexpr uint32_t kIpv6EcnShift = 4;  // IPv6: the ECN bits are bits 4..5 of byte 1
+  const bool v6 = (inner[0] >> esp::kVersionShift) == esp::kIpv6Version;
   const uint8_t outer = outer_tos & kEcnMask;
-  const uint8_t was = inner[kTosOffset] & kEcnMask;
+  const uint8_t was = (v6 ? esp::ipv6_traffic_class(inner) : inner[kTosOffset]) & kEcnMask;
   uint8_t now = was;
   if (outer == kCe) {
     if (was == kNotEct) return false;  // RFC 6040 §4.2: drop (the congestion cannot be signalled)
@@ -32,6 +35,11 @@ bool decapsulate_ecn(uint8_t outer_tos, uint8_t* inner) {
     now = kEct1;
   }
   if (now == was) return true;
+  if (v6) {
+    inner[1] =
+        static_cast<uint8_t>((inner[1] & ~(kEcnMask << kIpv6EcnShift)) | now << kIpv6EcnShift);
+    return true;  // IPv6 has no header checksum
+  }
   inner[kTosOffset] = static_cast<uint8_t>((inner[kTosOffset] & ~kEcnMask) | now);
   std::memset(inner + kChecksumOffset, 0, sizeof(uint16_t));
   const uint16_t cksum = rte_ipv4_cksum(reinterpret_cast<const rte_ipv4_hdr*>(inner));
@@ -58,26 +66,56 @@ Status IPsecESPDecap::initialize(const InitContext& ctx) {
   return {};
 }
 
+// An outer IPv6 header (EtherType 0x86DD expected at `ip`'s frame): the bytes before the ESP
+// header (40, or more behind hop-by-hop, destination options and routing headers with no
+// segments left) and the packet's length; a drop otherwise.
+Verdict IPsecESPDecap::outer_ipv6(const uint8_t* ip, uint32_t len, uint32_t& hdr,
+                                  uint32_t& total) const {
+  using namespace esp;
+  if (load_be16(ip - kEtherHdrLen + kEtherTypeOffset) != kEtherTypeIpv6 ||
+      len < kEtherHdrLen + kIpv6HdrLen || (ip[0] >> kVersionShift) != kIpv6Version)
+    return Verdict::drop(kDropReasons["not-esp"]);
+  const uint32_t payload = load_be16(ip + kIpv6PayloadLenOffset);
+  total = kIpv6HdrLen + payload;
+  hdr = kIpv6HdrLen;
+  if (ip[kIpv6NextHeaderOffset] == kIpProtoEsp) [[likely]]
+    return Verdict::out(0);
+  if (total > len - kEtherHdrLen) return Verdict::drop(kDropReasons["truncated"]);
+  Ip6Upper upper;
+  if (!walk_ip6(ip, payload, upper)) return Verdict::drop(kDropReasons["not-esp"]);
+  if (upper.fragment) return Verdict::drop(kDropReasons["fragment"]);
+  if (upper.proto != kIpProtoEsp || upper.routing_left)
+    return Verdict::drop(kDropReasons["not-esp"]);
+  hdr = upper.offset;
+  return Verdict::out(0);
+}
+
 Verdict IPsecESPDecap::submit(uint32_t i, Packet* p) {
   Slot& slot = slots_[i];
   Scratch& x = scratch_[i];
   using namespace esp;
   const uint32_t len = length(p);
   uint8_t* d = data(p);
-  if (len < kEtherHdrLen + kIpv4HdrLen || load_be16(d + kEtherTypeOffset) != kEtherTypeIpv4)
-    return Verdict::drop(kDropReasons["not-esp"]);
+  const uint16_t type = load_be16(d + kEtherTypeOffset);
   const uint8_t* ip = d + kEtherHdrLen;
-  const uint32_t ihl = (ip[0] & 0x0F) * kIpv4WordBytes;
-  if ((ip[0] >> 4) != kIpv4Version || ihl < kIpv4HdrLen || ip[kProtoOffset] != kIpProtoEsp)
-    return Verdict::drop(kDropReasons["not-esp"]);
-  if ((load_be16(ip + kFragOffset) & kFragMask) != 0)
-    return Verdict::drop(kDropReasons["fragment"]);
-  const uint32_t total = load_be16(ip + kTotalLengthOffset);
-  if (total > len - kEtherHdrLen || total < ihl + kMinEspLen || !rte_pktmbuf_is_contiguous(p))
+  uint32_t hdr = 0, total = 0;  // the outer headers before ESP; the outer packet's length
+  if (len < kEtherHdrLen + kIpv4HdrLen) return Verdict::drop(kDropReasons["not-esp"]);
+  if (type == kEtherTypeIpv4) [[likely]] {
+    hdr = (ip[0] & 0x0F) * kIpv4WordBytes;
+    if ((ip[0] >> kVersionShift) != kIpv4Version || hdr < kIpv4HdrLen ||
+        ip[kProtoOffset] != kIpProtoEsp)
+      return Verdict::drop(kDropReasons["not-esp"]);
+    if ((load_be16(ip + kFragOffset) & kFragMask) != 0)
+      return Verdict::drop(kDropReasons["fragment"]);
+    total = load_be16(ip + kTotalLengthOffset);
+  } else if (const Verdict v = outer_ipv6(ip, len, hdr, total); v.is_drop()) {
+    return v;
+  }
+  if (total > len - kEtherHdrLen || total < hdr + kMinEspLen || !rte_pktmbuf_is_contiguous(p))
     return Verdict::drop(kDropReasons["truncated"]);
   if (total < len - kEtherHdrLen)
     rte_pktmbuf_trim(p, static_cast<uint16_t>(len - kEtherHdrLen - total));
-  uint8_t* e = d + kEtherHdrLen + ihl;
+  uint8_t* e = d + kEtherHdrLen + hdr;
   const uint16_t sa_index = table_->lookup_in(load_be32(e));
   if (sa_index == SaTable::kNoSa) return Verdict::drop(kDropReasons["unknown-spi"]);
   SecurityAssociation& sa = table_->at(sa_index);
@@ -100,14 +138,14 @@ Verdict IPsecESPDecap::submit(uint32_t i, Packet* p) {
   if (!fresh) return Verdict::drop(kDropReasons["replayed"]);
   const uint32_t iv_len = sa.cfg.iv_len();
   const uint32_t icv_len = sa.cfg.icv_len();
-  const uint32_t esp_len = total - ihl;
+  const uint32_t esp_len = total - hdr;
   if (esp_len < kHdrLen + iv_len + kTrailerLen + icv_len)
     return Verdict::drop(kDropReasons["truncated"]);
   const uint32_t cipher_len = esp_len - kHdrLen - iv_len - icv_len;
   uint8_t* cipher = e + kHdrLen + iv_len;
   uint8_t* icv = e + esp_len - icv_len;
   std::memcpy(x.received, icv, icv_len);
-  slot = Slot{sa_index, static_cast<uint16_t>(kEtherHdrLen + ihl), seq, iv_len, icv_len};
+  slot = Slot{sa_index, static_cast<uint16_t>(kEtherHdrLen + hdr), seq, iv_len, icv_len};
   submitted_[submitted_count_++] = i;
   if (sa.cfg.esn) note_pending(sa_index, seq);
   uint8_t seq_hi[kSeqLen];
@@ -152,27 +190,41 @@ Verdict IPsecESPDecap::complete(Packet* p, const Slot& slot, const Scratch& x) {
   const uint32_t payload = slot.esp + kHdrLen + slot.iv_len;
   const uint32_t trailer = len - slot.icv_len - kTrailerLen;
   const uint32_t pad = d[trailer];
-  if (d[trailer + 1] != kNextHeaderIpv4) return Verdict::drop(kDropReasons["not-ipv4"]);
+  const uint8_t next_header = d[trailer + 1];
+  if (next_header != kNextHeaderIpv4 && next_header != kNextHeaderIpv6)
+    return Verdict::drop(kDropReasons["bad-inner"]);
   if (pad > trailer - payload) return Verdict::drop(kDropReasons["bad-padding"]);
   for (uint32_t k = 0; k < pad; ++k)
     if (d[trailer - pad + k] != k + 1) return Verdict::drop(kDropReasons["bad-padding"]);
   const uint32_t inner_room = trailer - pad - payload;
   uint8_t* inner = d + payload;
-  if (inner_room < kIpv4HdrLen || (inner[0] >> 4) != kIpv4Version)
-    return Verdict::drop(kDropReasons["not-ipv4"]);
-  const uint32_t inner_len = load_be16(inner + kTotalLengthOffset);
-  const uint32_t inner_ihl = (inner[0] & 0x0F) * kIpv4WordBytes;
-  if (inner_len < kIpv4HdrLen || inner_len > inner_room || inner_ihl < kIpv4HdrLen ||
-      inner_ihl > inner_len)
-    return Verdict::drop(kDropReasons["not-ipv4"]);
-  if (!decapsulate_ecn(d[kEtherHdrLen + kTosOffset], inner))
-    return Verdict::drop(kDropReasons["ecn-not-ect"]);
+  uint32_t inner_len = 0;
+  if (next_header == kNextHeaderIpv4) [[likely]] {
+    if (inner_room < kIpv4HdrLen || (inner[0] >> kVersionShift) != kIpv4Version)
+      return Verdict::drop(kDropReasons["bad-inner"]);
+    inner_len = load_be16(inner + kTotalLengthOffset);
+    const uint32_t inner_ihl = (inner[0] & 0x0F) * kIpv4WordBytes;
+    if (inner_len < kIpv4HdrLen || inner_len > inner_room || inner_ihl < kIpv4HdrLen ||
+        inner_ihl > inner_len)
+      return Verdict::drop(kDropReasons["bad-inner"]);
+  } else {
+    if (inner_room < kIpv6HdrLen || (inner[0] >> kVersionShift) != kIpv6Version)
+      return Verdict::drop(kDropReasons["bad-inner"]);
+    inner_len = kIpv6HdrLen + load_be16(inner + kIpv6PayloadLenOffset);
+    if (inner_len > inner_room) return Verdict::drop(kDropReasons["bad-inner"]);
+  }
+  const uint8_t* outer = d + kEtherHdrLen;
+  const uint8_t outer_tc =
+      (outer[0] >> kVersionShift) == kIpv6Version ? ipv6_traffic_class(outer) : outer[kTosOffset];
+  if (!decapsulate_ecn(outer_tc, inner)) return Verdict::drop(kDropReasons["ecn-not-ect"]);
   if (const SaLife life = sa.count(inner_len, now_ns_); life != SaLife::kLive) {
     note_life(life, sa);
     if (life != SaLife::kSoftNow) return Verdict::drop(kDropReasons["sa-expired"]);
   }
   const uint32_t strip = payload - kEtherHdrLen;
   std::memmove(d + strip, d, kEtherHdrLen);
+  store_be16(d + strip + kEtherTypeOffset,
+             next_header == kNextHeaderIpv4 ? kEtherTypeIpv4 : kEtherTypeIpv6);
   rte_pktmbuf_adj(p, static_cast<uint16_t>(strip));
   rte_pktmbuf_trim(p, static_cast<uint16_t>(len - payload - inner_len));
   anno(p).flow_id = slot.sa;

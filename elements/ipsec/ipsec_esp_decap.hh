@@ -1,27 +1,33 @@
 // IPsecESPDecap — verifies, decrypts and strips ESP tunnel-mode packets (RFC 4303 inbound).
 //
-// Ports:     input 0: Ethernet + outer IPv4 (protocol 50) + ESP with AES-CTR or AES-CBC and
-//            HMAC-SHA1-96, or AES-GCM (the SA says which; 128- or 256-bit keys; with ESN the
-//            high sequence half is inferred from the window, RFC 4303 A2.2, and covered by the
-//            ICV). output 0: Ethernet (same addresses, EtherType 0x0800) + the inner IPv4 packet,
-//            outer headers, IV, padding, trailer and ICV removed; the outer ECN field combined
-//            into the inner one as RFC 6040 §4.2 (normal mode): outer CE makes an ECT inner CE,
-//            outer ECT(1) makes an inner ECT(0) ECT(1), the inner checksum updated; the outer
-//            DSCP is not copied in (RFC 4301 §5.1.2.1's default).
-//            Drops: not-esp (not IPv4, outer header malformed, or protocol not 50), fragment
-//            (an IP fragment of an ESP packet: reassembly is not built yet, so it is named
-//            rather than failing as a bad ICV or unknown SPI),
-//            truncated (outer total length beyond the frame, no room for ESP header, IV, trailer
-//            and ICV, or a CBC payload that is not whole blocks), unknown-spi (no "in" SA has the
-//            SPI), replayed (sequence number 0, already received, or left of the SA's anti-replay
-//            window, 64 packets unless REPLAY says, RFC 4303 3.4.3), bad-icv (the ICV does not
-//            match; checked before
-//            the window moves), bad-padding (pad length beyond the payload or padding bytes not
-//            1,2,3..), not-ipv4 (next header not 4, or the decrypted packet is not IPv4 / longer
-//            than the payload), ecn-not-ect (outer CE over a Not-ECT inner packet: RFC 6040 §4.2
-//            drops it), crypto-error (the intel-ipsec-mb job failed), sa-expired (the SA is
-//            past a hard lifetime, LIFE_* in the SA file: inner packets and their lengths are
-//            counted once the ICV verified).
+// Ports:     input 0: Ethernet + outer IPv4 (protocol 50) or IPv6 (next header 50, directly or
+//            behind hop-by-hop, destination options and routing headers with no segments left)
+//            + ESP with AES-CTR or AES-CBC and HMAC-SHA1-96, or AES-GCM (the SA says which;
+//            128- or 256-bit keys; with ESN the high sequence half is inferred from the window,
+//            RFC 4303 A2.2, and covered by the ICV). The SA is found by SPI alone (RFC 4301
+//            §4.1): the outer addresses and family are not compared with the SA's tunnel
+//            endpoints. output 0: Ethernet (same addresses, EtherType 0x0800 or 0x86DD after
+//            the inner packet's family: ESP next header 4 or 41) + the inner IPv4 or IPv6
+//            packet, outer headers, IV, padding, trailer and ICV removed; the outer ECN field
+//            (IPv4 TOS or IPv6 traffic class) combined into the inner one as RFC 6040 §4.2
+//            (normal mode): outer CE makes an ECT inner CE, outer ECT(1) makes an inner ECT(0)
+//            ECT(1), an inner IPv4 checksum updated; the outer DSCP is not copied in (RFC 4301
+//            §5.1.2.1's default).
+//            Drops: not-esp (neither IPv4 nor IPv6, outer header malformed, protocol / next
+//            header not 50, an IPv6 extension header chain that is malformed, longer than 8
+//            headers, ends elsewhere than at ESP, or holds a routing header with segments
+//            left), fragment (an IPv4 fragment or an IPv6 packet with a fragment header: put
+//            IPReassembler in front), truncated (outer total / payload length beyond the frame,
+//            no room for ESP header, IV, trailer and ICV, or a CBC payload that is not whole
+//            blocks), unknown-spi (no "in" SA has the SPI), replayed (sequence number 0,
+//            already received, or left of the SA's anti-replay window, 64 packets unless
+//            REPLAY says, RFC 4303 3.4.3), bad-icv (the ICV does not match; checked before the
+//            window moves), bad-padding (pad length beyond the payload or padding bytes not
+//            1,2,3..), bad-inner (next header neither 4 nor 41, or the decrypted packet is not
+//            an IPv4 / IPv6 packet of that family that fits the payload), ecn-not-ect (outer CE
+//            over a Not-ECT inner packet: RFC 6040 §4.2 drops it), crypto-error (the
+//            intel-ipsec-mb job failed), sa-expired (the SA is past a hard lifetime, LIFE_* in
+//            the SA file: inner packets and their lengths are counted once the ICV verified).
 // Uses:      nothing.  Sets: flow_id (SA index).
 // Counters:  soft-expired, hard-expired: inbound SAs this element saw reach their soft or hard
 //            lifetime (each SA counted once, by the worker that saw it; also a line on stderr).
@@ -47,8 +53,8 @@ namespace fulcrum {
 class IPsecESPDecap final : public ElementBase<IPsecESPDecap> {
  public:
   static constexpr DropReasons kDropReasons{
-      "not-esp",     "fragment", "truncated",   "unknown-spi",  "replayed",  "bad-icv",
-      "bad-padding", "not-ipv4", "ecn-not-ect", "crypto-error", "sa-expired"};
+      "not-esp",     "fragment",  "truncated",   "unknown-spi",  "replayed",  "bad-icv",
+      "bad-padding", "bad-inner", "ecn-not-ect", "crypto-error", "sa-expired"};
   static constexpr ElementTraits kTraits{"IPsecESPDecap", 1, 1, kDropReasons};
 
   Status configure(Args& args) override;
@@ -80,6 +86,8 @@ class IPsecESPDecap final : public ElementBase<IPsecESPDecap> {
     uint16_t sa;
     uint64_t top;
   };
+  // The outer IPv6 header's length up to ESP and the packet's length, or a drop.
+  Verdict outer_ipv6(const uint8_t* ip, uint32_t len, uint32_t& hdr, uint32_t& total) const;
   // Checks headers, SPI and the replay window, and queues the crypto job (slot i).
   Verdict submit(uint32_t i, Packet* p);
   // Checks the ICV, moves the window, checks the padding and strips the outer headers.
@@ -115,9 +123,9 @@ class IPsecESPDecap final : public ElementBase<IPsecESPDecap> {
 
 FULCRUM_REGISTER_ELEMENT(IPsecESPDecap);
 
-// RFC 6040 §4.2 decapsulation of the ECN field: the inner IPv4 header's ECN set from the outer
-// TOS byte (its checksum updated); false when the packet must be dropped (outer CE, inner
-// Not-ECT).
+// RFC 6040 §4.2 decapsulation of the ECN field: the inner IPv4 header's ECN (its checksum
+// updated) or IPv6 header's (traffic class), by the version nibble, set from the outer TOS /
+// traffic class; false when the packet must be dropped (outer CE, inner Not-ECT).
 bool decapsulate_ecn(uint8_t outer_tos, uint8_t* inner);
 
 }  // namespace fulcrum

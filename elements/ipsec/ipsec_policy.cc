@@ -1,6 +1,7 @@
 #include "elements/ipsec/ipsec_policy.hh"
 
 #include "lib/esp.hh"
+#include "lib/ip6_ext.hh"
 
 namespace fulcrum {
 namespace {
@@ -30,35 +31,60 @@ Status IPsecPolicy::initialize(const InitContext& ctx) {
   return {};
 }
 
+// The ports (TCP, UDP) or type and code (ICMP, ICMPv6) of the upper-layer header at `l4`
+// with `room` bytes, into k; false when they do not fit.
+bool IPsecPolicy::read_ports(const uint8_t* l4, uint32_t room, SpdPacket& k) {
+  using esp::load_be16;
+  const bool icmp = k.proto == (k.family == kSpdIpv6 ? kIpProtoIcmp6 : kIpProtoIcmp);
+  if (k.proto == kIpProtoTcp || k.proto == kIpProtoUdp) {
+    if (room < kPortsLen) return false;
+    k.sport = load_be16(l4);
+    k.dport = load_be16(l4 + 2);
+    k.has_ports = true;
+  } else if (icmp) {
+    if (room < kIcmpTypeCodeLen) return false;
+    k.sport = l4[0];
+    k.dport = l4[1];
+    k.has_ports = true;
+  }
+  return true;
+}
+
 Verdict IPsecPolicy::classify(const SpdTable& spd, Packet* p) const {
   using namespace esp;
   const uint32_t len = length(p);
   const uint8_t* d = data(p);
-  if (len < kEtherHdrLen + kIpv4HdrLen || load_be16(d + kEtherTypeOffset) != kEtherTypeIpv4)
-    return Verdict::drop(kDropReasons["not-ipv4"]);
+  if (len < kEtherHdrLen + kIpv4HdrLen) return Verdict::drop(kDropReasons["not-ip"]);
+  const uint16_t type = load_be16(d + kEtherTypeOffset);
   const uint8_t* ip = d + kEtherHdrLen;
-  const uint32_t ihl = (ip[0] & 0x0F) * kIpv4WordBytes;
-  const uint32_t total = load_be16(ip + kTotalLengthOffset);
-  if ((ip[0] >> 4) != kIpv4Version || ihl < kIpv4HdrLen || total < ihl ||
-      total > len - kEtherHdrLen)
-    return Verdict::drop(kDropReasons["not-ipv4"]);
   SpdPacket k;
-  k.src = load_be32(ip + kSrcOffset);
-  k.dst = load_be32(ip + kDstOffset);
-  k.proto = ip[kProtoOffset];
-  if ((load_be16(ip + kFragOffset) & kFragOffsetMask) == 0) {
-    const uint32_t l4 = total - ihl;
-    if (k.proto == kIpProtoTcp || k.proto == kIpProtoUdp) {
-      if (l4 < kPortsLen) return Verdict::drop(kDropReasons["truncated"]);
-      k.sport = load_be16(ip + ihl);
-      k.dport = load_be16(ip + ihl + 2);
-      k.has_ports = true;
-    } else if (k.proto == kIpProtoIcmp) {
-      if (l4 < kIcmpTypeCodeLen) return Verdict::drop(kDropReasons["truncated"]);
-      k.sport = ip[ihl];
-      k.dport = ip[ihl + 1];
-      k.has_ports = true;
-    }
+  if (type == kEtherTypeIpv4) [[likely]] {
+    const uint32_t ihl = (ip[0] & 0x0F) * kIpv4WordBytes;
+    const uint32_t total = load_be16(ip + kTotalLengthOffset);
+    if ((ip[0] >> kVersionShift) != kIpv4Version || ihl < kIpv4HdrLen || total < ihl ||
+        total > len - kEtherHdrLen)
+      return Verdict::drop(kDropReasons["not-ip"]);
+    k.src = load_be32(ip + kSrcOffset);
+    k.dst = load_be32(ip + kDstOffset);
+    k.proto = ip[kProtoOffset];
+    if ((load_be16(ip + kFragOffset) & kFragOffsetMask) == 0 &&
+        !read_ports(ip + ihl, total - ihl, k))
+      return Verdict::drop(kDropReasons["truncated"]);
+  } else {
+    if (type != kEtherTypeIpv6 || len < kEtherHdrLen + kIpv6HdrLen ||
+        (ip[0] >> kVersionShift) != kIpv6Version)
+      return Verdict::drop(kDropReasons["not-ip"]);
+    const uint32_t payload = load_be16(ip + kIpv6PayloadLenOffset);
+    if (payload > len - kEtherHdrLen - kIpv6HdrLen) return Verdict::drop(kDropReasons["not-ip"]);
+    Ip6Upper upper;
+    if (!walk_ip6(ip, payload, upper)) return Verdict::drop(kDropReasons["truncated"]);
+    k.family = kSpdIpv6;
+    k.src6 = Addr6::from_bytes(ip + kIpv6SrcOffset);
+    k.dst6 = Addr6::from_bytes(ip + kIpv6DstOffset);
+    k.proto = upper.proto;
+    if (!upper.later_fragment &&
+        !read_ports(ip + upper.offset, kIpv6HdrLen + payload - upper.offset, k))
+      return Verdict::drop(kDropReasons["truncated"]);
   }
   const size_t rule = spd.match(k);
   switch (spd.action(rule)) {

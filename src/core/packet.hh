@@ -22,7 +22,9 @@ inline constexpr uint16_t kNoPort = 0xFFFF;
 //   8  timestamp_ns  u64  RX time (TSC-derived ns), 0 when not taken
 //  16  flow_id       u32  application flow id (e.g. IPsec SA index)
 //  20  batch_id      u32  free for elements that track batches (the RX path does not set it)
-//  24  user[5]       u64  free slots for elements (documented by the element that sets them)
+//  24  user[5]       u64  free slots for elements (documented by the element that sets them);
+//                         user[3] by convention the next-hop MTU of an ICMP error about the
+//                         packet (kMtuAnnoSlot: set by IPsecESPEncap, read by ICMPError(MTU anno))
 struct alignas(64) PacketAnno {
   uint16_t in_port;
   uint16_t out_port;
@@ -37,6 +39,8 @@ static_assert(offsetof(PacketAnno, out_port) == 2);
 static_assert(offsetof(PacketAnno, flow_hash) == 4);
 static_assert(offsetof(PacketAnno, timestamp_ns) == 8);
 static_assert(offsetof(PacketAnno, user) == 24);
+
+inline constexpr uint32_t kMtuAnnoSlot = 3;
 
 // Mempools that carry Fulcrum packets are created with this private size (see io/mempool.hh).
 inline constexpr uint16_t kPacketPrivSize = sizeof(PacketAnno);

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <ctime>
 #include <map>
+#include <tuple>
 
 #include "core/shared_storage.hh"
 #include "core/table_slot.hh"
@@ -18,6 +19,7 @@ namespace fulcrum {
 namespace {
 
 constexpr uint32_t kMaxPrefixLen = 32;
+constexpr uint32_t kMaxPrefixLen6 = 128;
 constexpr int kHexBase = 16;
 constexpr int kDecimalBase = 10;
 constexpr uint32_t kNibbleBits = 4;
@@ -60,6 +62,11 @@ bool parse_address(std::string_view s, uint32_t& out) {
   if (inet_pton(AF_INET, t.c_str(), &a) != 1) return false;
   out = ntohl(a.s_addr);
   return true;
+}
+
+bool parse_address6(std::string_view s, uint8_t* out) {
+  std::string t(s);
+  return inet_pton(AF_INET6, t.c_str(), out) == 1;
 }
 
 bool parse_u32(std::string_view s, uint32_t& out) {
@@ -208,6 +215,50 @@ std::string parse_keys(std::string_view enc, std::string_view auth, std::string_
   return {};
 }
 
+// TUNNEL_SRC and TUNNEL_DST: both IPv4 or both IPv6; returns the error or "".
+std::string parse_tunnel(std::string_view src, std::string_view dst, SaConfig& sa) {
+  const bool src4 = parse_address(src, sa.tunnel_src);
+  const bool src6 = !src4 && parse_address6(src, sa.tunnel_src6);
+  if (!src4 && !src6)
+    return "tunnel source '" + std::string(src) + "' is not an IPv4 or IPv6 address";
+  const bool dst4 = parse_address(dst, sa.tunnel_dst);
+  const bool dst6 = !dst4 && parse_address6(dst, sa.tunnel_dst6);
+  if (!dst4 && !dst6)
+    return "tunnel destination '" + std::string(dst) + "' is not an IPv4 or IPv6 address";
+  if (src4 != dst4)
+    return "tunnel source '" + std::string(src) + "' and destination '" + std::string(dst) +
+           "' are not the same address family (expected two IPv4 or two IPv6 addresses)";
+  sa.tunnel6 = src6;
+  return {};
+}
+
+// SELECTOR_PREFIX: A.B.C.D/LEN or X:X::X/LEN, host bits zero; returns the error or "".
+std::string parse_selector(std::string_view prefix, SaConfig& sa) {
+  const size_t slash = prefix.find('/');
+  const std::string_view addr = prefix.substr(0, slash);
+  uint32_t len = 0;
+  const bool has_len = slash != std::string_view::npos && parse_u32(prefix.substr(slash + 1), len);
+  if (has_len && parse_address(addr, sa.selector)) {
+    if (len > kMaxPrefixLen)
+      return "selector '" + std::string(prefix) + "': IPv4 prefix length above 32";
+    if ((sa.selector & ~mask_of(len)) != 0)
+      return "host bits set in selector " + std::string(prefix);
+    sa.selector_len = static_cast<uint8_t>(len);
+    return {};
+  }
+  uint8_t bytes[kIp6AddrLen];
+  if (!has_len || !parse_address6(addr, bytes))
+    return "selector '" + std::string(prefix) + "' is not A.B.C.D/LEN or X:X::X/LEN";
+  if (len > kMaxPrefixLen6)
+    return "selector '" + std::string(prefix) + "': IPv6 prefix length above 128";
+  sa.selector6 = Addr6::from_bytes(bytes);
+  if (sa.selector6.masked(len) != sa.selector6)
+    return "host bits set in selector " + std::string(prefix);
+  sa.selector_is6 = true;
+  sa.selector_len = static_cast<uint8_t>(len);
+  return {};
+}
+
 // Parses one SA line; returns the error (without "PATH:LINE: ") or "".
 std::string parse_line(std::string_view content, SaConfig& sa) {
   const std::vector<std::string_view> f = split(content);
@@ -216,22 +267,11 @@ std::string parse_line(std::string_view content, SaConfig& sa) {
   if (!parse_u32(f[0], sa.spi)) return "SPI '" + std::string(f[0]) + "' is not a number";
   if (sa.spi < kMinSpi)
     return "SPI " + std::string(f[0]) + " is reserved (use 256..4294967295, RFC 4303 2.1)";
-  if (!parse_address(f[1], sa.tunnel_src))
-    return "tunnel source '" + std::string(f[1]) + "' is not an IPv4 address";
-  if (!parse_address(f[2], sa.tunnel_dst))
-    return "tunnel destination '" + std::string(f[2]) + "' is not an IPv4 address";
+  if (std::string err = parse_tunnel(f[1], f[2], sa); !err.empty()) return err;
   std::string_view cipher;
   if (std::string err = parse_options(f, content, sa, cipher); !err.empty()) return err;
   if (std::string err = parse_keys(f[3], f[4], cipher, sa); !err.empty()) return err;
-  const std::string_view prefix = f[5];
-  const size_t slash = prefix.find('/');
-  uint32_t len = 0;
-  if (slash == std::string_view::npos || !parse_address(prefix.substr(0, slash), sa.selector) ||
-      !parse_u32(prefix.substr(slash + 1), len) || len > kMaxPrefixLen)
-    return "selector '" + std::string(prefix) + "' is not A.B.C.D/LEN";
-  if ((sa.selector & ~mask_of(len)) != 0) return "host bits set in selector " + std::string(prefix);
-  sa.selector_len = static_cast<uint8_t>(len);
-  return {};
+  return parse_selector(f[5], sa);
 }
 
 std::string where(const std::string& path, uint32_t line) {
@@ -346,7 +386,8 @@ void ReplayWindow::merge(const ReplayWindow& other) {
 Result<std::vector<SaConfig>> parse_sa_file(std::string_view text, const std::string& path) {
   std::vector<SaConfig> sas;
   std::map<std::pair<uint32_t, SaDir>, uint32_t> spis;
-  std::map<std::pair<uint32_t, uint8_t>, uint32_t> selectors;
+  // (family, prefix, length): a selector of each family may repeat the other's bits.
+  std::map<std::tuple<bool, Addr6, uint8_t>, uint32_t> selectors;
   uint32_t line_no = 0;
   size_t pos = 0;
   while (pos < text.size()) {
@@ -368,7 +409,9 @@ Result<std::vector<SaConfig>> parse_sa_file(std::string_view text, const std::st
       return make_error(where(path, line_no) + "duplicate SPI " + std::to_string(sa.spi) +
                         " (first on line " + std::to_string(sit->second) + ")");
     if (sa.dir == SaDir::kOut) {
-      auto [pit, new_sel] = selectors.emplace(std::pair{sa.selector, sa.selector_len}, line_no);
+      const Addr6 key = sa.selector_is6 ? sa.selector6 : Addr6{0, sa.selector};
+      auto [pit, new_sel] =
+          selectors.emplace(std::tuple{sa.selector_is6, key, sa.selector_len}, line_no);
       if (!new_sel)
         return make_error(where(path, line_no) + "duplicate selector " +
                           std::string(split(content)[5]) + " (first on line " +
@@ -418,8 +461,12 @@ Result<std::shared_ptr<SaTable>> SaTable::build(const std::vector<SaConfig>& sas
       table->outbound_spi_.emplace(sa.cfg.spi, index);
     }
   }
-  if (outbound.size() <= kMaxScannedSelectors) {
-    for (uint16_t i : outbound) {
+  std::vector<uint16_t> outbound4, outbound6;
+  for (uint16_t i : outbound)
+    (table->sas_[i].cfg.selector_is6 ? outbound6 : outbound4).push_back(i);
+  if (Status s = table->build_selectors6(outbound6, path); !s) return make_error(s.error());
+  if (outbound4.size() <= kMaxScannedSelectors) {
+    for (uint16_t i : outbound4) {
       const SaConfig& c = table->sas_[i].cfg;
       table->scanned_.push_back(Selector{c.selector, mask_of(c.selector_len), i});
     }
@@ -428,7 +475,7 @@ Result<std::shared_ptr<SaTable>> SaTable::build(const std::vector<SaConfig>& sas
     return table;
   }
   table->selectors_ = std::make_unique<Dir24_8>();
-  for (uint16_t i : outbound) {
+  for (uint16_t i : outbound4) {
     const SaConfig& c = table->sas_[i].cfg;
     if (Status s = table->selectors_->add(c.selector, c.selector_len, i); !s)
       return make_error(where(path, c.line) + s.error());
@@ -437,12 +484,38 @@ Result<std::shared_ptr<SaTable>> SaTable::build(const std::vector<SaConfig>& sas
   return table;
 }
 
+Status SaTable::build_selectors6(const std::vector<uint16_t>& outbound6, const std::string& path) {
+  if (outbound6.size() <= kMaxScannedSelectors) {
+    for (uint16_t i : outbound6) {
+      const SaConfig& c = sas_[i].cfg;
+      scanned6_.push_back(Selector6{c.selector6, Addr6::hi_mask(c.selector_len),
+                                    Addr6::lo_mask(c.selector_len), c.selector_len, i});
+    }
+    std::stable_sort(scanned6_.begin(), scanned6_.end(),
+                     [](const Selector6& a, const Selector6& b) { return a.len > b.len; });
+    return {};
+  }
+  selectors6_ = std::make_unique<Ip6Table>();
+  for (uint16_t i : outbound6) {
+    const SaConfig& c = sas_[i].cfg;
+    uint8_t prefix[kIp6AddrLen];
+    c.selector6.to_bytes(prefix);
+    if (Status s = selectors6_->add(prefix, c.selector_len, i); !s)
+      return make_error(where(path, c.line) + s.error());
+  }
+  if (Status s = selectors6_->build(); !s) return make_error(path + ": " + s.error());
+  return {};
+}
+
 namespace {
 
 // The same SA: what its packets' bytes depend on (not its selector or its line).
 bool same_sa(const SaConfig& a, const SaConfig& b) {
   return a.spi == b.spi && a.dir == b.dir && a.cipher == b.cipher && a.key_len == b.key_len &&
          a.esn == b.esn && a.tunnel_src == b.tunnel_src && a.tunnel_dst == b.tunnel_dst &&
+         a.tunnel6 == b.tunnel6 &&
+         std::memcmp(a.tunnel_src6, b.tunnel_src6, sizeof a.tunnel_src6) == 0 &&
+         std::memcmp(a.tunnel_dst6, b.tunnel_dst6, sizeof a.tunnel_dst6) == 0 &&
          std::memcmp(a.enc_key, b.enc_key, sizeof a.enc_key) == 0 &&
          std::memcmp(a.nonce, b.nonce, sizeof a.nonce) == 0 &&
          std::memcmp(a.auth_key, b.auth_key, sizeof a.auth_key) == 0;

@@ -7,7 +7,8 @@
 //   4096 192.0.2.1   198.51.100.1 <40 hex digits> <40 hex digits> 10.1.0.0/16 DIR out ESN on
 //
 //   SPI              256..4294967295, decimal or 0x-hex (0..255 are reserved, RFC 4303 §2.1)
-//   TUNNEL_SRC/DST   the outer IPv4 header's addresses
+//   TUNNEL_SRC/DST   the outer header's addresses: both IPv4 (outer IPv4 header) or both IPv6
+//                    (outer IPv6 header); either family carries IPv4 and IPv6 inner packets
 //   ENC_KEY_HEX      the cipher's key material (CIPHER below):
 //                      aes-ctr  16 or 32 bytes of AES key, then the 4-byte nonce (RFC 3686 §5.1)
 //                      aes-cbc  16 or 32 bytes of AES key (RFC 3602)
@@ -15,8 +16,9 @@
 //                               a 16-byte ICV
 //   AUTH_KEY_HEX     20 bytes: the HMAC-SHA1 key (RFC 2404, HMAC-SHA1-96); "-" for aes-gcm,
 //                    which authenticates by itself
-//   SELECTOR_PREFIX  A.B.C.D/LEN: outbound packets whose inner destination matches it (longest
-//                    prefix wins) use this SA; ignored for inbound SAs
+//   SELECTOR_PREFIX  A.B.C.D/LEN or X:X::X/LEN: outbound packets of that family whose inner
+//                    destination matches it (longest prefix of the family wins) use this SA,
+//                    whatever the tunnel's family; ignored for inbound SAs (any family)
 //   Options, in any order:
 //   DIR out|in       out (default) or in; a lone "out" or "in" after the selector says the same
 //   CIPHER c         aes-ctr, aes-cbc or aes-gcm; without it, 20 or 36 bytes of key material
@@ -24,8 +26,9 @@
 //   ESN on|off       64-bit extended sequence numbers (RFC 4303 §2.2.1, RFC 4304); off (default):
 //                    an outbound SA stops after 2^32 - 1 packets (seq-overflow drops)
 //   REPLAY N         inbound anti-replay window of N packets, 1..4096 (default 64)
-//   LIFE_PACKETS SOFT,HARD   SA lifetimes (RFC 4301 §4.4.2.1): packets, bytes of inner IPv4
-//   LIFE_BYTES SOFT,HARD     packets (total length), and seconds since the SA was installed
+//   LIFE_PACKETS SOFT,HARD   SA lifetimes (RFC 4301 §4.4.2.1): packets, bytes of inner packets
+//   LIFE_BYTES SOFT,HARD     (IPv4 total length, IPv6 payload length + 40), and seconds since
+//                    the SA was installed
 //   LIFE_SECONDS SOFT,HARD   (loaded, or added by a reload). Each of SOFT and HARD is a positive
 //                    number or "-" (none); SOFT below HARD when both are given. At SOFT the SA
 //                    keeps working and the event is reported once (stderr, and the elements'
@@ -37,7 +40,8 @@
 //                    (SaTable below) keeps its counts and its install time.
 //
 // Errors name the file and line: PATH:LINE: expected '...', got '...'; bad SPI, address, key,
-// prefix, option or direction; duplicate SPI within a direction; duplicate outbound selector.
+// prefix, option or direction; tunnel endpoints of two families; duplicate SPI within a
+// direction; duplicate outbound selector.
 #pragma once
 
 #include <rte_spinlock.h>
@@ -53,6 +57,7 @@
 
 #include "core/result.hh"
 #include "lib/dir24_8.hh"
+#include "lib/ip6_table.hh"
 #include "lib/ipsec_crypto.hh"
 
 namespace fulcrum {
@@ -68,6 +73,11 @@ inline constexpr std::string_view kSaFileHelp =
     "IPsec element naming the same file";
 inline constexpr size_t kEncKeyMaterialLen = kAesKeyLen + kCtrNonceLen;
 inline constexpr uint32_t kEspAlign = 4;
+inline constexpr uint32_t kSaOuterIpv4Len = 20;  // the outer headers IPsecESPEncap builds
+inline constexpr uint32_t kSaOuterIpv6Len = 40;
+inline constexpr uint32_t kSaEspHdrLen = 8;   // SPI, sequence number
+inline constexpr uint32_t kSaTrailerLen = 2;  // pad length, next header
+inline constexpr size_t kIp6AddrLen = 16;
 
 // One lifetime limit (RFC 4301 §4.4.2.1): 0 means none.
 struct SaLimit {
@@ -90,13 +100,18 @@ struct SaConfig {
   static constexpr uint32_t kMaxReplayWindow = 4096;
 
   uint32_t spi = 0;
-  uint32_t tunnel_src = 0;  // host byte order
+  uint32_t tunnel_src = 0;  // host byte order (IPv4 tunnels)
   uint32_t tunnel_dst = 0;
+  bool tunnel6 = false;                   // IPv6 endpoints: an outer IPv6 header
+  uint8_t tunnel_src6[kIp6AddrLen] = {};  // network byte order (IPv6 tunnels)
+  uint8_t tunnel_dst6[kIp6AddrLen] = {};
   uint8_t enc_key[kAes256KeyLen] = {};
   uint8_t key_len = kAesKeyLen;      // 16 or 32
   uint8_t nonce[kCtrNonceLen] = {};  // the CTR nonce or the GCM salt
   uint8_t auth_key[kHmacSha1KeyLen] = {};
-  uint32_t selector = 0;  // host byte order, host bits zero
+  uint32_t selector = 0;  // host byte order, host bits zero (IPv4 selector)
+  Addr6 selector6;        // IPv6 selector, host bits zero
+  bool selector_is6 = false;
   uint8_t selector_len = 0;
   SaDir dir = SaDir::kOut;
   EspCipher cipher = EspCipher::kAesCtr;
@@ -110,11 +125,22 @@ struct SaConfig {
   uint32_t align() const { return cipher == EspCipher::kAesCbc ? kAesBlockLen : kEspAlign; }
   uint32_t icv_len() const { return cipher == EspCipher::kAesGcm ? kGcmIcvLen : kIcvLen; }
   bool hmac() const { return cipher != EspCipher::kAesGcm; }
+  // The outer IP header IPsecESPEncap writes, and what it puts in front of the inner packet.
+  uint32_t outer_hdr_len() const { return tunnel6 ? kSaOuterIpv6Len : kSaOuterIpv4Len; }
+  uint32_t prepend_len() const { return outer_hdr_len() + kSaEspHdrLen + iv_len(); }
+  // The longest inner packet whose encapsulation is at most `mtu` bytes of outer IP packet
+  // (padding rounds payload + trailer up to align()); 0 when none fits.
+  uint32_t inner_mtu(uint32_t mtu) const {
+    const uint32_t fixed = prepend_len() + icv_len();
+    if (mtu < fixed + align()) return 0;
+    return (mtu - fixed) / align() * align() - kSaTrailerLen;
+  }
   // What the device kernels take (src/offload/ipsec_tables.hh): AES-128/256-CTR and GCM, not
-  // CBC (each block chains on the last: it stays on the CPU); HMAC-SHA1-96 with or without ESN,
-  // and GCM SAs, which the HMAC kernel passes untouched (so a chain with the cipher stays whole).
+  // CBC (each block chains on the last: it stays on the CPU); the HMAC kernel takes every SA:
+  // HMAC-SHA1-96 with or without ESN, and GCM SAs, which it passes untouched (so a chain with
+  // the cipher stays whole).
   bool device_aes() const { return cipher != EspCipher::kAesCbc; }
-  bool device_hmac() const { return hmac() || cipher == EspCipher::kAesGcm; }
+  static constexpr bool device_hmac() { return true; }
 };
 
 // Parses an SA file's contents; `path` only names the file in error messages.
@@ -242,15 +268,28 @@ class SaTable {
   // Whether an SA has LIFE_SECONDS: the elements then read sa_clock_ns() per batch.
   bool timed() const { return timed_; }
   SecurityAssociation& at(size_t i) const { return sas_[i]; }
-  // Up to this many outbound SAs are matched by a scan (longest selector first) instead of
-  // the DIR-24-8 table, whose 32 MiB first level costs cache and TLB misses.
+  // Up to this many outbound SAs of a family are matched by a scan (longest selector first)
+  // instead of the DIR-24-8 table (IPv4; its 32 MiB first level costs cache and TLB misses) or
+  // the Ip6Table (IPv6).
   static constexpr size_t kMaxScannedSelectors = 8;
 
-  // The outbound SA whose selector matches `dst` (host byte order), or kNoSa.
+  // The outbound SA whose IPv4 selector matches `dst` (host byte order), or kNoSa.
   uint16_t lookup_out(uint32_t dst) const {
     if (selectors_) return selectors_->lookup(dst);
     for (const Selector& s : scanned_)
       if ((dst & s.mask) == s.prefix) return s.sa;
+    return kNoSa;
+  }
+  // The outbound SA whose IPv6 selector matches `dst` (16 bytes, network order), or kNoSa:
+  // a scan of up to kMaxScannedSelectors, longest first, or an Ip6Table (lib/ip6_table.hh).
+  uint16_t lookup_out6(const uint8_t* dst) const {
+    const Addr6 a = Addr6::from_bytes(dst);
+    if (selectors6_) {
+      const uint16_t hop = selectors6_->lookup(a);
+      return hop == Ip6Table::kNoRoute ? kNoSa : hop;
+    }
+    for (const Selector6& s : scanned6_)
+      if ((a.hi & s.hi_mask) == s.prefix.hi && (a.lo & s.lo_mask) == s.prefix.lo) return s.sa;
     return kNoSa;
   }
   // The outbound SA with this SPI (a policy naming it), or kNoSa.
@@ -287,6 +326,15 @@ class SaTable {
   };
   std::vector<Selector> scanned_;  // longest prefix first; used when selectors_ is null
   std::unique_ptr<Dir24_8> selectors_;
+  Status build_selectors6(const std::vector<uint16_t>& outbound6, const std::string& path);
+  struct Selector6 {
+    Addr6 prefix;
+    uint64_t hi_mask, lo_mask;
+    uint8_t len;
+    uint16_t sa;
+  };
+  std::vector<Selector6> scanned6_;  // longest prefix first; used when selectors6_ is null
+  std::unique_ptr<Ip6Table> selectors6_;
   std::unordered_map<uint32_t, uint16_t> inbound_;
   std::unordered_map<uint32_t, uint16_t> outbound_spi_;
 };

@@ -13,6 +13,8 @@ namespace fulcrum {
 namespace {
 
 constexpr uint32_t kMaxPrefixLen = 32;
+constexpr uint32_t kMaxPrefixLen6 = 128;
+constexpr size_t kIp6Bytes = 16;
 constexpr uint32_t kMaxProto = 255;
 constexpr uint32_t kMaxIcmpField = 255;
 constexpr uint32_t kMinSpi = 256;  // RFC 4303 2.1: 1..255 reserved
@@ -20,8 +22,9 @@ constexpr int kDecimalBase = 10;
 constexpr int kHexBase = 16;
 constexpr size_t kMaxKeys = 8;
 const char* const kExpected =
-    "expected 'PROTECT|BYPASS|DISCARD [SRC A.B.C.D/LEN] [DST A.B.C.D/LEN] [PROTO p] [SPORT r] "
-    "[DPORT r] [TYPE r] [CODE r]' (PROTECT also [SPI N]) or 'DEFAULT PROTECT|BYPASS|DISCARD'";
+    "expected 'PROTECT|BYPASS|DISCARD [SRC P] [DST P] [PROTO p] [SPORT r] [DPORT r] [TYPE r] "
+    "[CODE r]' (P: A.B.C.D/LEN or X:X::X/LEN; PROTECT also [SPI N]) or "
+    "'DEFAULT PROTECT|BYPASS|DISCARD'";
 const char* const kSelectors = "SRC, DST, PROTO, SPORT, DPORT, TYPE, CODE, SPI";
 
 std::vector<std::string_view> split(std::string_view s) {
@@ -55,18 +58,32 @@ bool parse_action(std::string_view s, SpdAction& out) {
   return true;
 }
 
-// "A.B.C.D/LEN"; returns the error or "".
-std::string parse_prefix(std::string_view key, std::string_view s, uint32_t& addr, uint32_t& mask) {
+// "A.B.C.D/LEN" (family kSpdIpv4: addr, mask) or "X:X::X/LEN" (kSpdIpv6: addr6, len6);
+// returns the error or "".
+std::string parse_prefix(std::string_view key, std::string_view s, uint8_t& family, uint32_t& addr,
+                         uint32_t& mask, Addr6& addr6, uint8_t& len6) {
   const size_t slash = s.find('/');
+  const std::string text(s.substr(0, slash));
   uint32_t len = 0;
   in_addr a{};
-  if (slash == std::string_view::npos ||
-      inet_pton(AF_INET, std::string(s.substr(0, slash)).c_str(), &a) != 1 ||
-      !parse_number(s.substr(slash + 1), kMaxPrefixLen, len))
-    return std::string(key) + " '" + std::string(s) + "' is not A.B.C.D/LEN";
-  addr = ntohl(a.s_addr);
-  mask = len == 0 ? 0 : ~uint32_t{0} << (kMaxPrefixLen - len);
-  if ((addr & ~mask) != 0) return "host bits set in " + std::string(key) + " " + std::string(s);
+  uint8_t a6[kIp6Bytes];
+  const bool has_len = slash != std::string_view::npos;
+  if (has_len && inet_pton(AF_INET, text.c_str(), &a) == 1 &&
+      parse_number(s.substr(slash + 1), kMaxPrefixLen, len)) {
+    family = kSpdIpv4;
+    addr = ntohl(a.s_addr);
+    mask = len == 0 ? 0 : ~uint32_t{0} << (kMaxPrefixLen - len);
+    if ((addr & ~mask) != 0) return "host bits set in " + std::string(key) + " " + std::string(s);
+    return {};
+  }
+  if (!has_len || inet_pton(AF_INET6, text.c_str(), a6) != 1 ||
+      !parse_number(s.substr(slash + 1), kMaxPrefixLen6, len))
+    return std::string(key) + " '" + std::string(s) + "' is not A.B.C.D/LEN or X:X::X/LEN";
+  family = kSpdIpv6;
+  addr6 = Addr6::from_bytes(a6);
+  len6 = static_cast<uint8_t>(len);
+  if (addr6.masked(len) != addr6)
+    return "host bits set in " + std::string(key) + " " + std::string(s);
   return {};
 }
 
@@ -116,15 +133,18 @@ std::string parse_proto(std::string_view s, uint16_t& proto) {
     proto = kIpProtoUdp;
   else if (s == "icmp")
     proto = kIpProtoIcmp;
+  else if (s == "icmp6")
+    proto = kIpProtoIcmp6;
   else if (parse_number(s, kMaxProto, n))
     proto = static_cast<uint16_t>(n);
   else
-    return "PROTO '" + std::string(s) + "' is not any, tcp, udp, icmp or 0..255";
+    return "PROTO '" + std::string(s) + "' is not any, tcp, udp, icmp, icmp6 or 0..255";
   return {};
 }
 
 // The selectors after the action; returns the error or "".
-std::string parse_selectors(const std::vector<std::string_view>& f, SpdRule& r) {
+std::string parse_selectors(const std::vector<std::string_view>& f, SpdRule& r, SpdPrefixes6& r6) {
+  uint8_t src_family = kSpdAnyFamily, dst_family = kSpdAnyFamily;
   std::string_view seen[kMaxKeys];
   size_t nseen = 0;
   bool has_ports = false, has_icmp = false;
@@ -137,9 +157,9 @@ std::string parse_selectors(const std::vector<std::string_view>& f, SpdRule& r) 
     const std::string_view value = f[i + 1];
     std::string err;
     if (key == "SRC") {
-      err = parse_prefix(key, value, r.src, r.src_mask);
+      err = parse_prefix(key, value, src_family, r.src, r.src_mask, r6.src, r6.src_len);
     } else if (key == "DST") {
-      err = parse_prefix(key, value, r.dst, r.dst_mask);
+      err = parse_prefix(key, value, dst_family, r.dst, r.dst_mask, r6.dst, r6.dst_len);
     } else if (key == "PROTO") {
       err = parse_proto(value, r.proto);
     } else if (key == "SPORT" || key == "DPORT") {
@@ -161,7 +181,11 @@ std::string parse_selectors(const std::vector<std::string_view>& f, SpdRule& r) 
   }
   if (has_ports && r.proto != kIpProtoTcp && r.proto != kIpProtoUdp)
     return "SPORT and DPORT need PROTO tcp or udp";
-  if (has_icmp && r.proto != kIpProtoIcmp) return "TYPE and CODE need PROTO icmp";
+  if (has_icmp && r.proto != kIpProtoIcmp && r.proto != kIpProtoIcmp6)
+    return "TYPE and CODE need PROTO icmp or icmp6";
+  if (src_family != kSpdAnyFamily && dst_family != kSpdAnyFamily && src_family != dst_family)
+    return "SRC and DST are not the same address family (both IPv4 or both IPv6)";
+  r.family = src_family != kSpdAnyFamily ? src_family : dst_family;
   if (has_ports && has_icmp) return "SPORT/DPORT and TYPE/CODE cannot be mixed";
   r.ports = has_ports || has_icmp;
   return {};
@@ -192,11 +216,12 @@ Result<SpdConfig> parse_spd_file(std::string_view text, const std::string& path)
           return true;
         }
         SpdRule r;
+        SpdPrefixes6 r6;
         if (!parse_action(f[0], r.action)) {
           *error = "unknown action '" + std::string(f[0]) + "'; " + kExpected;
           return false;
         }
-        if (std::string err = parse_selectors(f, r); !err.empty()) {
+        if (std::string err = parse_selectors(f, r, r6); !err.empty()) {
           *error = std::move(err);
           return false;
         }
@@ -205,6 +230,7 @@ Result<SpdConfig> parse_spd_file(std::string_view text, const std::string& path)
           return false;
         }
         cfg.rules.push_back(r);
+        cfg.prefixes6.push_back(r6);
         cfg.lines.push_back(line_no);
         return true;
       });
@@ -215,6 +241,8 @@ Result<SpdConfig> parse_spd_file(std::string_view text, const std::string& path)
 std::shared_ptr<SpdTable> SpdTable::build(SpdConfig config) {
   auto t = std::make_shared<SpdTable>();
   t->rules_ = std::move(config.rules);
+  t->prefixes6_ = std::move(config.prefixes6);
+  t->prefixes6_.resize(t->rules_.size());
   t->default_ = config.default_action;
   return t;
 }

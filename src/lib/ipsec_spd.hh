@@ -1,5 +1,5 @@
-// IPsec security policy database (RFC 4301 §4.4.1): ordered rules over IPv4 selectors, the
-// first rule that matches a packet decides PROTECT, BYPASS or DISCARD.
+// IPsec security policy database (RFC 4301 §4.4.1): ordered rules over IPv4 and IPv6 selectors,
+// the first rule that matches a packet decides PROTECT, BYPASS or DISCARD.
 //
 // File format, one rule a line (# comments and blank lines are ignored):
 //
@@ -9,6 +9,8 @@
 //   DISCARD PROTO tcp DPORT 135-139
 //   PROTECT SPI 8192 PROTO tcp DPORT 22
 //   PROTECT PROTO icmp TYPE 8
+//   PROTECT SRC 2001:db8:1::/48 DST 2001:db8:2::/48 PROTO tcp DPORT 443
+//   BYPASS  PROTO icmp6 TYPE 133-137            # IPv6 neighbour discovery
 //   DEFAULT BYPASS
 //
 //   ACTION   PROTECT (encapsulate: IPsecPolicy's output 0), BYPASS (pass in the clear: output
@@ -18,13 +20,17 @@
 //            the one whose selector matches the inner destination. The SA file is not read
 //            here: an SPI it lacks drops the packet at IPsecESPEncap (no-sa).
 //   Selectors, in any order, each at most once; one left out matches anything:
-//   SRC P    source prefix A.B.C.D/LEN (host bits zero)
-//   DST P    destination prefix A.B.C.D/LEN
-//   PROTO p  any, tcp, udp, icmp or a protocol number 0..255
+//   SRC P    source prefix A.B.C.D/LEN or X:X::X/LEN (host bits zero)
+//   DST P    destination prefix, likewise; SRC and DST of one rule are of one family
+//   PROTO p  any, tcp, udp, icmp, icmp6 or a protocol number 0..255; for IPv6 packets the
+//            protocol is the next header after the extension headers (hop-by-hop, routing,
+//            fragment, destination options: lib/ip6_ext.hh)
 //   SPORT r  source port: N, LO-HI (inclusive) or any; only with PROTO tcp or udp (6, 17)
 //   DPORT r  destination port, likewise
-//   TYPE r   ICMP type: N, LO-HI or any; only with PROTO icmp (1)
+//   TYPE r   ICMP type: N, LO-HI or any; only with PROTO icmp (1) or icmp6 (58)
 //   CODE r   ICMP code, likewise
+//   A rule with IPv4 prefixes matches IPv4 packets only, one with IPv6 prefixes IPv6 packets
+//   only, and one without SRC and DST both.
 //   DEFAULT ACTION   what a packet no rule matches gets; at most one such line, anywhere in the
 //            file. Without it, DISCARD (RFC 4301 §4.4.1: traffic no policy names is discarded).
 //
@@ -50,6 +56,7 @@
 #include <vector>
 
 #include "core/result.hh"
+#include "lib/ip6_table.hh"
 
 namespace fulcrum {
 
@@ -58,8 +65,9 @@ enum class SpdAction : uint8_t { kProtect, kBypass, kDiscard };
 // What IPsecPolicy's SPD_FILE argument is (its manual).
 inline constexpr std::string_view kSpdFileHelp =
     "security policy file (src/lib/ipsec_spd.hh: ordered rules 'PROTECT|BYPASS|DISCARD [SRC "
-    "P] [DST P] [PROTO p] [SPORT r] [DPORT r] [TYPE r] [CODE r]', first match wins, and "
-    "'DEFAULT ACTION', DISCARD unless given), loaded once per process and shared by the workers";
+    "P] [DST P] [PROTO p] [SPORT r] [DPORT r] [TYPE r] [CODE r]', IPv4 or IPv6 prefixes, first "
+    "match wins, and 'DEFAULT ACTION', DISCARD unless given), loaded once per process and "
+    "shared by the workers";
 
 inline constexpr uint16_t kSpdAnyProto = 0x100;
 // The annotation slot (PacketAnno::user[4]) where IPsecPolicy puts the SPI a PROTECT rule names
@@ -68,12 +76,19 @@ inline constexpr uint32_t kPolicySpiSlot = 4;
 inline constexpr uint8_t kIpProtoIcmp = 1;
 inline constexpr uint8_t kIpProtoTcp = 6;
 inline constexpr uint8_t kIpProtoUdp = 17;
+inline constexpr uint8_t kIpProtoIcmp6 = 58;
+// The address family of a packet, or of a rule's prefixes (kSpdAnyFamily: the rule has none).
+inline constexpr uint8_t kSpdAnyFamily = 0;
+inline constexpr uint8_t kSpdIpv4 = 1;
+inline constexpr uint8_t kSpdIpv6 = 2;
 
 // The fields of a packet the selectors look at (host byte order). For ICMP, sport and dport
 // hold the type and the code.
 struct SpdPacket {
-  uint32_t src = 0;
+  uint8_t family = kSpdIpv4;
+  uint32_t src = 0;  // IPv4
   uint32_t dst = 0;
+  Addr6 src6, dst6;  // IPv6
   uint8_t proto = 0;
   bool has_ports = false;  // false for a non-initial fragment or a protocol without ports
   uint16_t sport = 0;
@@ -86,11 +101,14 @@ struct SpdRule {
   uint16_t proto = kSpdAnyProto;                 // a protocol number or kSpdAnyProto
   uint16_t sport_lo = 0, sport_hi = UINT16_MAX;  // ICMP: the type
   uint16_t dport_lo = 0, dport_hi = UINT16_MAX;  // ICMP: the code
-  bool ports = false;                            // a port or type/code selector was given
+  uint8_t ports : 1 = 0;                         // a port or type/code selector was given
+  uint8_t family : 2 = kSpdAnyFamily;            // of its prefixes: IPv6 ones are in SpdPrefixes6
   SpdAction action = SpdAction::kDiscard;
   uint32_t spi = 0;  // PROTECT: the SA named by the rule; 0 for the destination's selector
 
+  // Everything but the IPv6 prefixes of a kSpdIpv6 rule (its masks here are 0).
   bool matches(const SpdPacket& p) const {
+    if (family != kSpdAnyFamily && family != p.family) return false;
     if ((p.src & src_mask) != src || (p.dst & dst_mask) != dst) return false;
     if (proto != kSpdAnyProto && proto != p.proto) return false;
     if (!ports) return true;
@@ -101,9 +119,21 @@ struct SpdRule {
 
 static_assert(sizeof(SpdRule) == 32, "two rules a cache line: the scan's footprint");
 
+// The IPv6 SRC and DST prefixes of a rule (len 0: any), beside the rules (read only for
+// kSpdIpv6 rules, so IPv4 scans keep their footprint).
+struct SpdPrefixes6 {
+  Addr6 src, dst;
+  uint8_t src_len = 0, dst_len = 0;
+
+  bool matches(const SpdPacket& p) const {
+    return p.src6.masked(src_len) == src && p.dst6.masked(dst_len) == dst;
+  }
+};
+
 struct SpdConfig {
   std::vector<SpdRule> rules;
-  std::vector<uint32_t> lines;  // each rule's line in the file
+  std::vector<SpdPrefixes6> prefixes6;  // one per rule
+  std::vector<uint32_t> lines;          // each rule's line in the file
   SpdAction default_action = SpdAction::kDiscard;
 };
 
@@ -121,7 +151,8 @@ class SpdTable {
   // The index of the first rule matching `p`, or kDefaultRule.
   size_t match(const SpdPacket& p) const {
     for (size_t i = 0; i < rules_.size(); ++i)
-      if (rules_[i].matches(p)) return i;
+      if (rules_[i].matches(p) && (rules_[i].family != kSpdIpv6 || prefixes6_[i].matches(p)))
+        return i;
     return kDefaultRule;
   }
   SpdAction action(size_t rule) const {
@@ -133,10 +164,12 @@ class SpdTable {
 
   size_t size() const { return rules_.size(); }
   const SpdRule& rule(size_t i) const { return rules_[i]; }
+  const SpdPrefixes6& prefixes6(size_t i) const { return prefixes6_[i]; }
   SpdAction default_action() const { return default_; }
 
  private:
   std::vector<SpdRule> rules_;
+  std::vector<SpdPrefixes6> prefixes6_;
   SpdAction default_ = SpdAction::kDiscard;
 };
 

@@ -3,7 +3,8 @@
 
 IPv4/UDP packets of many sizes (28..1500 bytes) to SAs of every mode the device kernels take,
 mixed in every batch (AES-128-CTR and AES-256-CTR with HMAC-SHA1-96, AES-128-GCM and
-AES-256-GCM, each with and without ESN), and one packet without an SA, go through
+AES-256-GCM, each with and without ESN; two of them with an IPv6 tunnel, whose ESP region starts
+after a 40-byte outer header), and one packet without an SA, go through
 IPsecESPEncap -> balancer -> IPsecAESOffload -> IPsecAuthHMACSHA1Offload over net_pcap:
 CPU-only, device-only fused (one kernel), device-only chained without fusion (FUSE false),
 device-only in separate tasks (CHAIN false), a 50 % split with flow affinity, and device-only
@@ -29,36 +30,42 @@ except ImportError:
           "pip install cryptography, or apt-get install python3-cryptography", file=sys.stderr)
     sys.exit(1)
 
-from scapy.all import IP, UDP, Ether, Raw  # noqa: E402
+from scapy.all import IP, UDP, Ether, IPv6, Raw  # noqa: E402
 from scapy.layers.ipsec import ESP, SecurityAssociation  # noqa: E402
 
 import fulcrum_e2e as e2e  # noqa: E402
 
 CONFIG = "ipsec-gateway-offload.click"
 OLD_ARGS = "sa-demo.txt, AGGREGATE 32"
-TUNNEL_SRC = "192.0.2.1"
+TUNNEL_SRC, TUNNEL6_SRC = "192.0.2.1", "2001:db8:ffff::1"
 AUTH = bytes.fromhex("0102030405060708090a0b0c0d0e0f1011121314")
-ESP_AT = 14 + 20  # Ethernet, outer IPv4
 
 
 class Sa:
     """One outbound SA: its line in the SA file and scapy's SecurityAssociation for it."""
 
-    def __init__(self, spi, cipher, key, salt, esn, selector, first_octets):
+    def __init__(self, spi, cipher, key, salt, esn, selector, first_octets, tunnel6=False):
         self.spi, self.cipher, self.key, self.salt, self.esn = spi, cipher, key, salt, esn
-        self.selector, self.first_octets = selector, first_octets
+        self.selector, self.first_octets, self.tunnel6 = selector, first_octets, tunnel6
+
+    def ends(self):
+        if self.tunnel6:
+            return TUNNEL6_SRC, f"2001:db8:eeee::{self.spi >> 12}"
+        return TUNNEL_SRC, f"198.51.100.{self.spi >> 12}"
 
     def line(self):
         auth = "-" if self.cipher == "aes-gcm" else AUTH.hex()
-        return (f"{self.spi} {TUNNEL_SRC} 198.51.100.{self.spi >> 12} {(self.key + self.salt).hex()} "
+        src, dst = self.ends()
+        return (f"{self.spi} {src} {dst} {(self.key + self.salt).hex()} "
                 f"{auth} {self.selector} DIR out CIPHER {self.cipher} ESN {'on' if self.esn else 'off'}")
 
     def scapy(self):
         gcm = self.cipher == "aes-gcm"
         auth = dict(auth_algo="NULL") if gcm else dict(auth_algo="HMAC-SHA1-96", auth_key=AUTH)
+        src, dst = self.ends()
         return SecurityAssociation(ESP, spi=self.spi, crypt_algo="AES-GCM" if gcm else "AES-CTR",
                                    crypt_key=self.key + self.salt, esn_en=self.esn, esn=0,
-                                   tunnel_header=IP(src=TUNNEL_SRC, dst=f"198.51.100.{self.spi >> 12}"),
+                                   tunnel_header=(IPv6 if self.tunnel6 else IP)(src=src, dst=dst),
                                    **auth)
 
 
@@ -67,11 +74,11 @@ SAS = [
     Sa(0x1000, "aes-ctr", bytes.fromhex("2b7e151628aed2a6abf7158809cf4f3c"), bytes.fromhex("deadbeef"),
        False, "10.0.0.0/8", "10"),
     Sa(0x2000, "aes-ctr", rng0.randbytes(32), rng0.randbytes(4), False, "172.16.0.0/12", "172.16"),
-    Sa(0x3000, "aes-ctr", rng0.randbytes(16), rng0.randbytes(4), True, "192.168.0.0/16", "192.168"),
+    Sa(0x3000, "aes-ctr", rng0.randbytes(16), rng0.randbytes(4), True, "192.168.0.0/16", "192.168", tunnel6=True),
     Sa(0x4000, "aes-ctr", rng0.randbytes(32), rng0.randbytes(4), True, "100.64.0.0/10", "100.64"),
     Sa(0x5000, "aes-gcm", rng0.randbytes(16), rng0.randbytes(4), False, "11.0.0.0/8", "11"),
     Sa(0x6000, "aes-gcm", rng0.randbytes(32), rng0.randbytes(4), False, "12.0.0.0/8", "12"),
-    Sa(0x7000, "aes-gcm", rng0.randbytes(16), rng0.randbytes(4), True, "13.0.0.0/8", "13"),
+    Sa(0x7000, "aes-gcm", rng0.randbytes(16), rng0.randbytes(4), True, "13.0.0.0/8", "13", tunnel6=True),
     Sa(0x8000, "aes-gcm", rng0.randbytes(32), rng0.randbytes(4), True, "14.0.0.0/8", "14"),
 ]
 BY_SPI = {sa.spi: sa for sa in SAS}
@@ -81,6 +88,11 @@ MACS = dict(src="02:aa:00:00:00:01", dst="02:bb:00:00:00:01")
 
 def scapy_sas():
     return {sa.spi: sa.scapy() for sa in SAS}
+
+
+def outer(frame):
+    """The outer IP packet of an ESP frame, as scapy's SecurityAssociation.decrypt takes it."""
+    return IPv6(bytes(frame[IPv6])) if frame.type == 0x86DD else IP(bytes(frame[IP]))
 
 
 def traffic(rng):
@@ -105,7 +117,7 @@ def traffic(rng):
 def aesgcm_opens(frame, inner):
     """The `cryptography` package's AES-GCM verifies the tag and decrypts the payload of one GCM
     frame to the inner packet followed by the ESP trailer."""
-    esp = bytes(frame)[ESP_AT:]
+    esp = bytes(frame)[14 + (40 if frame.type == 0x86DD else 20):]  # Ethernet, outer IP
     spi = struct.unpack("!I", esp[:4])[0]
     sa = BY_SPI[spi]
     aad = esp[:4] + (b"\0" * 4 if sa.esn else b"") + esp[4:8]
@@ -123,16 +135,16 @@ def check_decrypts(name, inners, got, failures):
         failures.append(f"{name}: {len(got)} packets out, expected {len(inners)}")
         return
     sas = scapy_sas()
-    flipped = bytearray(bytes(got[0][IP]))
+    flipped = bytearray(bytes(outer(got[0])))
     flipped[-1] ^= 0x01
     try:
-        sas[got[0][ESP].spi].decrypt(IP(bytes(flipped)))
+        sas[got[0][ESP].spi].decrypt(outer(got[0]).__class__(bytes(flipped)))
         failures.append(f"{name}: scapy accepted a tampered packet (the check is not verifying ICVs)")
     except Exception:  # noqa: BLE001
         pass
     for inner, out in zip(inners, got):
         try:
-            plain = sas[out[ESP].spi].decrypt(IP(bytes(out[IP])))
+            plain = sas[out[ESP].spi].decrypt(outer(out))
         except Exception as e:  # noqa: BLE001 (scapy raises IPSecIntegrityError and others)
             failures.append(f"{name}: scapy cannot verify/decrypt a {len(inner)}-byte packet: {e!r}")
             continue
@@ -170,6 +182,8 @@ def main():
         failures.append(f"CPU-only: drops {e2e.drops_by_reason(cpu[0])}, expected one no-sa")
     check_decrypts("device-only", inners, device[2][0], failures)
     check_decrypts("CPU-only", inners, cpu[2][0], failures)
+    if sum(1 for g in device[2][0] if g.type == 0x86DD and ESP in g) == 0:
+        failures.append("device-only: no packet of the IPv6 tunnel")
     failures += e2e.check_offload_modes(cpu, device, split, failure,
                                         lambda g: (g[ESP].spi, g[ESP].seq), len(inners),
                                         bool(e2e.offload_devices()))

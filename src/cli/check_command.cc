@@ -69,7 +69,7 @@ int cmd_check(const std::vector<std::string>& args) {
     } else if (std::string e =
                    positional_pipeline(a, opt,
                                        {"--ports", "--stats-json", "--help", "--port", "--workers",
-                                        "--batch", "--device", "--strict-rules"});
+                                        "--batch", "--device", "--strict-rules", "--energy-model"});
                !e.empty()) {
       return usage_error(e);
     }

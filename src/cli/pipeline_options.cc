@@ -21,6 +21,13 @@ std::optional<std::string> shared_run_option(const std::vector<std::string>& arg
     options.strict_rules = true;
     return "";
   }
+  if (a == "--energy-model") {
+    if (i + 1 >= args.size()) return "--energy-model needs a file name";
+    Result<EnergyModel> m = read_energy_model(args[++i]);
+    if (!m) return m.error();
+    options.energy_model = m.value();
+    return "";
+  }
   if (a != "--port" && a != "--workers" && a != "--batch" && a != "--device") return std::nullopt;
   if (i + 1 >= args.size()) {
     if (a == "--port" || a == "--device") return a + " needs a value";

@@ -34,7 +34,11 @@ constexpr const char* kProfileUsage =
   --batch N           packets per batch (64)
   --power K=V,...     the power model where RAPL cannot be read, watts: cpu_idle, cpu_busy (per
                       worker core), device_idle, device_busy (50% busy: halfway) (defaults
-                      5,15,30,250: a server core and a discrete GPU)
+                      5,15,30,250: docs/adaptive.md, "Energy"); replaces --energy-model's
+  --energy-model FILE the energy model (JSON, docs/adaptive.md "Energy") instead of the defaults
+  --energy-out FILE   write the energy model used, its CPU figures calibrated where RAPL measured
+                      (watts per worker core: the CPU point's package power and idle power over
+                      the workers), for `fulcrum run --energy-model`
 Power: RAPL package energy over each run and over 0.5 s of no traffic when the machine exposes
 it ("power_measured": true); otherwise modelled: the workers poll, so their cores count busy;
 the device counts idle plus its busy share (tasks x device time / run time) of the difference.
@@ -59,7 +63,7 @@ bool parse_list(const std::string& text, std::vector<double>& out) {
   return !out.empty();
 }
 
-bool parse_power(const std::string& text, PowerModel& m) {
+bool parse_power(const std::string& text, EnergyModel& m) {
   size_t start = 0;
   while (start < text.size()) {
     const size_t comma = std::min(text.find(',', start), text.size());
@@ -67,15 +71,17 @@ bool parse_power(const std::string& text, PowerModel& m) {
     const size_t eq = kv.find('=');
     if (eq == std::string::npos) return false;
     const std::string key = kv.substr(0, eq);
-    double* field = key == "cpu_idle"      ? &m.cpu_idle
-                    : key == "cpu_busy"    ? &m.cpu_busy
-                    : key == "device_idle" ? &m.device_idle
-                    : key == "device_busy" ? &m.device_busy
+    double* field = key == "cpu_idle"      ? &m.cpu_core.idle_w
+                    : key == "cpu_busy"    ? &m.cpu_core.busy_w
+                    : key == "device_idle" ? &m.device.idle_w
+                    : key == "device_busy" ? &m.device.busy_w
                                            : nullptr;
     if (field == nullptr || !parse_value(kv.substr(eq + 1), *field) || *field < 0) return false;
     start = comma + 1;
   }
-  return m.cpu_idle <= m.cpu_busy && m.device_idle <= m.device_busy;
+  m.source = "--power";
+  m.backends.clear();
+  return m.cpu_core.idle_w <= m.cpu_core.busy_w && m.device.idle_w <= m.device.busy_w;
 }
 
 }  // namespace
@@ -86,6 +92,7 @@ int cmd_profile(const std::vector<std::string>& args) {
   std::string out;
   ProfileSweep sweep;
   std::vector<double> aggregates;
+  std::string power, energy_out;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&](std::string& out) { return option_value(args, i, out); };
@@ -110,16 +117,20 @@ int cmd_profile(const std::vector<std::string>& args) {
       if (!value(v) || !parse_value(v, sweep.seconds) || sweep.seconds <= 0)
         return usage_error("--seconds needs a positive number");
     } else if (a == "--power") {
-      if (!value(v) || !parse_power(v, sweep.power))
+      EnergyModel check;
+      if (!value(power) || !parse_power(power, check))
         return usage_error(
             "--power needs cpu_idle=W,cpu_busy=W,device_idle=W,device_busy=W "
             "(idle at most busy)");
+    } else if (a == "--energy-out") {
+      if (!value(energy_out)) return usage_error("--energy-out needs a file name");
     } else if (std::optional<std::string> e = shared_run_option(args, i, opt, devices)) {
       if (!e->empty()) return usage_error(*e);
     } else if (std::string e = positional_pipeline(
                    a, opt,
                    {"--out", "--seconds", "--fractions", "--aggregates", "--power", "--help",
-                    "--port", "--workers", "--batch", "--device", "--strict-rules"});
+                    "--energy-model", "--energy-out", "--port", "--workers", "--batch", "--device",
+                    "--strict-rules"});
                !e.empty()) {
       return usage_error(e);
     }
@@ -127,6 +138,8 @@ int cmd_profile(const std::vector<std::string>& args) {
   if (opt.pipeline_file.empty()) return usage_error("no pipeline file given");
   if (opt.ports.empty()) return usage_error("no --port given");
   if (out.empty()) return usage_error("no --out given");
+  sweep.energy = opt.energy_model;
+  if (!power.empty()) parse_power(power, sweep.energy);
   devices.apply();
 
   // Configuration errors are reported before any device is touched.
@@ -166,6 +179,23 @@ int cmd_profile(const std::vector<std::string>& args) {
     return 1;
   }
   std::printf("wrote %s: %zu configurations\n", out.c_str(), profile.value().points.size());
+  if (!energy_out.empty()) {
+    EnergyModel model = sweep.energy;
+    const ProfilePoint& cpu = profile.value().points.front();
+    if (cpu.power_measured && opt.workers > 0) {
+      model.cpu_core.busy_w = cpu.power_w / opt.workers;
+      model.cpu_core.idle_w = cpu.idle_w / opt.workers;
+      model.cpu_core.j_per_packet = 0;
+      model.cpu_core.source = "calibrated by fulcrum profile of " + opt.pipeline_file +
+                              ": RAPL package power of the CPU point and idle, per worker core";
+    }
+    if (Status s = write_energy_model(model, energy_out); !s) {
+      std::fprintf(stderr, "fulcrum profile: %s\n", s.error().c_str());
+      return 1;
+    }
+    std::printf("wrote %s: the energy model (CPU %s)\n", energy_out.c_str(),
+                cpu.power_measured ? "calibrated by RAPL" : "not measured here: as given");
+  }
   return 0;
 }
 

@@ -66,6 +66,9 @@ constexpr const char* kRunUsage =
   --branch MODE      reuse (default: reuse the batch for the majority output) | split
   --watchdog S       report a worker that makes no progress for S seconds (10; 0: off)
   --stats-json FILE  write the run statistics as JSON
+  --energy-model FILE
+                     the energy model for what RAPL and NVML do not measure (JSON:
+                     docs/adaptive.md, "Energy"; `fulcrum profile --energy-out` calibrates one)
   --capture ELEMENT[PORT]=FILE[,snaplen=N][,limit=N]
                      record the packets leaving output PORT (0) of ELEMENT in the pcap FILE,
                      one file for all workers, the pipeline file left as it is (a pass-through
@@ -148,7 +151,7 @@ int cmd_run(const std::vector<std::string>& args) {
                    a, opt,
                    {"--port", "--workers", "--batch", "--packets", "--seconds", "--branch",
                     "--watchdog", "--stats-json", "--capture", "--quiet", "--device", "--cores",
-                    "--strict-rules", "--http", "--help"});
+                    "--strict-rules", "--http", "--energy-model", "--help"});
                !e.empty()) {
       return usage_error(e);
     }

@@ -3,7 +3,8 @@
 // at max_energy_range_uj). A run reads the packages' counters at its start and end; the report
 // then says "measured" with joules, average watts and joules per Mbit transmitted, or says it
 // was not measured and why (no powercap tree, no permission: energy_uj is root-only on current
-// kernels). Nothing is estimated here; a model belongs to the profiles of the policy scheduler.
+// kernels). GPUs are measured through NVML (runtime/nvml.hh); what nothing measures is modelled
+// (runtime/energy_model.hh), and every figure says which.
 #pragma once
 
 #include <cstdint>
@@ -38,12 +39,33 @@ class RaplMeter {
   std::string why_not_;
 };
 
-struct EnergyReport {
+// One device's share: the CPU packages (or the worker cores) or one offload device.
+struct DeviceEnergy {
+  std::string device;  // "cpu (2 worker cores)", an offload device's label
   bool measured = false;
-  std::string source;  // "RAPL package-0" or why it was not measured
-  double joules = 0;
+  std::string source;            // "RAPL package-0", "NVML energy counter", "model defaults"
+  std::string why_not_measured;  // modelled: why it was not measured
+  double joules = 0, watts = 0, joules_per_mbit = 0;
+};
+
+struct EnergyReport {
+  bool measured = false;  // every device measured
+  bool modelled = false;  // at least one device modelled
+  std::string source;     // "RAPL package-0" when all measured, or why not
+  double joules = 0;      // all devices
   double watts = 0;
   double joules_per_mbit = 0;  // per megabit transmitted (frame bytes)
+  std::vector<DeviceEnergy> devices;
+
+  // "measured", "modelled", "measured + modelled" (some of each) or "not measured" (nothing
+  // reported, e.g. a live snapshot).
+  const char* basis() const {
+    if (devices.empty()) return measured ? "measured" : "not measured";
+    if (!modelled) return "measured";
+    for (const DeviceEnergy& d : devices)
+      if (d.measured) return "measured + modelled";
+    return "modelled";
+  }
 };
 
 }  // namespace fulcrum

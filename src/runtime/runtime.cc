@@ -16,6 +16,7 @@
 #include "io/mempool.hh"
 #include "offload/service.hh"
 #include "runtime/energy.hh"
+#include "runtime/nvml.hh"
 #include "runtime/reload.hh"
 #include "runtime/worker.hh"
 
@@ -64,21 +65,50 @@ Totals totals(const std::vector<std::unique_ptr<Worker>>& workers) {
   return t;
 }
 
+// The run's CUDA devices, for NVML: (index among the offload devices, PCI bus id).
+std::vector<std::pair<size_t, std::string>> cuda_devices(const SharedStorage& shared) {
+  std::vector<std::pair<size_t, std::string>> out;
+  const auto service = shared.find<offload::OffloadService>(offload::OffloadService::kSharedKey);
+  if (!service) return out;
+  for (size_t i = 0; i < service->devices(); ++i)
+    if (service->device(i).info().backend == offload::Backend::kCuda)
+      out.emplace_back(i, service->device(i).info().pci_bus_id);
+  return out;
+}
+
 EnergyReport energy_report(const RaplMeter& rapl, const std::vector<uint64_t>& from,
-                           const std::vector<uint64_t>& to, const RunReport& r) {
-  EnergyReport e;
-  if (!rapl.available() || from.empty() || to.empty()) {
-    e.source = rapl.available() ? "a RAPL counter read failed" : rapl.why_not();
-    return e;
+                           const std::vector<uint64_t>& to,
+                           const std::vector<std::pair<size_t, std::string>>& cuda,
+                           const std::vector<NvmlMeter::Reading>& gpu, const EnergyModel& model,
+                           const RunReport& r) {
+  constexpr double kUsPerS = 1e6;
+  EnergyInputs in;
+  in.seconds = r.duration_s;
+  in.bytes_out = r.bytes_out;
+  in.packets = r.packets_in + r.packets_created;
+  in.workers = r.workers;
+  if (rapl.available() && !from.empty() && !to.empty()) {
+    in.cpu_joules = rapl.joules(from, to);
+    in.cpu_source = "RAPL " + rapl.zones();
+  } else {
+    in.cpu_source = rapl.available() ? "a RAPL counter read failed" : rapl.why_not();
   }
-  constexpr double kBitsPerMbit = 1e6;
-  e.measured = true;
-  e.source = "RAPL " + rapl.zones();
-  e.joules = rapl.joules(from, to);
-  e.watts = r.duration_s > 0 ? e.joules / r.duration_s : 0;
-  const double mbit = static_cast<double>(r.bytes_out) * 8 / kBitsPerMbit;
-  e.joules_per_mbit = mbit > 0 ? e.joules / mbit : 0;
-  return e;
+  for (size_t i = 0; i < r.devices.size(); ++i) {
+    const DeviceReport& d = r.devices[i];
+    EnergyInputs::Device dev;
+    dev.label = d.label;
+    dev.backend = d.backend;
+    dev.busy_s = static_cast<double>(d.tasks_ok) * d.device_us / kUsPerS;
+    dev.packets = d.packets;
+    dev.source = "not a CUDA device (NVML measures NVIDIA GPUs only)";
+    for (size_t k = 0; k < cuda.size() && k < gpu.size(); ++k) {
+      if (cuda[k].first != i) continue;
+      if (gpu[k].ok) dev.joules = gpu[k].joules;
+      dev.source = gpu[k].ok ? gpu[k].method : gpu[k].why_not;
+    }
+    in.devices.push_back(std::move(dev));
+  }
+  return energy_report(model, in);
 }
 
 std::vector<DeviceReport> device_reports(const SharedStorage& shared) {
@@ -91,6 +121,7 @@ std::vector<DeviceReport> device_reports(const SharedStorage& shared) {
     DeviceReport d;
     d.label = service->device(i).label();
     d.emulated = service->device(i).info().backend == offload::Backend::kEmu;
+    d.backend = offload::backend_name(service->device(i).info().backend);
     d.batches = st.batches.load();
     d.packets = st.packets.load();
     d.tasks_ok = st.tasks_ok.load();
@@ -612,6 +643,12 @@ Result<RunReport> run(const RunOptions& options) {
     options.live->set_graph(std::make_shared<LiveGraph>(live_graph(workers.front()->pipeline())));
 
   const RaplMeter rapl = RaplMeter::open();
+  const std::vector<std::pair<size_t, std::string>> cuda = cuda_devices(shared);
+  std::vector<std::string> cuda_bus_ids;
+  for (const auto& c : cuda) cuda_bus_ids.push_back(c.second);
+  // NVML is loaded only when the run has a CUDA device.
+  NvmlMeter nvml = cuda.empty() ? NvmlMeter() : NvmlMeter::open(cuda_bus_ids);
+  nvml.start();
   const std::vector<uint64_t> energy_start = rapl.read();
   const auto start = std::chrono::steady_clock::now();
   std::vector<unsigned> lcores;
@@ -709,7 +746,9 @@ Result<RunReport> run(const RunOptions& options) {
   RunReport report = final_report(workers, ports, lcores, duration, options);
   report.meta.notes = notes;
   report.devices = device_reports(shared);
-  report.energy = energy_report(rapl, energy_start, rapl.read(), report);
+  const std::vector<uint64_t> energy_end = rapl.read();
+  report.energy = energy_report(rapl, energy_start, energy_end, cuda, nvml.stop(),
+                                options.energy_model, report);
   report.stalls = watchdog.stalls();
   const ReloadCounts reloads = reloader->counts();
   report.reloads = reloads.done;

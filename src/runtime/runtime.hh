@@ -12,6 +12,7 @@
 #include "core/graph.hh"
 #include "core/result.hh"
 #include "core/shared_storage.hh"
+#include "runtime/energy_model.hh"
 #include "runtime/live.hh"
 #include "runtime/stats.hh"
 
@@ -39,6 +40,8 @@ struct RunOptions {
   bool progress = false;  // live one-line progress on stderr
   // Stamp packets at RX and record each one's RX-to-TX time (RunReport::latency; benchmarks).
   bool latency = false;
+  // The energy of what no meter measures (RAPL, NVML): RunReport::energy (`--energy-model`).
+  EnergyModel energy_model = EnergyModel::defaults();
   // Set (e.g. by a signal handler) to end the run early; the run still drains and reports.
   const std::atomic<bool>* interrupt = nullptr;
   // The watchdog: a worker whose loop makes no progress for this long is reported on stderr

@@ -100,9 +100,18 @@ std::string report_json(const RunReport& r) {
   }
   o << (r.devices.empty() ? "]" : "\n  ]")
     << ",\n  \"energy\": {\"measured\": " << (r.energy.measured ? "true" : "false")
-    << ", \"source\": " << quoted(r.energy.source) << ", \"joules\": " << r.energy.joules
-    << ", \"watts\": " << r.energy.watts << ", \"joules_per_mbit\": " << r.energy.joules_per_mbit
-    << "}"
+    << ", \"basis\": " << quoted(r.energy.basis()) << ", \"source\": " << quoted(r.energy.source)
+    << ", \"joules\": " << r.energy.joules << ", \"watts\": " << r.energy.watts
+    << ", \"joules_per_mbit\": " << r.energy.joules_per_mbit << ", \"devices\": [";
+  for (size_t i = 0; i < r.energy.devices.size(); ++i) {
+    const DeviceEnergy& d = r.energy.devices[i];
+    o << (i ? ", " : "") << "{\"device\": " << quoted(d.device)
+      << ", \"basis\": " << quoted(d.measured ? "measured" : "modelled")
+      << ", \"source\": " << quoted(d.source)
+      << ", \"why_not_measured\": " << quoted(d.why_not_measured) << ", \"joules\": " << d.joules
+      << ", \"watts\": " << d.watts << ", \"joules_per_mbit\": " << d.joules_per_mbit << "}";
+  }
+  o << "]}"
     << ",\n  \"drops\": " << pairs_json(r.drops) << ",\n  \"output_losses\": [";
   for (size_t i = 0; i < r.output_losses.size(); ++i) {
     const OutputLoss& l = r.output_losses[i];
@@ -168,13 +177,20 @@ std::string report_text(const RunReport& r) {
                   d.device_us, d.return_us);
     o << line;
   }
-  if (r.energy.measured) {
-    std::snprintf(line, sizeof line, "energy: measured (%s): %.2f J, %.1f W, %.4f J/Mbit out\n",
-                  r.energy.source.c_str(), r.energy.joules, r.energy.watts,
+  if (r.energy.devices.empty()) {
+    o << "energy: not measured (" << r.energy.source << ")\n";
+  } else {
+    std::snprintf(line, sizeof line, "energy: %s (%s): %.2f J, %.1f W, %.4f J/Mbit out\n",
+                  r.energy.basis(), r.energy.source.c_str(), r.energy.joules, r.energy.watts,
                   r.energy.joules_per_mbit);
     o << line;
-  } else {
-    o << "energy: not measured (" << r.energy.source << ")\n";
+    for (const DeviceEnergy& d : r.energy.devices) {
+      std::snprintf(line, sizeof line, "  %s: %s (%s), %.2f J, %.1f W, %.4f J/Mbit out\n",
+                    d.device.c_str(), d.measured ? "measured" : "modelled", d.source.c_str(),
+                    d.joules, d.watts, d.joules_per_mbit);
+      o << line;
+      if (!d.measured) o << "    not measured: " << d.why_not_measured << "\n";
+    }
   }
   if (!r.drops.empty()) {
     o << "drops:\n";

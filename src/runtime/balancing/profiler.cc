@@ -26,6 +26,7 @@ struct Config {
   int32_t device = 0;
   double fraction = 0;
   uint32_t aggregate = 1;
+  std::string backend;  // the device's, for the energy model
 };
 
 // Watts with no traffic, from RAPL; 0 when it cannot be read.
@@ -71,16 +72,15 @@ Result<ProfilePoint> measure(const RunOptions& base, const ProfileSweep& sweep, 
     p.idle_w = std::min(idle_w, p.power_w);
     return p;
   }
-  const PowerModel& m = sweep.power;
   double busy = 0;
   for (const DeviceReport& d : rep.devices)
     busy += static_cast<double>(d.tasks_ok) * d.device_us * 1e-6;
   busy = rep.duration_s > 0 ? std::min(1.0, busy / rep.duration_s) : 0;
-  const double workers = base.workers;
-  const bool device_on = c.fraction > 0;
-  p.idle_w = workers * m.cpu_idle + (device_on ? m.device_idle : 0);
-  p.power_w = workers * m.cpu_busy +
-              (device_on ? m.device_idle + busy * (m.device_busy - m.device_idle) : 0);
+  const DevicePower* device = c.fraction > 0 ? &sweep.energy.for_backend(c.backend) : nullptr;
+  const PointPower power = point_power(sweep.energy, base.workers, device, busy, p.throughput_pps,
+                                       p.throughput_pps * c.fraction);
+  p.idle_w = power.idle_w;
+  p.power_w = power.power_w;
   return p;
 }
 
@@ -111,19 +111,21 @@ Result<Profile> profile_pipeline(const RunOptions& base, const ProfileSweep& swe
   profile.pipeline = base.pipeline_file;
   for (const std::string& p : base.ports)
     profile.traffic += (profile.traffic.empty() ? "" : " ") + p;
+  std::vector<std::string> backends;
   for (const auto& d : offload::discover_devices()) {
     const offload::DeviceInfo& info = d->info();
+    backends.emplace_back(offload::backend_name(info.backend));
     profile.devices.push_back(std::string(offload::backend_name(info.backend)) + ":" + info.name +
                               (info.backend == offload::Backend::kEmu ? " (emulated)" : ""));
   }
-  std::vector<Config> configs = {{0, 0, 1}};
+  std::vector<Config> configs = {{0, 0, 1, ""}};
   for (size_t d = 0; d < profile.devices.size(); ++d) {
     const auto index = static_cast<int32_t>(d);
     if (!sweep.devices.empty() &&
         std::find(sweep.devices.begin(), sweep.devices.end(), index) == sweep.devices.end())
       continue;
     for (double f : sweep.fractions)
-      for (uint32_t a : sweep.aggregates) configs.push_back({index, f, a});
+      for (uint32_t a : sweep.aggregates) configs.push_back({index, f, a, backends[d]});
   }
   const double idle_w = idle_watts(RaplMeter::open());
   for (const Config& c : configs) {

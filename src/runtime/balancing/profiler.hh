@@ -13,23 +13,20 @@
 
 #include "core/config/ast.hh"
 #include "runtime/balancing/profile.hh"
+#include "runtime/energy_model.hh"
 #include "runtime/runtime.hh"
 
 namespace fulcrum {
-
-// Watts, where RAPL cannot be read: the workers poll, so their cores count busy whatever the
-// load; the device counts idle plus its busy share (tasks × device time / run time) of the
-// difference. Defaults: a server core and a discrete GPU.
-struct PowerModel {
-  double cpu_idle = 5, cpu_busy = 15, device_idle = 30, device_busy = 250;
-};
 
 struct ProfileSweep {
   std::vector<double> fractions = {0.25, 0.5, 0.75, 1};  // w > 0, on every device
   std::vector<uint32_t> aggregates = {1, 4, 16, 32};
   double seconds = 0.5;          // per configuration
   std::vector<int32_t> devices;  // indices in `fulcrum devices` order; empty: every device
-  PowerModel power;
+  // Watts where RAPL cannot be read (runtime/energy_model.hh's point_power): the workers poll,
+  // so their cores count busy whatever the load; the device counts idle plus its busy share
+  // (tasks × device time / run time) of the difference; plus each one's joules per packet.
+  EnergyModel energy = EnergyModel::defaults();
 };
 
 bool is_balancer_class(const std::string& class_name);

@@ -32,6 +32,20 @@ TEST(PortSpec, ParsesGeneratorKeys) {
   EXPECT_DOUBLE_EQ(step->step_rate, 50);
   EXPECT_NE(parse_gen_spec("gen:step_after=-1").error().find("bad value for step_after"),
             std::string::npos);
+  // A size step keeps the rate unless step_rate is given.
+  Result<GenConfig> size = parse_gen_spec("gen:size=64,rate=1000,step_after=1,step_size=1500");
+  ASSERT_TRUE(size.ok()) << size.error();
+  EXPECT_EQ(size->step_size, 1500u);
+  EXPECT_EQ(size->step_rate, GenConfig::kSameRate);
+  EXPECT_NE(parse_gen_spec("gen:step_size=1500").error().find("need step_after"),
+            std::string::npos);
+  EXPECT_NE(parse_gen_spec("gen:step_rate=10").error().find("need step_after"), std::string::npos);
+  EXPECT_NE(parse_gen_spec("gen:step_after=1,step_size=59").error().find("step_size must be"),
+            std::string::npos);
+  EXPECT_NE(parse_gen_spec("gen:proto=ipv6,size=80,step_after=1,step_size=60")
+                .error()
+                .find("with proto=ipv6"),
+            std::string::npos);
 }
 
 TEST(PortSpec, RejectsBadGeneratorKeysWithTheKeyNamed) {

@@ -1,13 +1,18 @@
 #!/usr/bin/python3
-"""Plots of the `adaptive` bench group (bench/adaptive_bench.cc) for docs/benchmarks.md.
+"""Plots of the `adaptive` and `adaptive_step` bench groups (bench/adaptive_bench.cc,
+bench/adaptive_step_bench.cc) for docs/benchmarks.md.
 
-    fulcrum bench --only adaptive --out bench.json
-    tools/plot_adaptive.py bench.json docs/img [PROFILE-APP-BYTES ...]   # only those plots
+    fulcrum bench --only adaptive,adaptive_step --out bench.json
+    tools/plot_adaptive.py bench.json docs/img [NAME ...]   # only those plots
 
-For each device profile, one PNG per application: throughput against the offload fraction w
-(the static sweep) with the adaptive balancer's steady state marked at the mean w it settled at,
-and under it w and throughput over time from its trace (every 20 ms window). Needs
-python3-matplotlib (scripts/install-deps.sh installs it, for Debian's /usr/bin/python3).
+`adaptive`: for each device profile, one PNG per application (NAME: PROFILE-APP-BYTES):
+throughput against the offload fraction w (the static sweep) with the adaptive balancer's
+steady state marked at the mean w it settled at, and under it w and throughput over time from
+its trace (every 20 ms window).
+`adaptive_step`: one PNG per device profile (NAME: step-PROFILE), a panel per balancer and step
+(64 -> 1500 B; flat out -> 20 %): w and throughput over time, the step marked, the time to
+re-converge shaded.
+Needs python3-matplotlib (scripts/install-deps.sh installs it, for Debian's /usr/bin/python3).
 """
 import json
 import os
@@ -70,22 +75,71 @@ def plot(profile, app, out_dir):
     return name
 
 
+def plot_step(device, out_dir):
+    runs = [r for r in device.get("runs", []) if "trace" in r]
+    steps = sorted({r["step"] for r in runs}, key=lambda s: s != "size")
+    balancers = sorted({r["balancer"] for r in runs}, key=lambda b: b != "AdaptiveBalancer")
+    if not runs:
+        return None
+    fig, axes = plt.subplots(len(steps), len(balancers), figsize=(6 * len(balancers),
+                                                                  3.6 * len(steps)),
+                             squeeze=False)
+    for run in runs:
+        ax = axes[steps.index(run["step"])][balancers.index(run["balancer"])]
+        t = [row[0] for row in run["trace"]]
+        ax.step(t, [row[1] for row in run["trace"]], "r-", where="post", label="w")
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_ylabel("offload fraction w")
+        ax.set_xlabel("time (s)")
+        ax.axvline(run["step_s"], color="k", linestyle="--", linewidth=1)
+        if run["reconverged"]:
+            ax.axvspan(run["step_s"], run["step_s"] + run["reconvergence_ms"] / 1000,
+                       color="g", alpha=0.25)
+            verdict = f"re-converged in {run['reconvergence_ms']:.0f} ms"
+        else:
+            verdict = "not re-converged in the run"
+        right = ax.twinx()
+        right.plot(t, [row[2] for row in run["trace"]], "b-", alpha=0.4)
+        right.set_ylabel("Mpps through the balancer")
+        right.set_ylim(bottom=0)
+        what = ("64 -> 1500 B" if run["step"] == "size"
+                else f"flat out -> {run['to_pps'] / 1e6:.2f} Mpps")
+        ax.set_title(f"{run['balancer']}, {what}: {verdict}; lost {run['lost']}", fontsize=9)
+        ax.grid(alpha=0.3)
+    kind = "emulated device" if device["emulated"] else "device"
+    fig.suptitle(f"IPsec gateway, {kind}: {device['device']} (w red, Mpps blue, step dashed, "
+                 "re-convergence shaded)", fontsize=9)
+    fig.tight_layout()
+    name = f"adaptive-step-{device['profile']}.png"
+    fig.savefig(os.path.join(out_dir, name), dpi=80)
+    plt.close(fig)
+    return name
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__)
         return 2
     only = set(sys.argv[3:])
     with open(sys.argv[1]) as f:
-        group = find_group(json.load(f), "adaptive")
-    if group is None or "profiles" not in group:
-        print(f"{sys.argv[1]}: no adaptive group results", file=sys.stderr)
+        data = json.load(f)
+    group = find_group(data, "adaptive")
+    steps = find_group(data, "adaptive_step")
+    if (group is None or "profiles" not in group) and (steps is None or "devices" not in steps):
+        print(f"{sys.argv[1]}: no adaptive or adaptive_step group results", file=sys.stderr)
         return 1
     os.makedirs(sys.argv[2], exist_ok=True)
-    for profile in group["profiles"]:
+    for profile in (group or {}).get("profiles", []):
         for app in profile.get("apps", []):
             if only and f"{profile['profile']}-{app['app']}-{app['frame_bytes']}" not in only:
                 continue
             print(plot(profile, app, sys.argv[2]))
+    for device in (steps or {}).get("devices", []):
+        if "runs" not in device or (only and f"step-{device['profile']}" not in only):
+            continue
+        name = plot_step(device, sys.argv[2])
+        if name:
+            print(name)
     return 0
 
 

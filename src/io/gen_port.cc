@@ -40,6 +40,7 @@ constexpr int kUnicast6Shift = 3;                        // bits of the /3
 constexpr uint32_t kIpv6VersionWord = 0x60000000;        // version 6, class 0, flow label 0
 constexpr uint32_t kFlowPortMask = 0x7FFF;
 constexpr int kFlowPortShift = 15;
+constexpr double kBucketSeconds = 0.01;  // the rate limiter's bucket, in seconds of traffic
 
 // Ethernet + IPv6 + UDP headers for flow f to `dst` (network order) into template t.
 void write_ipv6_template(uint8_t* t, uint32_t size, uint32_t f, const uint8_t* dst) {
@@ -61,6 +62,28 @@ void write_ipv6_template(uint8_t* t, uint32_t size, uint32_t f, const uint8_t* d
       rte_cpu_to_be_16(static_cast<uint16_t>(kBasePort + ((f >> kFlowPortShift) & kFlowPortMask)));
   udp->dgram_len = rte_cpu_to_be_16(payload);
   udp->dgram_cksum = 0;
+}
+
+// Ethernet + IPv4 + UDP headers for flow f to `dst` (host order) into template t.
+void write_ipv4_template(uint8_t* t, uint32_t size, uint32_t f, uint32_t dst) {
+  auto* eth = reinterpret_cast<rte_ether_hdr*>(t);
+  eth->dst_addr = kDstMac;
+  eth->src_addr = kSrcMac;
+  eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+  auto* ip = reinterpret_cast<rte_ipv4_hdr*>(eth + 1);
+  ip->version_ihl = RTE_IPV4_VHL_DEF;
+  ip->total_length = rte_cpu_to_be_16(static_cast<uint16_t>(size - sizeof(rte_ether_hdr)));
+  ip->time_to_live = kDefaultTtl;
+  ip->next_proto_id = IPPROTO_UDP;
+  ip->src_addr = rte_cpu_to_be_32(kSourceNet | (f & 0x00FFFFFF));
+  ip->dst_addr = rte_cpu_to_be_32(dst);
+  ip->hdr_checksum = rte_ipv4_cksum(ip);
+  auto* udp = reinterpret_cast<rte_udp_hdr*>(ip + 1);
+  udp->src_port = rte_cpu_to_be_16(static_cast<uint16_t>(kBasePort + (f & kFlowPortMask)));
+  udp->dst_port =
+      rte_cpu_to_be_16(static_cast<uint16_t>(kBasePort + ((f >> kFlowPortShift) & kFlowPortMask)));
+  udp->dgram_len =
+      rte_cpu_to_be_16(static_cast<uint16_t>(size - sizeof(rte_ether_hdr) - sizeof(rte_ipv4_hdr)));
 }
 
 template <class T>
@@ -134,10 +157,15 @@ Result<GenConfig> parse_gen_spec(const std::string& spec) {
       ok = parse_double(val, c.step_after) && c.step_after >= 0;
     } else if (key == "step_rate") {
       ok = parse_double(val, c.step_rate) && c.step_rate >= 0;
+    } else if (key == "step_size") {
+      ok = parse_number(val, c.step_size) && c.step_size >= kMinFrame && c.step_size <= kMaxFrame;
+      if (!ok)
+        return make_error("--port " + spec + ": step_size must be " + std::to_string(kMinFrame) +
+                          ".." + std::to_string(kMaxFrame) + ", got '" + val + "'");
     } else {
-      static const std::vector<std::string> kKeys = {"proto",      "size",      "flows", "dst",
-                                                     "routes",     "zipf",      "rate",  "seed",
-                                                     "step_after", "step_rate", "count"};
+      static const std::vector<std::string> kKeys = {
+          "proto", "size", "flows",      "dst",       "routes",    "zipf",
+          "rate",  "seed", "step_after", "step_rate", "step_size", "count"};
       std::string known;
       for (const std::string& k : kKeys) known += (known.empty() ? "" : ", ") + k;
       return make_error("--port " + spec + ": unknown generator key '" + key + "'" +
@@ -149,6 +177,12 @@ Result<GenConfig> parse_gen_spec(const std::string& spec) {
     return make_error("--port " + spec + ": size must be " + std::to_string(kMinFrame6) + ".." +
                       std::to_string(kMaxFrame) + " with proto=ipv6, got '" +
                       std::to_string(c.size) + "'");
+  if (c.proto == GenConfig::Proto::kIpv6 && c.step_size != 0 && c.step_size < kMinFrame6)
+    return make_error("--port " + spec + ": step_size must be " + std::to_string(kMinFrame6) +
+                      ".." + std::to_string(kMaxFrame) + " with proto=ipv6, got '" +
+                      std::to_string(c.step_size) + "'");
+  if ((c.step_size != 0 || c.step_rate != GenConfig::kSameRate) && c.step_after <= 0)
+    return make_error("--port " + spec + ": step_rate and step_size need step_after=SECONDS");
   if (c.dst == GenConfig::Dst::kRoutes && c.routes.empty())
     return make_error("--port " + spec + ": dst=routes needs routes=FILE");
   return c;
@@ -182,10 +216,13 @@ Result<std::unique_ptr<Port>> GenPort::open(const std::string& spec, const PortC
       return make_error("--port " + spec + ": route file " + c.routes + " is empty");
   }
 
-  port->template_mem_ = TableMemory::allocate(static_cast<size_t>(c.flows) * kTemplateBytes, "gen");
+  // A size step keeps a second set of templates, the same flows at step_size.
+  const size_t set_bytes = static_cast<size_t>(c.flows) * kTemplateBytes;
+  port->template_mem_ = TableMemory::allocate(set_bytes * (c.step_size != 0 ? 2 : 1), "gen");
   if (!port->template_mem_)
     return make_error("--port " + spec + ": out of memory for flow templates");
   port->templates_ = static_cast<uint8_t*>(port->template_mem_->data());
+  if (c.step_size != 0) port->step_templates_ = port->templates_ + set_bytes;
   port->flow_hash_.resize(c.flows);
   for (uint32_t f = 0; f < c.flows && ipv6; ++f) {
     Addr6 dst{kGlobalUnicast6 | (rng() >> kUnicast6Shift), rng()};
@@ -198,8 +235,10 @@ Result<std::unique_ptr<Port>> GenPort::open(const std::string& spec, const PortC
     }
     uint8_t dst_bytes[Ip6Table::kAddrBytes];
     dst.to_bytes(dst_bytes);
-    write_ipv6_template(&port->templates_[static_cast<size_t>(f) * kTemplateBytes], c.size, f,
-                        dst_bytes);
+    const size_t at = static_cast<size_t>(f) * kTemplateBytes;
+    write_ipv6_template(&port->templates_[at], c.size, f, dst_bytes);
+    if (port->step_templates_ != nullptr)
+      write_ipv6_template(&port->step_templates_[at], c.step_size, f, dst_bytes);
     port->flow_hash_[f] = static_cast<uint32_t>(rng());
   }
   for (uint32_t f = 0; f < c.flows && !ipv6; ++f) {
@@ -209,24 +248,10 @@ Result<std::unique_ptr<Port>> GenPort::open(const std::string& spec, const PortC
       uint32_t host_mask = r.len == 0 ? ~0u : (r.len == 32 ? 0u : (~0u >> r.len));
       dst = r.prefix | (static_cast<uint32_t>(rng()) & host_mask);
     }
-    uint8_t* t = &port->templates_[static_cast<size_t>(f) * kTemplateBytes];
-    auto* eth = reinterpret_cast<rte_ether_hdr*>(t);
-    eth->dst_addr = kDstMac;
-    eth->src_addr = kSrcMac;
-    eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
-    auto* ip = reinterpret_cast<rte_ipv4_hdr*>(eth + 1);
-    ip->version_ihl = RTE_IPV4_VHL_DEF;
-    ip->total_length = rte_cpu_to_be_16(static_cast<uint16_t>(c.size - sizeof(rte_ether_hdr)));
-    ip->time_to_live = kDefaultTtl;
-    ip->next_proto_id = IPPROTO_UDP;
-    ip->src_addr = rte_cpu_to_be_32(kSourceNet | (f & 0x00FFFFFF));
-    ip->dst_addr = rte_cpu_to_be_32(dst);
-    ip->hdr_checksum = rte_ipv4_cksum(ip);
-    auto* udp = reinterpret_cast<rte_udp_hdr*>(ip + 1);
-    udp->src_port = rte_cpu_to_be_16(static_cast<uint16_t>(kBasePort + (f & 0x7FFF)));
-    udp->dst_port = rte_cpu_to_be_16(static_cast<uint16_t>(kBasePort + ((f >> 15) & 0x7FFF)));
-    udp->dgram_len = rte_cpu_to_be_16(
-        static_cast<uint16_t>(c.size - sizeof(rte_ether_hdr) - sizeof(rte_ipv4_hdr)));
+    const size_t at = static_cast<size_t>(f) * kTemplateBytes;
+    write_ipv4_template(&port->templates_[at], c.size, f, dst);
+    if (port->step_templates_ != nullptr)
+      write_ipv4_template(&port->step_templates_[at], c.step_size, f, dst);
     port->flow_hash_[f] = static_cast<uint32_t>(rng());
   }
 
@@ -268,10 +293,10 @@ GenPort::~GenPort() {
   for (Queue& q : queues_) rte_mempool_free(q.pool);
 }
 
-double GenPort::rate_now(Queue& q, uint64_t now) {
-  if (cfg_.step_after <= 0) return cfg_.rate;
+bool GenPort::stepped(Queue& q, uint64_t now) {
+  if (cfg_.step_after <= 0) return false;
   if (q.step_tsc == 0) q.step_tsc = now + static_cast<uint64_t>(cfg_.step_after * tsc_hz_);
-  return now >= q.step_tsc ? cfg_.step_rate : cfg_.rate;
+  return now >= q.step_tsc;
 }
 
 uint16_t GenPort::rx_burst(uint16_t queue, Packet** pkts, uint16_t n) {
@@ -280,13 +305,25 @@ uint16_t GenPort::rx_burst(uint16_t queue, Packet** pkts, uint16_t n) {
     if (q.left == 0) return 0;
     n = static_cast<uint16_t>(std::min<uint64_t>(n, q.left));
   }
+  const uint8_t* templates = templates_;
+  uint16_t size = static_cast<uint16_t>(cfg_.size);
   if (cfg_.rate > 0 || cfg_.step_after > 0) {
     const uint64_t now = rte_rdtsc();
-    const double rate = rate_now(q, now);
+    double rate = cfg_.rate;
+    if (stepped(q, now)) {
+      if (cfg_.step_rate != GenConfig::kSameRate) rate = cfg_.step_rate;
+      if (step_templates_ != nullptr) {
+        templates = step_templates_;
+        size = static_cast<uint16_t>(cfg_.step_size);
+      }
+    }
     if (rate > 0) {
       const double per_queue = rate / static_cast<double>(queues_.size());
+      // The bucket holds kBucketSeconds of traffic (at least a burst): a worker that polls
+      // seldom (a shared core, idle back-off) catches up with full bursts instead of losing
+      // the tokens beyond one burst, which held the rate at a burst per poll.
       q.tokens = std::min(q.tokens + static_cast<double>(now - q.last_tsc) / tsc_hz_ * per_queue,
-                          static_cast<double>(n));
+                          std::max(static_cast<double>(n), per_queue * kBucketSeconds));
       n = static_cast<uint16_t>(std::min<double>(n, q.tokens));
       q.tokens -= n;
     }
@@ -297,14 +334,13 @@ uint16_t GenPort::rx_burst(uint16_t queue, Packet** pkts, uint16_t n) {
   // invariant for rte_mbuf_raw_alloc), so only the fields below need writing.
   if (rte_mempool_get_bulk(q.pool, reinterpret_cast<void**>(pkts), n) != 0) return 0;
   if (cfg_.count > 0) q.left -= n;
-  const uint16_t size = static_cast<uint16_t>(cfg_.size);
   const uint32_t pos = q.pos;
   q.pos += n;
   // With many flows the templates do not fit in cache: fetch the next burst's while this one
   // is built.
   for (uint16_t i = 0; i < n; ++i)
     rte_prefetch0(
-        &templates_[static_cast<size_t>(sequence_[(q.pos + i) & sequence_mask_]) * kTemplateBytes]);
+        &templates[static_cast<size_t>(sequence_[(q.pos + i) & sequence_mask_]) * kTemplateBytes]);
   for (uint16_t i = 0; i < n; ++i) {
     const uint32_t flow = sequence_[(pos + i) & sequence_mask_];
     Packet* m = pkts[i];
@@ -317,7 +353,7 @@ uint16_t GenPort::rx_burst(uint16_t queue, Packet** pkts, uint16_t n) {
     m->hash.rss = flow_hash_[flow];
     m->tx_offload = 0;
     rte_mov64(rte_pktmbuf_mtod(m, uint8_t*),
-              &templates_[static_cast<size_t>(flow) * kTemplateBytes]);
+              &templates[static_cast<size_t>(flow) * kTemplateBytes]);
   }
   return n;
 }

@@ -14,9 +14,11 @@
 //   routes=FILE      route table for dst=routes (the IPLookup format; the IP6Lookup format,
 //                    "X:X::/LEN PORT", with proto=ipv6)
 //   rate=0           packets per second over all queues; 0 = as fast as possible
-//   step_after=0     a step change of the offered load (balancer experiments): after this many
-//   step_rate=0      seconds from the first packet, the rate becomes step_rate (0: as fast as
-//                    possible); step_after=0 means no step
+//   step_after=0     a step change of the traffic (balancer experiments): after this many seconds
+//                    from the first packet (per queue), step_rate and step_size apply;
+//                    step_after=0 means no step
+//   step_rate=       the rate after the step (0: as fast as possible); not given: rate, unchanged
+//   step_size=       the frame length after the step (as size); not given: size, unchanged
 //   count=0          packets to send in all, then none (the run goes on until --seconds, --packets
 //                    or a signal: a still pipeline whose counters can be read live); 0 = no end
 //   seed=1           random seed
@@ -40,7 +42,9 @@ struct GenConfig {
   enum class Dst { kUniform, kRoutes, kZipf } dst = Dst::kUniform;
   std::string routes;
   double step_after = 0;
-  double step_rate = 0;
+  static constexpr double kSameRate = -1;
+  double step_rate = kSameRate;  // kSameRate: rate, unchanged
+  uint32_t step_size = 0;        // 0: size, unchanged
   uint64_t count = 0;
   double zipf = 1.0;
   double rate = 0;
@@ -74,15 +78,17 @@ class GenPort final : public Port {
     uint64_t step_tsc = 0;  // when the step happens (set at the first burst); 0 no step
     uint64_t left = 0;      // of count=N, this queue's share still to send
   };
-  double rate_now(Queue& q, uint64_t now);
+  // Whether queue q is past the step at `now` (its clock starts at its first burst).
+  bool stepped(Queue& q, uint64_t now);
 
   std::string spec_;
   GenConfig cfg_;
   uint16_t port_index_ = 0;
   std::unique_ptr<TableMemory> template_mem_;
-  uint8_t* templates_ = nullptr;     // flows x kTemplateBytes
-  std::vector<uint32_t> flow_hash_;  // per flow
-  std::vector<uint32_t> sequence_;   // flow index per packet slot (power-of-two length)
+  uint8_t* templates_ = nullptr;       // flows x kTemplateBytes
+  uint8_t* step_templates_ = nullptr;  // the same at step_size; nullptr without a size step
+  std::vector<uint32_t> flow_hash_;    // per flow
+  std::vector<uint32_t> sequence_;     // flow index per packet slot (power-of-two length)
   uint32_t sequence_mask_ = 0;
   double tsc_hz_ = 0;
   std::vector<Queue> queues_;

@@ -1,0 +1,64 @@
+// Re-convergence after a step change in traffic (issue 17's step experiments, bench
+// `adaptive_step`): how long a balancer's decision takes to settle again, from its trace.
+//
+// The series is one value per observation window (w for AdaptiveBalancer, the profile point for
+// PolicyBalancer), each stamped with the time its window ended. The windows after the step are
+// those ending after `step_s`. Their final value is the median of the last `tail` share of them
+// (at least one window). The decision has re-converged at the start of the first window after
+// the step from which every later window is within `band` of the final value; the re-convergence
+// time is that start minus the step, 0 when the decision never left the band. When the last
+// window is itself out of the band (the median is an average the series never holds), it has not
+// re-converged within the run.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <span>
+#include <vector>
+
+namespace fulcrum {
+
+struct Reconvergence {
+  bool converged = false;
+  double final_value = 0;
+  double time_s = 0;         // from the step to the start of the settled run of windows
+  size_t windows = 0;        // windows after the step until the settled run
+  size_t after_step = 0;     // windows that ended after the step
+  double max_excursion = 0;  // the largest |value - final| after the step
+};
+
+// `t_s` and `value` are the same length, t_s increasing.
+inline Reconvergence reconvergence(std::span<const double> t_s, std::span<const double> value,
+                                   double step_s, double band, double tail = 0.25) {
+  Reconvergence r;
+  const size_t n = std::min(t_s.size(), value.size());
+  size_t first = 0;
+  while (first < n && t_s[first] <= step_s) ++first;
+  r.after_step = n - first;
+  if (r.after_step == 0) return r;
+  const size_t tail_n = std::max<size_t>(
+      1, static_cast<size_t>(std::floor(static_cast<double>(r.after_step) * tail)));
+  std::vector<double> last(value.begin() + static_cast<std::ptrdiff_t>(n - tail_n),
+                           value.begin() + static_cast<std::ptrdiff_t>(n));
+  std::nth_element(last.begin(), last.begin() + static_cast<std::ptrdiff_t>(tail_n / 2),
+                   last.end());
+  r.final_value = last[tail_n / 2];
+  size_t settled = n;  // the first window of the run that stays in the band
+  for (size_t i = n; i-- > first;) {
+    const double off = std::abs(value[i] - r.final_value);
+    r.max_excursion = std::max(r.max_excursion, off);
+    if (off > band) break;
+    settled = i;
+  }
+  for (size_t i = first; i < settled; ++i)
+    r.max_excursion = std::max(r.max_excursion, std::abs(value[i] - r.final_value));
+  if (settled == n) return r;
+  r.converged = true;
+  r.windows = settled - first;
+  const double start = settled == first ? step_s : t_s[settled - 1];
+  r.time_s = std::max(0.0, start - step_s);
+  return r;
+}
+
+}  // namespace fulcrum

@@ -117,7 +117,8 @@ def traffic(rng):
 def aesgcm_opens(frame, inner):
     """The `cryptography` package's AES-GCM verifies the tag and decrypts the payload of one GCM
     frame to the inner packet followed by the ESP trailer."""
-    esp = bytes(frame)[14 + (40 if frame.type == 0x86DD else 20):]  # Ethernet, outer IP
+    raw = bytes(frame)
+    esp = raw[14 + (40 if raw[12:14] == b"\x86\xdd" else 20):]  # Ethernet, outer IPv6 or IPv4
     spi = struct.unpack("!I", esp[:4])[0]
     sa = BY_SPI[spi]
     aad = esp[:4] + (b"\0" * 4 if sa.esn else b"") + esp[4:8]

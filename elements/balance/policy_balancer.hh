@@ -5,11 +5,10 @@
 // the file).
 //
 // Ports:     input 0: any batch. output 0: the same batch, unchanged.
-// Uses:      the batch's rx_tsc.  Sets: timestamp_ns of sampled packets; the batch's device
-// decision (DEVICE of the configuration with
-//            probability w, else CPU) and device batch size (batch annotation `aggregate`: the
-//            offloadable elements downstream close their tasks at that many batches, at most
-//            their own AGGREGATE).
+// Uses:      the batch's rx_tsc.  Sets: timestamp_ns of the packets it samples; the batch's
+//            device decision (DEVICE of the configuration with probability w, else CPU) and
+//            device batch size (batch annotation `aggregate`: the offloadable elements
+//            downstream close their tasks at that many batches, at most their own AGGREGATE).
 // Counters:  offloaded, kept (batches); config (index of the profile point in force),
 //            fraction_permille, aggregate, rate_pps (all workers, last window), windows,
 //            switches, grows, shrinks, learned (profile points updated from measurement);

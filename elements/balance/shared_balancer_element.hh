@@ -2,10 +2,10 @@
 // common. Every replica (one per worker) of one element shares one SharedBalancer<Controller>
 // (runtime/balancing/shared_balancer.hh); per batch, a replica draws the device decision with
 // the shared probability, stamps the shared device batch size, counts the batch in its own slot
-// and, every 8 batches, lets the clock close a window; with sample_latency_every, it also stamps
-// one packet in so many batches for the shared balancer's online latency. Worker 0's replica writes
-// the TRACE file at the end (Derived::kTraceHeader, Derived::trace_row), and a write failure is
-// reported as output lost.
+// and, every 8 batches, lets the clock close a window; with sample_latency_every, it also
+// stamps one packet in so many batches for the shared balancer's online latency. Worker 0's
+// replica writes the TRACE file at the end (Derived::kTraceHeader, Derived::trace_row), and a
+// write failure is reported as output lost.
 #pragma once
 
 #include <cerrno>

@@ -229,6 +229,142 @@ TEST(PolicyScheduler, BatchGrowsToReachTheProfileThenShrinksToTheLoad) {
   EXPECT_GE(s.shrinks(), 2u);
 }
 
+RateSample at_rate(double mpps, double p99) {
+  RateSample r;
+  r.offered_pps = mpps * kMpps;
+  r.throughput_pps = mpps * kMpps;
+  r.p50_us = p99 / 2;
+  r.p99_us = p99;
+  return r;
+}
+
+TEST(RateProfile, LatencyIsInterpolatedBetweenTheRatesProfiled) {
+  ProfilePoint p = point(0, 0.5, 8, 1.0, 200, 100, 50);
+  // No rates (a format 1 profile): the sustained figure at every load.
+  EXPECT_DOUBLE_EQ(p.p99_at(0.1 * kMpps), 200);
+  p.rates = {at_rate(0.2, 20), at_rate(0.5, 30), at_rate(0.8, 60),
+             at_rate(1.1, 999)};      // at or above the sustained rate: not used
+  EXPECT_DOUBLE_EQ(p.p99_at(0), 20);  // below the lowest: the lowest
+  EXPECT_DOUBLE_EQ(p.p99_at(0.2 * kMpps), 20);
+  EXPECT_DOUBLE_EQ(p.p99_at(0.35 * kMpps), 25);  // halfway between 20 and 30
+  EXPECT_DOUBLE_EQ(p.p99_at(0.8 * kMpps), 60);
+  EXPECT_DOUBLE_EQ(p.p99_at(0.9 * kMpps), 130);  // halfway to the sustained point's 200
+  EXPECT_DOUBLE_EQ(p.p99_at(1.0 * kMpps), 200);
+  EXPECT_DOUBLE_EQ(p.p99_at(5.0 * kMpps), 200);
+  EXPECT_DOUBLE_EQ(p.p50_at(0.35 * kMpps), 12.5);
+  EXPECT_DOUBLE_EQ(p.p50_at(0.9 * kMpps), 65);
+  p.latency_scale = 2;  // learned online
+  EXPECT_DOUBLE_EQ(p.p99_at(0.35 * kMpps), 50);
+}
+
+// The CPU is fast at a light load and slow near its capacity; the device mix waits to fill its
+// device batches at a light load (higher p99 there) but is better near the CPU's capacity.
+// Flat out, the mix has the lower p99 (80 against 100): a flat-out profile picks it at every load.
+Profile light_and_heavy() {
+  Profile p;
+  p.points = {point(0, 0, 1, 1.0, 100, 40, 30), point(0, 0.5, 8, 3.0, 80, 120, 60)};
+  p.points[0].rates = {at_rate(0.3, 15), at_rate(0.6, 30), at_rate(0.9, 70)};
+  p.points[1].rates = {at_rate(0.3, 60), at_rate(1.5, 50), at_rate(2.4, 60)};
+  return p;
+}
+
+TEST(RateProfile, PoliciesUseTheLatencyAtTheOfferedRate) {
+  Profile p = light_and_heavy();
+  const double h = 0.9;
+  EXPECT_EQ(choose(p.points, Policy::kLatency, {0.3 * kMpps, 0}, h), 0);  // 15 us against 60
+  // 0.85 Mpps: the CPU 30 + 40 * 0.25 / 0.3 = 63.3 us, the mix 60 - 10 * 0.55 / 1.2 = 55.4 us.
+  EXPECT_NEAR(p.points[0].p99_at(0.85 * kMpps), 63.33, 0.01);
+  EXPECT_NEAR(p.points[1].p99_at(0.85 * kMpps), 55.42, 0.01);
+  EXPECT_EQ(choose(p.points, Policy::kLatency, {0.85 * kMpps, 0}, h), 1);
+  // Latency-bounded throughput at 0.3 Mpps, p99 under 40 us: only the CPU is under it there.
+  EXPECT_EQ(choose(p.points, Policy::kThroughput, {0.3 * kMpps, 40}, h), 0);
+  // The same profile without its rates (flat out only) picks the mix for both.
+  for (ProfilePoint& pt : p.points) pt.rates.clear();
+  EXPECT_EQ(choose(p.points, Policy::kLatency, {0.3 * kMpps, 0}, h), 1);
+  EXPECT_EQ(choose(p.points, Policy::kThroughput, {0.3 * kMpps, 40}, h), 1);
+}
+
+// Windows at `offered` Mpps, none backlogged, whose p99 estimate is `p99(i)` for window i.
+void latency_windows(PolicyScheduler& s, int n, double offered,
+                     const std::function<double(int)>& p99) {
+  for (int i = 0; i < n; ++i) {
+    BalanceWindow w;
+    w.rate_pps = offered * kMpps;
+    w.p99_us = p99(i);
+    w.latency_samples = 200;
+    s.observe(w);
+  }
+}
+
+TEST(OnlineLatency, NoiseInsideTheBandOrFromSideToSideChangesNothing) {
+  const Profile profile = light_and_heavy();
+  PolicyScheduler s(profile, config(Policy::kLatency));
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> noise(0.95, 1.05);
+  // 0.3 Mpps: the CPU, predicted 15 us.
+  latency_windows(s, 1000, 0.3, [&](int) { return 15 * noise(rng); });
+  EXPECT_EQ(s.current_index(), 0u);
+  EXPECT_DOUBLE_EQ(s.predicted_p99_us(), 15);
+  EXPECT_EQ(s.latency_replans(), 0u);
+  // ±15 %, alternating sides: out of the band every window, never twice on one side.
+  latency_windows(s, 1000, 0.3, [](int i) { return i % 2 ? 15 * 1.15 : 15 * 0.85; });
+  EXPECT_EQ(s.latency_replans(), 0u);
+  EXPECT_EQ(s.switches(), 0u);
+  EXPECT_DOUBLE_EQ(s.profile().points[0].latency_scale, 1);
+
+  // Without the persistence, the same series re-plans: what the assertion above relies on.
+  PolicyConfig eager = config(Policy::kLatency);
+  eager.latency_persist = 1;
+  PolicyScheduler t(profile, eager);
+  latency_windows(t, 100, 0.3, [](int i) { return i % 2 ? 15 * 1.15 : 15 * 0.85; });
+  EXPECT_GT(t.latency_replans(), 50u);
+}
+
+TEST(OnlineLatency, ALatencyOutsideTheBandIsLearnedOnceAndReplans) {
+  const Profile profile = light_and_heavy();
+  PolicyConfig c = config(Policy::kLatency);
+  PolicyScheduler s(profile, c);
+  // The CPU measures 3x its profile at 0.3 Mpps (45 us, not 15): the first estimate after the
+  // start is not compared; the next two, above the band, make the point learn; the mix (60 us
+  // there) is still slower, so the CPU stays. Later windows agree with the learned figure.
+  latency_windows(s, 2, 0.3, [](int) { return 45.0; });
+  EXPECT_EQ(s.latency_replans(), 0u);
+  latency_windows(s, 1, 0.3, [](int) { return 45.0; });
+  EXPECT_EQ(s.latency_replans(), 1u);
+  EXPECT_DOUBLE_EQ(s.profile().points[0].latency_scale, 3);
+  EXPECT_EQ(s.current_index(), 0u);
+  latency_windows(s, 100, 0.3, [](int) { return 45.0; });
+  EXPECT_EQ(s.latency_replans(), 1u);
+  EXPECT_DOUBLE_EQ(s.predicted_p99_us(), 45);
+  // Now 5x (75 us): learned again, and the mix's 60 us wins by more than LAMBDA.
+  latency_windows(s, 3, 0.3, [](int) { return 75.0; });
+  EXPECT_EQ(s.latency_replans(), 2u);
+  EXPECT_EQ(s.current_index(), 1u);
+  EXPECT_EQ(s.switches(), 1u);
+}
+
+TEST(OnlineLatency, AMeasuredLatencyOverTheBoundMovesAway) {
+  // Latency-bounded throughput at 0.3 Mpps. Bounded at 70 us, the mix (60 us there) is within
+  // it and the fastest. Bounded at 40 us, only the CPU (15 us there) is; it then measures 90 us:
+  // once learned it is over the bound, nothing qualifies, and the fallback takes the lowest p99,
+  // the mix's 60 us.
+  const Profile profile = light_and_heavy();
+  PolicyConfig c = config(Policy::kThroughput);
+  c.latency_bound_us = 70;
+  PolicyScheduler s(profile, c);
+  latency_windows(s, 1, 0.3, [](int) { return 15.0; });
+  EXPECT_EQ(s.current_index(), 1u);  // the mix: within 70 us at 0.3 Mpps, and the fastest
+  PolicyConfig tight = config(Policy::kThroughput);
+  tight.latency_bound_us = 40;
+  PolicyScheduler t(profile, tight);
+  latency_windows(t, 1, 0.3, [](int) { return 15.0; });
+  EXPECT_EQ(t.current_index(), 0u);                      // only the CPU is under 40 us at 0.3 Mpps
+  latency_windows(t, 3, 0.3, [](int) { return 90.0; });  // it measures 90: over the bound
+  EXPECT_EQ(t.latency_replans(), 1u);
+  EXPECT_EQ(t.current_index(), 1u);  // nothing qualifies: the lowest p99 (the mix, 60 us)
+  EXPECT_EQ(t.switches(), 1u);
+}
+
 namespace fs = std::filesystem;
 
 class ProfileFile : public ::testing::Test {
@@ -248,6 +384,7 @@ class ProfileFile : public ::testing::Test {
 
 TEST_F(ProfileFile, RoundTrips) {
   Profile p = three_way();
+  p.points[1].rates = {at_rate(1.5, 90), at_rate(0.5, 40)};
   p.pipeline = "configs/ipv4_router_offload.click";
   p.traffic = "gen:size=64";
   p.points[1].power_measured = true;
@@ -269,6 +406,25 @@ TEST_F(ProfileFile, RoundTrips) {
     EXPECT_EQ(a.idle_w, b.idle_w);
     EXPECT_EQ(a.power_measured, b.power_measured);
   }
+  // Read back sorted by throughput.
+  const std::vector<RateSample>& rates = back.value().points[1].rates;
+  ASSERT_EQ(rates.size(), 2u);
+  EXPECT_EQ(rates[0].throughput_pps, 0.5 * kMpps);
+  EXPECT_EQ(rates[0].p99_us, 40);
+  EXPECT_EQ(rates[1].offered_pps, 1.5 * kMpps);
+  EXPECT_EQ(rates[1].p50_us, 45);
+  EXPECT_TRUE(back.value().points[0].rates.empty());
+}
+
+TEST_F(ProfileFile, FormatOneIsStillRead) {
+  write(
+      "{\"format\": 1, \"points\": [{\"device\": 0, \"fraction\": 0, \"aggregate\": 1, "
+      "\"throughput_pps\": 1e6, \"p50_us\": 10, \"p99_us\": 20, \"power_w\": 50, \"idle_w\": "
+      "20, \"power_measured\": false}]}");
+  Result<Profile> p = read_profile(path_.string());
+  ASSERT_TRUE(p.ok()) << p.error();
+  EXPECT_TRUE(p.value().points[0].rates.empty());
+  EXPECT_DOUBLE_EQ(p.value().points[0].p99_at(1e5), 20);
 }
 
 TEST_F(ProfileFile, BadFilesSayWhereAndWhat) {
@@ -279,6 +435,8 @@ TEST_F(ProfileFile, BadFilesSayWhereAndWhat) {
   EXPECT_NE(error().find("not a Fulcrum profile"), std::string::npos);
   write("{\"format\": \"1\", \"points\": []}");
   EXPECT_NE(error().find("not a Fulcrum profile"), std::string::npos);
+  write("{\"format\": 3, \"points\": []}");
+  EXPECT_NE(error().find("profile format 3 is not known"), std::string::npos);
   write("[1, 2]");
   EXPECT_NE(error().find("not a Fulcrum profile"), std::string::npos);
   write("{\"format\": 1, \"points\": []}");
@@ -297,6 +455,11 @@ TEST_F(ProfileFile, BadFilesSayWhereAndWhat) {
   bad_aggregate.replace(bad_aggregate.find("\"aggregate\": 8"), 14, "\"aggregate\": 0");
   write("{\"format\": 1, \"points\": [{" + bad_aggregate + "}]}");
   EXPECT_NE(error().find("\"aggregate\" must be 1..256"), std::string::npos);
+  write("{\"format\": 2, \"points\": [{" + good + ", \"rates\": [{\"offered_pps\": 1}]}]}");
+  EXPECT_NE(error().find("point 0: rate 0: \"throughput_pps\" must be a number"),
+            std::string::npos);
+  write("{\"format\": 2, \"points\": [{" + good + ", \"rates\": 5}]}");
+  EXPECT_NE(error().find("\"rates\" must be an array"), std::string::npos);
   write("{\"format\": 1, \"pipeline\": 7, \"devices\": [3], \"points\": [{" + good + "}]}");
   Result<Profile> odd_labels = read_profile(path_.string());
   ASSERT_TRUE(odd_labels.ok()) << odd_labels.error();

@@ -1,6 +1,9 @@
 #include "elements/balance/adaptive_balancer.hh"
 
 #include <cmath>
+#include <string>
+
+#include "elements/balance/device_index.hh"
 
 namespace fulcrum {
 
@@ -39,6 +42,11 @@ Status AdaptiveBalancer::configure(Args& args) {
 }
 
 Status AdaptiveBalancer::initialize(const InitContext& ctx) {
+  Result<size_t> devices = run_devices(ctx, name());
+  if (!devices) return make_error(devices.error());
+  if (Status s = check_device_index(device_, devices.value(), "DEVICE " + std::to_string(device_));
+      !s)
+    return s;
   const auto window_ns = static_cast<uint64_t>(window_ms_ * 1e6);
   return attach(ctx, "adaptive-balancer", [&]() -> Result<std::shared_ptr<Shared>> {
     return std::make_shared<Shared>(window_ns, climb_);

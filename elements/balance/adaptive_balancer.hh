@@ -12,6 +12,8 @@
 //            is steered by: packets through the balancer per second, summed over the workers
 //            (equal to the transmitted rate in steady state: NBA counts transmitted packets). As
 //            with FixedFraction, set AFFINITY on the offloadable element to keep flows in order.
+//            A DEVICE the run does not have is a configuration error; a run with no device at
+//            all runs every batch on the CPU, with a note (elements/balance/device_index.hh).
 #pragma once
 
 #include <cstdio>

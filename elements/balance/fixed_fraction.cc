@@ -1,5 +1,9 @@
 #include "elements/balance/fixed_fraction.hh"
 
+#include <string>
+
+#include "elements/balance/device_index.hh"
+
 namespace fulcrum {
 
 Status FixedFraction::configure(Args& args) {
@@ -23,6 +27,13 @@ Status FixedFraction::configure(Args& args) {
   device_ = static_cast<int32_t>(device);
   state_ = seed == 0 ? 1 : seed;
   return {};
+}
+
+Status FixedFraction::initialize(const InitContext& ctx) {
+  if (threshold_ == 0) return {};
+  Result<size_t> devices = run_devices(ctx, name());
+  if (!devices) return make_error(devices.error());
+  return check_device_index(device_, devices.value(), "DEVICE " + std::to_string(device_));
 }
 
 }  // namespace fulcrum

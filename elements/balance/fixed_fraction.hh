@@ -8,7 +8,9 @@
 // Offload:   decides for the offloadable elements downstream. Each batch is drawn on its own
 //            (NBA's weighted balancer), so the packets of one flow may run on the CPU and the
 //            device at once and leave reordered; set AFFINITY on the offloadable element to
-//            keep each flow on one processor (paper 001 §4.3.1).
+//            keep each flow on one processor (paper 001 §4.3.1). With W > 0, a DEVICE the run
+//            does not have is a configuration error; a run with no device at all runs every
+//            batch on the CPU, with a note (elements/balance/device_index.hh).
 #pragma once
 
 #include <cstdint>
@@ -25,6 +27,7 @@ class FixedFraction final : public ElementBase<FixedFraction> {
   static constexpr ElementTraits kTraits{"FixedFraction", 1, 1, {}};
 
   Status configure(Args& args) override;
+  Status initialize(const InitContext& ctx) override;
   void counters(std::vector<Counter>& out) const override {
     out.push_back({"offloaded", offloaded_});
     out.push_back({"kept", kept_});

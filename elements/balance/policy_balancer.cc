@@ -1,7 +1,11 @@
 #include "elements/balance/policy_balancer.hh"
 
+#include <algorithm>
 #include <cmath>
+#include <string>
 #include <utility>
+
+#include "elements/balance/device_index.hh"
 
 namespace fulcrum {
 
@@ -24,11 +28,15 @@ Status PolicyBalancer::configure(Args& args) {
            "offloadable elements' own AGGREGATE caps it too)")
       .key("HEADROOM", policy_.headroom,
            "share of a configuration's throughput it is loaded to at most")
+      .key("SAMPLE", sample_every_,
+           "online latency: one packet of every SAMPLE batches is timed RX to TX (0: none)")
+      .key("LATENCY_PERSIST", policy_.latency_persist,
+           "p99 estimates in a row outside the band around the profile's prediction before the "
+           "point learns its latency and the scheduler re-plans")
       .key("SEED", seed, "seed of the per-batch draw")
       .key("TRACE", trace_file_,
            "file: every window as \"time_s rate_pps full_share fraction device aggregate "
-           "config\", "
-           "written at the end of the run");
+           "config p99_us\", written at the end of the run");
   if (Status s = args.finish(); !s) return s;
   Result<Policy> p = parse_policy(policy);
   if (!p) return args.error(p.error());
@@ -47,16 +55,32 @@ Status PolicyBalancer::configure(Args& args) {
   if (policy_.max_aggregate > kMaxAggregate) return args.error("MAX_AGGREGATE must be 0..256");
   if (!(policy_.headroom > 0 && policy_.headroom <= 1))
     return args.error("HEADROOM must be in (0, 1]");
+  if (policy_.latency_persist < 1) return args.error("LATENCY_PERSIST must be at least 1");
   set_seed(seed);
   return {};
 }
 
 Status PolicyBalancer::initialize(const InitContext& ctx) {
   const auto window_ns = static_cast<uint64_t>(window_ms_ * 1e6);
+  Result<Profile> profile = read_profile(profile_file_);
+  if (!profile) return make_error(profile.error());
+  const std::vector<ProfilePoint>& points = profile.value().points;
+  if (std::any_of(points.begin(), points.end(),
+                  [](const ProfilePoint& p) { return p.fraction > 0; })) {
+    Result<size_t> devices = run_devices(ctx, name());
+    if (!devices) return make_error(devices.error());
+    for (size_t i = 0; i < points.size(); ++i) {
+      if (points[i].fraction == 0) continue;
+      const std::string what = profile_file_ + ": point " + std::to_string(i) + ": device " +
+                               std::to_string(points[i].device);
+      if (Status s = check_device_index(points[i].device, devices.value(), what); !s) return s;
+    }
+  }
+  sample_latency_every(sample_every_);
   return attach(ctx, "policy-balancer", [&]() -> Result<std::shared_ptr<Shared>> {
-    Result<Profile> profile = read_profile(profile_file_);
-    if (!profile) return make_error(profile.error());
-    return std::make_shared<Shared>(window_ns, std::move(profile.value()), policy_);
+    auto shared = std::make_shared<Shared>(window_ns, std::move(profile.value()), policy_);
+    if (sample_every_ != 0) shared->enable_latency(kMinLatencySamples);
+    return shared;
   });
 }
 
@@ -73,6 +97,11 @@ void PolicyBalancer::counters(std::vector<Counter>& out) const {
     out.push_back({"grows", s.grows()});
     out.push_back({"shrinks", s.shrinks()});
     out.push_back({"learned", s.learned()});
+    constexpr double kNsPerUs = 1000;
+    out.push_back({"p99_ns", static_cast<uint64_t>(std::lround(s.measured_p99_us() * kNsPerUs))});
+    out.push_back(
+        {"predicted_p99_ns", static_cast<uint64_t>(std::lround(s.predicted_p99_us() * kNsPerUs))});
+    out.push_back({"latency_replans", s.latency_replans()});
   });
 }
 

@@ -5,17 +5,24 @@
 // the file).
 //
 // Ports:     input 0: any batch. output 0: the same batch, unchanged.
-// Uses:      nothing.  Sets: the batch's device decision (DEVICE of the configuration with
-//            probability w, else CPU) and device batch size (batch annotation `aggregate`: the
-//            offloadable elements downstream close their tasks at that many batches, at most
-//            their own AGGREGATE).
+// Uses:      the batch's rx_tsc.  Sets: timestamp_ns of the packets it samples; the batch's
+//            device decision (DEVICE of the configuration with probability w, else CPU) and
+//            device batch size (batch annotation `aggregate`: the offloadable elements
+//            downstream close their tasks at that many batches, at most their own AGGREGATE).
 // Counters:  offloaded, kept (batches); config (index of the profile point in force),
 //            fraction_permille, aggregate, rate_pps (all workers, last window), windows,
-//            switches, grows, shrinks, learned (profile points updated from measurement).
+//            switches, grows, shrinks, learned (profile points updated from measurement);
+//            p99_ns (the last online p99 estimate), predicted_p99_ns (the profile's for it, at
+//            the measured rate), latency_replans (estimates outside the band that made a point
+//            learn its latency).
 // Offload:   every replica (all workers) shares one scheduler, steered by the packets per
 //            second through the balancer and the share of batches that arrive full (the input
-//            is backlogged). Set AFFINITY on the offloadable element so that a flow keeps its
-//            processor while the mix moves and is never reordered.
+//            is backlogged), and the p99 of sampled packets (SAMPLE: one packet of every SAMPLE
+//            batches carries its batch's RX time in timestamp_ns; the worker times it at TX;
+//            a window's p99 needs 100 samples). Set AFFINITY on the offloadable element so that
+//            a flow keeps its processor while the mix moves and is never reordered. A profile
+//            point offloading to a device the run does not have is a configuration error; a run
+//            with no device at all runs every batch on the CPU, with a note.
 #pragma once
 
 #include <cstdio>
@@ -33,12 +40,14 @@ class PolicyBalancer final : public SharedBalancerElement<PolicyBalancer, Policy
  public:
   static constexpr ElementTraits kTraits{"PolicyBalancer", 1, 1, {}};
   static constexpr const char* kTraceHeader =
-      "time_s rate_pps full_share fraction device aggregate config";
+      "time_s rate_pps full_share fraction device aggregate config p99_us";
   static int trace_row(std::FILE* f, const TracePoint& p) {
-    return std::fprintf(f, "%.4f %.0f %.3f %.4f %d %u %d\n", p.t_s, p.window.rate_pps,
+    return std::fprintf(f, "%.4f %.0f %.3f %.4f %d %u %d %.1f\n", p.t_s, p.window.rate_pps,
                         p.window.full_share, p.choice.fraction, p.choice.device, p.choice.aggregate,
-                        p.choice.config);
+                        p.choice.config, p.window.p99_us);
   }
+  // A window's p99 needs this many samples; fewer count toward the next window's.
+  static constexpr uint64_t kMinLatencySamples = 100;
 
   Status configure(Args& args) override;
   Status initialize(const InitContext& ctx) override;
@@ -48,6 +57,7 @@ class PolicyBalancer final : public SharedBalancerElement<PolicyBalancer, Policy
   std::string profile_file_;
   PolicyConfig policy_;
   double window_ms_ = 40;
+  uint32_t sample_every_ = 1;
 };
 
 FULCRUM_REGISTER_ELEMENT(PolicyBalancer);

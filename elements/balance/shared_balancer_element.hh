@@ -2,9 +2,10 @@
 // common. Every replica (one per worker) of one element shares one SharedBalancer<Controller>
 // (runtime/balancing/shared_balancer.hh); per batch, a replica draws the device decision with
 // the shared probability, stamps the shared device batch size, counts the batch in its own slot
-// and, every 8 batches, lets the clock close a window. Worker 0's replica writes the TRACE file
-// at the end (Derived::kTraceHeader, Derived::trace_row), and a write failure is reported as
-// output lost.
+// and, every 8 batches, lets the clock close a window; with sample_latency_every, it also
+// stamps one packet in so many batches for the shared balancer's online latency. Worker 0's
+// replica writes the TRACE file at the end (Derived::kTraceHeader, Derived::trace_row), and a
+// write failure is reported as output lost.
 #pragma once
 
 #include <cerrno>
@@ -23,6 +24,7 @@
 #include "core/shared_storage.hh"
 #include "elements/balance/batch_draw.hh"
 #include "runtime/balancing/shared_balancer.hh"
+#include "runtime/latency.hh"
 
 namespace fulcrum {
 
@@ -39,6 +41,7 @@ class SharedBalancerElement : public ElementBase<Derived> {
     batch.anno().aggregate = static_cast<uint16_t>(shared_->aggregate());
     ++(offload ? offloaded_ : kept_);
     shared_->count(slot_, batch.live(), batch.count() >= full_batch_);
+    if (sample_every_ != 0) sample_latency(batch);
     if ((++batches_ & kClockEvery) == 0) shared_->tick(now_ns());
   }
 
@@ -89,6 +92,9 @@ class SharedBalancerElement : public ElementBase<Derived> {
   }
 
   void set_seed(uint32_t seed) { state_ = seed == 0 ? 1 : seed; }
+  // Sample the latency of one packet in every `batches` batches (0: none); the shared balancer
+  // must have enable_latency().
+  void sample_latency_every(uint32_t batches) { sample_every_ = batches; }
 
   int32_t device_ = 0;  // where a choice without a device (-1) offloads to: the DEVICE argument
   std::string trace_file_;
@@ -101,7 +107,26 @@ class SharedBalancerElement : public ElementBase<Derived> {
                                      .count());
   }
 
+  // The worker's sampled latencies since the last batch go to the shared balancer; every
+  // sample_every_-th batch, its first packet is stamped with the batch's RX time
+  // (runtime/latency.hh, LatencyTap). Off a worker (tests) there is no tap: nothing happens.
+  void sample_latency(PacketBatch& batch) {
+    LatencyTap* tap = t_latency_tap;
+    if (tap == nullptr) return;
+    tap->wanted = true;
+    for (uint32_t i = 0; i < tap->count; ++i) shared_->record_latency(slot_, tap->samples[i]);
+    tap->count = 0;
+    if (++unsampled_ < sample_every_ || batch.count() == 0 || batch.excluded(0) ||
+        batch.anno().rx_tsc == 0)
+      return;
+    unsampled_ = 0;
+    anno(batch.at(0)).timestamp_ns =
+        static_cast<uint64_t>(static_cast<double>(batch.anno().rx_tsc) * tap->ns_per_tsc);
+  }
+
   uint64_t state_ = 1;
+  uint32_t sample_every_ = 0;
+  uint32_t unsampled_ = 0;
   std::shared_ptr<const Shared> shared_;
   uint32_t slot_ = 0;
   uint32_t full_batch_ = kDefaultBatch;

@@ -30,6 +30,11 @@ constexpr const char* kProfileUsage =
   --fractions LIST    offloaded shares w > 0 to measure on every device (0.25,0.5,0.75,1)
   --aggregates LIST   device batch sizes, batches per task (1,4,16,32)
   --seconds S         per configuration (0.5)
+  --rates LIST        offered rates below the maximum, shares of each configuration's measured
+                      throughput, each a run with the generator paced to it (gen:...,rate=):
+                      throughput and latency p50/p99 at that load (0.2,0.5,0.8; none: skip;
+                      without a gen: port there are none)
+  --rate-seconds S    per rate (half of --seconds)
   --workers N         worker threads (1)
   --batch N           packets per batch (64)
   --power K=V,...     the power model where RAPL cannot be read, watts: cpu_idle, cpu_busy (per
@@ -113,6 +118,18 @@ int cmd_profile(const std::vector<std::string>& args) {
                       [](double x) { return x < 1 || x > 256 || x != static_cast<int>(x); }))
         return usage_error("--aggregates needs a list of integers 1..256");
       sweep.aggregates.assign(aggregates.begin(), aggregates.end());
+    } else if (a == "--rates") {
+      if (!value(v)) return usage_error("--rates needs a list of shares in (0, 1), or none");
+      if (v == "none") {
+        sweep.rates.clear();
+      } else if (!parse_list(v, sweep.rates) ||
+                 std::any_of(sweep.rates.begin(), sweep.rates.end(),
+                             [](double f) { return f <= 0 || f >= 1; })) {
+        return usage_error("--rates needs a list of shares in (0, 1), or none");
+      }
+    } else if (a == "--rate-seconds") {
+      if (!value(v) || !parse_value(v, sweep.rate_seconds) || sweep.rate_seconds <= 0)
+        return usage_error("--rate-seconds needs a positive number");
     } else if (a == "--seconds") {
       if (!value(v) || !parse_value(v, sweep.seconds) || sweep.seconds <= 0)
         return usage_error("--seconds needs a positive number");
@@ -128,9 +145,9 @@ int cmd_profile(const std::vector<std::string>& args) {
       if (!e->empty()) return usage_error(*e);
     } else if (std::string e = positional_pipeline(
                    a, opt,
-                   {"--out", "--seconds", "--fractions", "--aggregates", "--power", "--help",
-                    "--energy-model", "--energy-out", "--port", "--workers", "--batch", "--device",
-                    "--strict-rules"});
+                   {"--out", "--seconds", "--fractions", "--aggregates", "--power", "--rates",
+                    "--rate-seconds", "--help", "--energy-model", "--energy-out", "--port",
+                    "--workers", "--batch", "--device", "--strict-rules"});
                !e.empty()) {
       return usage_error(e);
     }
@@ -160,6 +177,12 @@ int cmd_profile(const std::vector<std::string>& args) {
     std::fprintf(stderr, "fulcrum profile: %s\n", s.error().c_str());
     return 1;
   }
+  if (!sweep.rates.empty() && !has_generator(opt.ports)) {
+    std::fprintf(stderr,
+                 "fulcrum profile: no generator port (gen:...) to pace: each configuration is "
+                 "measured flat out only (--rates needs one)\n");
+    sweep.rates.clear();
+  }
   if (offload::discover_devices().empty())
     std::fprintf(stderr,
                  "fulcrum profile: no offload device found; the profile has the CPU only\n");
@@ -168,6 +191,9 @@ int cmd_profile(const std::vector<std::string>& args) {
         "device %d  w %-5g aggregate %-3u  %8.3f Mpps  p50 %8.1f us  p99 %8.1f us  %6.1f W%s\n",
         pt.device, pt.fraction, pt.aggregate, pt.throughput_pps / 1e6, pt.p50_us, pt.p99_us,
         pt.power_w, pt.power_measured ? "" : " (modelled)");
+    for (const RateSample& r : pt.rates)
+      std::printf("    offered %8.3f Mpps: %8.3f Mpps  p50 %8.1f us  p99 %8.1f us\n",
+                  r.offered_pps / 1e6, r.throughput_pps / 1e6, r.p50_us, r.p99_us);
     std::fflush(stdout);
   });
   if (!profile) {

@@ -15,33 +15,48 @@
 
 namespace fulcrum {
 
-class LatencyHistogram {
- public:
-  static constexpr uint32_t kSubBits = 5;
-  static constexpr uint64_t kSub = uint64_t{1} << kSubBits;  // buckets per power of two
-  static constexpr uint64_t kLinear = 2 * kSub;              // exact buckets: 0 .. kLinear - 1
-  static constexpr uint32_t kMaxShift = 64 - kSubBits - 1;
+// Log-linear buckets (HDR-style): exact below 2 * 2^SubBits ns, then 2^SubBits buckets per power
+// of two, so a value read back as its bucket's midpoint is within 2^-SubBits of the true one.
+template <uint32_t SubBits>
+struct LogLinearBuckets {
+  static constexpr uint64_t kSub = uint64_t{1} << SubBits;  // buckets per power of two
+  static constexpr uint64_t kLinear = 2 * kSub;             // exact buckets: 0 .. kLinear - 1
+  static constexpr uint32_t kMaxShift = 64 - SubBits - 1;
   static constexpr size_t kBuckets = kLinear + kMaxShift * kSub;
 
-  static size_t bucket(uint64_t ns) {
+  static constexpr size_t bucket(uint64_t ns) {
     if (ns < kLinear) return static_cast<size_t>(ns);
     const uint32_t msb = 63 - static_cast<uint32_t>(std::countl_zero(ns));
-    const uint32_t shift = msb - kSubBits;
+    const uint32_t shift = msb - SubBits;
     return static_cast<size_t>(kLinear + (shift - 1) * kSub + ((ns >> shift) - kSub));
   }
   // The smallest value that falls into bucket `b`.
-  static uint64_t lower_bound(size_t b) {
+  static constexpr uint64_t lower_bound(size_t b) {
     if (b < kLinear) return b;
     const uint64_t shift = (b - kLinear) / kSub + 1;
     return ((b - kLinear) % kSub + kSub) << shift;
   }
   // The middle of bucket `b` (what a percentile reports).
-  static double midpoint(size_t b) {
+  static constexpr double midpoint(size_t b) {
     if (b < kLinear) return static_cast<double>(b);
     const uint64_t lo = lower_bound(b);
     const uint64_t width = uint64_t{1} << ((b - kLinear) / kSub + 1);
     return static_cast<double>(lo) + static_cast<double>(width - 1) / 2;
   }
+};
+
+class LatencyHistogram {
+ public:
+  static constexpr uint32_t kSubBits = 5;
+  using Buckets = LogLinearBuckets<kSubBits>;
+  static constexpr uint64_t kSub = Buckets::kSub;
+  static constexpr uint64_t kLinear = Buckets::kLinear;
+  static constexpr uint32_t kMaxShift = Buckets::kMaxShift;
+  static constexpr size_t kBuckets = Buckets::kBuckets;
+
+  static size_t bucket(uint64_t ns) { return Buckets::bucket(ns); }
+  static uint64_t lower_bound(size_t b) { return Buckets::lower_bound(b); }
+  static double midpoint(size_t b) { return Buckets::midpoint(b); }
 
   void record(uint64_t ns) {
     ++counts_[bucket(ns)];
@@ -72,5 +87,27 @@ class LatencyHistogram {
   uint64_t samples_ = 0;
   uint64_t max_ = 0;
 };
+
+// Sampled latency for a balancer (PolicyBalancer's online p99): the balancer stamps one packet of
+// every few batches with its batch's RX time (timestamp_ns); when a stamped packet reaches the
+// worker's transmit path, the worker records its RX-to-TX time here, and the balancer's replica
+// on the same worker drains the samples on its next batch. One thread writes and reads it: no
+// atomics. The worker publishes its tap in t_latency_tap while it runs and records into it only
+// once a consumer has set `wanted`; the RX path clears timestamp_ns, so only stamped packets
+// (and, with RunOptions::latency, every packet) are recorded.
+struct LatencyTap {
+  static constexpr uint32_t kCapacity = 256;  // samples between two drains; more are dropped
+  bool wanted = false;
+  double ns_per_tsc = 0;  // for stamping: timestamp_ns = rx_tsc * ns_per_tsc
+  uint32_t count = 0;
+  uint64_t samples[kCapacity];
+
+  void record(uint64_t ns) {
+    if (count < kCapacity) samples[count++] = ns;
+  }
+};
+
+// The running worker's tap on this thread; null elsewhere (tests, the control thread).
+inline thread_local LatencyTap* t_latency_tap = nullptr;
 
 }  // namespace fulcrum

@@ -91,10 +91,13 @@ uint16_t Worker::receive(const RxQueue& rxq, PacketBatch& batch, std::atomic<int
   a.in_queue = rxq.queue;
   a.batch_id = batch_seq_++;
   a.rx_tsc = rte_rdtsc();
-  for (uint16_t i = 0; i < kept; ++i) set_rx_anno(pkts[i], rxq.port, pkts[i]->hash.rss);
-  if (latency_) {
-    const auto rx_ns = static_cast<uint64_t>(static_cast<double>(a.rx_tsc) * ns_per_tsc_);
-    for (uint16_t i = 0; i < kept; ++i) anno(pkts[i]).timestamp_ns = rx_ns;
+  // timestamp_ns: the RX time with RunOptions::latency, else 0 (a balancer stamps the packets it
+  // samples; LatencyTap).
+  const uint64_t rx_ns =
+      latency_ ? static_cast<uint64_t>(static_cast<double>(a.rx_tsc) * ns_per_tsc_) : 0;
+  for (uint16_t i = 0; i < kept; ++i) {
+    set_rx_anno(pkts[i], rxq.port, pkts[i]->hash.rss);
+    anno(pkts[i]).timestamp_ns = rx_ns;
   }
   return kept;
 }
@@ -102,13 +105,15 @@ uint16_t Worker::receive(const RxQueue& rxq, PacketBatch& batch, std::atomic<int
 void Worker::transmit(PacketBatch& batch) {
   const auto nports = static_cast<uint16_t>(ports_.size());
   batch.for_each([&](uint32_t, Packet* p) {
-    const uint16_t port = effective_out_port(p);
+    const PacketAnno& a = anno(p);
+    const uint16_t port = a.out_port == kNoPort ? a.in_port : a.out_port;
     if (port >= nports) {
       rte_pktmbuf_free(p);
       no_such_port_.add(1);
       return;
     }
     TxBuffer& tb = tx_[port];
+    tb.stamped |= a.timestamp_ns != 0;
     tb.pkts[tb.count++] = p;
     tb.bytes += p->pkt_len;
     if (tb.count >= burst_) flush(port);
@@ -119,13 +124,16 @@ void Worker::transmit(PacketBatch& batch) {
 void Worker::flush(uint16_t port) {
   TxBuffer& tb = tx_[port];
   if (tb.count == 0) return;
-  if (latency_) {
+  if (tb.stamped && (latency_ || tap_.wanted)) {
     const auto now_ns = static_cast<uint64_t>(static_cast<double>(rte_rdtsc()) * ns_per_tsc_);
     for (uint32_t i = 0; i < tb.count; ++i) {
       const uint64_t rx_ns = anno(tb.pkts[i]).timestamp_ns;
-      if (rx_ns != 0 && rx_ns <= now_ns) latency_->record(now_ns - rx_ns);
+      if (rx_ns == 0 || rx_ns > now_ns) continue;
+      if (latency_) latency_->record(now_ns - rx_ns);
+      if (tap_.wanted) tap_.record(now_ns - rx_ns);
     }
   }
+  tb.stamped = false;
   uint32_t sent = 0;
   for (int attempt = 0; attempt < kTxRetries && sent < tb.count; ++attempt)
     sent +=
@@ -187,6 +195,8 @@ void Worker::run(const std::atomic<bool>& stop, std::atomic<int64_t>* budget) {
   const double ns_per_tsc = 1e9 / static_cast<double>(rte_get_tsc_hz());
   start_tsc_ = rte_rdtsc();
   t_heartbeat = &heartbeat_;
+  tap_.ns_per_tsc = ns_per_tsc_;
+  t_latency_tap = &tap_;
   if (rcu_ != nullptr) rcu_->online(static_cast<unsigned>(id_));
   while (!stop.load(std::memory_order_relaxed)) {
     fulcrum::heartbeat();
@@ -221,6 +231,7 @@ void Worker::run(const std::atomic<bool>& stop, std::atomic<int64_t>* budget) {
   pipe.finish();
   if (rcu_ != nullptr) rcu_->offline(static_cast<unsigned>(id_));
   t_heartbeat = nullptr;
+  t_latency_tap = nullptr;
   end_tsc_ = rte_rdtsc();
   finished_.store(true, std::memory_order_release);
 }

@@ -73,6 +73,7 @@ class Worker final : public PacketSink {
     uint16_t queue = 0;
     uint32_t count = 0;
     uint64_t bytes = 0;
+    bool stamped = false;  // a packet with timestamp_ns set is buffered
     Packet* pkts[2 * kMaxBatch];
   };
 
@@ -99,6 +100,7 @@ class Worker final : public PacketSink {
   std::atomic<uint64_t> heartbeat_{0};
   uint64_t batch_seq_ = 0;
   std::unique_ptr<LatencyHistogram> latency_;
+  LatencyTap tap_;  // sampled latency for a balancer on this worker (t_latency_tap)
   double ns_per_tsc_ = 0;
   uint64_t start_tsc_ = 0, end_tsc_ = 0;
   std::atomic<bool> finished_{false};

@@ -11,6 +11,10 @@ idle, 40 W loaded) and "60 % to the device, 2 batches per task" (claimed 100 Mpp
    less), then flat out (the CPU is backlogged: only the mix carries it). The trace must show
    the CPU chosen in most windows of the first phase (a loaded machine may stall a window into a
    backlog; the next one reverts) and the mix in the last window; no packet lost.
+3. Online latency: in that run the balancer timed sampled packets (p99_ns, and the profile's
+   prediction for it, predicted_p99_ns, in its counters; the trace's p99_us column).
+4. A device index the run does not have (one emulated device here) is a configuration error
+   naming the file and line: a profile point's (PolicyBalancer) and FixedFraction's DEVICE.
 No assertion is about throughput or timing.
 """
 import json
@@ -62,7 +66,7 @@ def main():
     if not stats["balanced"]:
         failures.append("generator run: the balance line does not hold")
     rows = [line.split() for line in open(trace).read().splitlines()[1:]]
-    # time_s rate_pps full_share fraction device aggregate
+    # time_s rate_pps full_share fraction device aggregate config p99_us
     before = [float(r[3]) for r in rows if float(r[0]) < STEP_S - 0.05]
     if len(before) < 5 or sum(1 for f in before if f == 0) < 0.8 * len(before):
         failures.append(f"light load: the CPU not chosen in most windows: {before}")
@@ -72,6 +76,25 @@ def main():
     if c.get("switches", 0) < 1 or c.get("offloaded", 0) == 0 or c.get("kept", 0) == 0:
         failures.append(f"energy policy: expected a switch, both processors used: {c}")
     print(f"energy: {c}")
+    if c.get("p99_ns", 0) <= 0 or c.get("predicted_p99_ns", 0) <= 0:
+        failures.append(f"online latency: no p99 measured or predicted: {c}")
+    if not any(float(r[7]) > 0 for r in rows):
+        failures.append("online latency: no window of the trace carries a p99")
+
+    bad = profile()
+    bad["points"][1]["device"] = 3
+    bad_file = work.file("bad-device.json", json.dumps(bad))
+    for name, element, expect in (
+            ("policy", f"PolicyBalancer({bad_file})",
+             f"{bad_file}: point 1: device 3 is not a device of this run: it has 1 device"),
+            ("fixed", "FixedFraction(0.5, DEVICE 2)",
+             "DEVICE 2 is not a device of this run: it has 1 device")):
+        cfg = work.file(f"{name}-device.click", text.replace("DeviceOnly", element))
+        res, _ = e2e.run_fulcrum(work, cfg, [gen, "net_null0,no-rx=1"], extra=["--seconds", "0.2"])
+        line = next(i + 1 for i, l in enumerate(text.splitlines())
+                    if "DeviceOnly" in l and not l.lstrip().startswith("//"))
+        if res.returncode == 0 or expect not in res.stderr or f"{cfg}:{line}:" not in res.stderr:
+            failures.append(f"{name}: device index past the run's: {res.returncode} {res.stderr}")
     return work.finish(failures)
 
 

@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """End to end: `fulcrum profile` on the offloaded IPv4 router with one emulated device.
 
-1. Two shares x two device batch sizes, 0.2 s each, from the generator: the profile holds the
-   CPU point and four points per device in order, the emulated one labelled so, every point with
-   throughput, p50 <= p99 and power between its idle and loaded figures. Where RAPL cannot be
+1. Two shares x two device batch sizes, 0.2 s each, from the generator, and each at 30 % and
+   60 % of its measured rate (--rates, 0.1 s each): the profile (format 2) holds the CPU point
+   and four points per device in order, the emulated one labelled so, every point with
+   throughput, p50 <= p99, power between its idle and loaded figures, and two rate samples
+   offered at those shares of its throughput, each with throughput and p50 <= p99. Where RAPL cannot be
    read (here), power is the documented model: the CPU point is exactly cpu_busy per worker, and
    a device point costs more than the CPU point, its busy share of the device's range on top.
 2. PolicyBalancer runs with the file it wrote (read back: the same format), losing nothing.
-3. Mistakes: a pipeline without a balancer, and a list value out of range, are refused with the
-   reason; no file is written.
+3. Mistakes: a pipeline without a balancer, and list values out of range (--fractions,
+   --rates), are refused with the reason; no file is written.
 No assertion is about how fast anything ran.
 """
 import json
@@ -32,6 +34,7 @@ def main():
     power = ",".join(f"{k}={v}" for k, v in POWER.items())
     res = e2e.run_cmd(["profile", config, *ports, "--out", out, "--fractions", "0.5,1",
                        "--aggregates", "2,8", "--seconds", "0.2", "--power", power,
+                       "--rates", "0.3,0.6", "--rate-seconds", "0.1",
                        "--device", "emu:kernel_mpps=30,lat_us=20"])
     failures = []
     if res.returncode != 0:
@@ -43,7 +46,7 @@ def main():
     expected = [(0, 0, 1)] + [(d, f, a) for d in range(len(prof["devices"]))
                               for f in (0.5, 1) for a in (2, 8)]
     got = [(p["device"], p["fraction"], p["aggregate"]) for p in points]
-    if prof["format"] != 1 or got != expected:
+    if prof["format"] != 2 or got != expected:
         failures.append(f"points: {got}")
     if not prof["devices"] or "emulated" not in prof["devices"][-1]:
         failures.append(f"devices not labelled emulated: {prof['devices']}")
@@ -51,6 +54,12 @@ def main():
         if not (p["throughput_pps"] > 0 and 0 < p["p50_us"] <= p["p99_us"] and
                 p["idle_w"] <= p["power_w"]):
             failures.append(f"point out of shape: {p}")
+        offered = sorted(r["offered_pps"] / p["throughput_pps"] for r in p.get("rates", []))
+        if len(offered) != 2 or abs(offered[0] - 0.3) > 1e-3 or abs(offered[1] - 0.6) > 1e-3:
+            failures.append(f"rates not offered at 0.3 and 0.6 of the throughput: {p}")
+        for r in p.get("rates", []):
+            if not (r["throughput_pps"] > 0 and 0 < r["p50_us"] <= r["p99_us"]):
+                failures.append(f"rate sample out of shape: {r}")
     if not points[0]["power_measured"]:
         cpu = points[0]
         if cpu["power_w"] != POWER["cpu_busy"] or cpu["idle_w"] != POWER["cpu_idle"]:
@@ -74,6 +83,10 @@ def main():
                        "--fractions", "0.5,1.5"])
     if res.returncode != 2 or "--fractions" not in res.stderr:
         failures.append(f"bad fraction: {res.returncode} {res.stderr}")
+    res = e2e.run_cmd(["profile", config, *ports, "--out", work.file("bad.json"),
+                       "--rates", "0.5,1"])
+    if res.returncode != 2 or "--rates" not in res.stderr:
+        failures.append(f"bad rate: {res.returncode} {res.stderr}")
     if os.path.exists(work.file("nb.json")) or os.path.exists(work.file("bad.json")):
         failures.append("a refused profile run wrote a file")
     return work.finish(failures)

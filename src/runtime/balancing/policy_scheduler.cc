@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <utility>
 
 namespace fulcrum {
@@ -33,8 +34,48 @@ void PolicyScheduler::switch_to(size_t index) {
 BalanceChoice PolicyScheduler::observe(const BalanceWindow& w) {
   if (profile_.points.empty()) return choice();
   const bool at_capacity = w.full_share >= config_.backlog;
+  check_latency(w);
+  const size_t config = current_;
+  const uint32_t aggregate = aggregate_;
   if (tuning_ || !step1(w, at_capacity)) step3(w, at_capacity);
+  if (current_ != config || aggregate_ != aggregate) {
+    latency_settle_ = true;
+    latency_out_ = 0;
+  }
   return choice();
+}
+
+ProfilePoint* PolicyScheduler::predicting_point() {
+  ProfilePoint& c = profile_.points[current_];
+  if (c.fraction == 0 || aggregate_ == std::min(c.aggregate, max_aggregate_)) return &c;
+  for (ProfilePoint& p : profile_.points)
+    if (p.device == c.device && p.fraction == c.fraction && p.aggregate == aggregate_) return &p;
+  return nullptr;
+}
+
+void PolicyScheduler::check_latency(const BalanceWindow& w) {
+  if (w.p99_us <= 0) return;  // no estimate in this window
+  measured_p99_us_ = w.p99_us;
+  ProfilePoint* p = predicting_point();
+  predicted_p99_us_ = p == nullptr ? 0 : p->p99_at(std::min(w.rate_pps, p->throughput_pps));
+  if (latency_settle_) {
+    latency_settle_ = false;
+    return;
+  }
+  if (predicted_p99_us_ <= 0) return;
+  const double ratio = w.p99_us / predicted_p99_us_;
+  const int side = ratio > 1 + config_.delta ? 1 : ratio < 1 - config_.delta ? -1 : 0;
+  if (side == 0 || (latency_out_ > 0) != (side > 0)) {
+    latency_out_ = side;
+    if (side == 0 || config_.latency_persist > 1) return;
+  } else {
+    latency_out_ += side;
+  }
+  if (static_cast<uint32_t>(std::abs(latency_out_)) < config_.latency_persist) return;
+  p->latency_scale *= ratio;
+  predicted_p99_us_ = w.p99_us;
+  latency_out_ = 0;
+  ++latency_replans_;
 }
 
 bool PolicyScheduler::step1(const BalanceWindow& w, bool at_capacity) {
@@ -45,8 +86,10 @@ bool PolicyScheduler::step1(const BalanceWindow& w, bool at_capacity) {
   if (best < 0 || static_cast<size_t>(best) == current_) return false;
   const ProfilePoint& b = profile_.points[static_cast<size_t>(best)];
   const bool carries = demand.offered_pps <= capacity * config_.headroom * (1 + config_.delta);
-  const bool needed = (config_.policy != Policy::kThroughput && !carries) ||
-                      (demand.latency_bound_us > 0 && current().p99_us > demand.latency_bound_us);
+  const bool needed =
+      (config_.policy != Policy::kThroughput && !carries) ||
+      (demand.latency_bound_us > 0 &&
+       current().p99_at(std::min(demand.offered_pps, capacity)) > demand.latency_bound_us);
   if (!needed &&
       merit(b, config_.policy, demand) < config_.lambda * merit(current(), config_.policy, demand))
     return false;

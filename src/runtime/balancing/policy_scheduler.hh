@@ -19,6 +19,16 @@
 //     BETA (smaller device batches, lower latency), but never to a size that was found too
 //     small for this rate. In between, nothing moves and ALPHA and BETA return to their
 //     initial values.
+//  0. (before 1) The latency check, when the window brings a p99 estimate (BalanceWindow; the
+//     balancer samples packets online): the profile predicts the p99 of the configuration in
+//     force at the measured rate (ProfilePoint::p99_at, between the rates profiled; at a device
+//     batch size other than the point's, the point of the same device and share with that
+//     size, and no check when the profile has none). Measured outside predicted × (1 ± DELTA)
+//     for LATENCY_PERSIST estimates in a row, on the same side, the point learns its latency
+//     (latency_scale = measured / predicted) and step 1 re-plans with it: under a bound the
+//     point may no longer qualify; the latency policy compares it as learned. A noisy series
+//     inside the band, or one that jumps from side to side, changes nothing; nor does the first
+//     estimate after a change of configuration or batch size (it may straddle the change).
 // The thesis writes "β = α/2" after a growth and "α = β/2" after a shrink, with α = β = 2; read
 // literally the factor drops to 1 and then below (a growth that shrinks). We halve the step's
 // excess instead (2 → 1.5 → 1.25 ...), the bisection the thesis' log_α M convergence bound
@@ -34,13 +44,14 @@ namespace fulcrum {
 
 struct PolicyConfig {
   Policy policy = Policy::kThroughput;
-  double latency_bound_us = 0;  // 0: none
-  double delta = 0.10;          // the thesis' δ: 10 %
-  double lambda = 1.10;         // the thesis' λ (it gives no value: ours)
-  double alpha = 2, beta = 2;   // the thesis' batch growth and shrink: 2x
-  double headroom = 0.9;        // a configuration carries up to this share of its throughput
-  double backlog = 0.5;         // share of full batches that means "at capacity"
-  uint32_t max_aggregate = 0;   // largest device batch; 0: the largest in the profile
+  double latency_bound_us = 0;   // 0: none
+  double delta = 0.10;           // the thesis' δ: 10 %
+  double lambda = 1.10;          // the thesis' λ (it gives no value: ours)
+  double alpha = 2, beta = 2;    // the thesis' batch growth and shrink: 2x
+  double headroom = 0.9;         // a configuration carries up to this share of its throughput
+  double backlog = 0.5;          // share of full batches that means "at capacity"
+  uint32_t max_aggregate = 0;    // largest device batch; 0: the largest in the profile
+  uint32_t latency_persist = 2;  // estimates in a row outside the band before re-planning
 };
 
 class PolicyScheduler {
@@ -58,9 +69,17 @@ class PolicyScheduler {
   uint64_t grows() const { return grows_; }
   uint64_t shrinks() const { return shrinks_; }
   uint64_t learned() const { return learned_; }
+  // The online latency: the last estimate measured, the profile's prediction for it (0: none),
+  // and how often a measurement outside the band made a point learn its latency.
+  double measured_p99_us() const { return measured_p99_us_; }
+  double predicted_p99_us() const { return predicted_p99_us_; }
+  uint64_t latency_replans() const { return latency_replans_; }
   const Profile& profile() const { return profile_; }
 
  private:
+  void check_latency(const BalanceWindow& w);
+  // The profile point whose latency predicts the configuration in force at its batch size.
+  ProfilePoint* predicting_point();
   bool step1(const BalanceWindow& w, bool at_capacity);
   void step3(const BalanceWindow& w, bool at_capacity);
   void end_tuning(const BalanceWindow& w, bool at_capacity);
@@ -80,6 +99,10 @@ class PolicyScheduler {
   bool shrunk_ = false;  // the last window shrank the batch
   double carried_ = 0;   // the rate of the last window that was not backlogged
   uint64_t switches_ = 0, grows_ = 0, shrinks_ = 0, learned_ = 0;
+  bool latency_settle_ = true;  // the next estimate may straddle a change: not compared
+  int latency_out_ = 0;         // estimates in a row above (> 0) or below (< 0) the band
+  double measured_p99_us_ = 0, predicted_p99_us_ = 0;
+  uint64_t latency_replans_ = 0;
 };
 
 }  // namespace fulcrum

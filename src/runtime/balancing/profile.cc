@@ -14,7 +14,9 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kFormat = 1;
+// Format 2 added each point's "rates"; format 1 files (without them) are still read.
+constexpr int kFormat = 2;
+constexpr int kOldestFormat = 1;
 
 std::string text_field(const json& j, const char* key) {
   const auto it = j.find(key);
@@ -62,10 +64,58 @@ Result<ProfilePoint> read_point(const json& j, const std::string& where) {
   if (measured == j.end() || !measured->is_boolean())
     return make_error(where + ": \"power_measured\" must be true or false");
   p.power_measured = measured->get<bool>();
+  const auto rates = j.find("rates");
+  if (rates == j.end()) return p;
+  if (!rates->is_array()) return make_error(where + ": \"rates\" must be an array");
+  for (size_t i = 0; i < rates->size(); ++i) {
+    const json& r = (*rates)[i];
+    const std::string at = where + ": rate " + std::to_string(i);
+    if (!r.is_object()) return make_error(at + ": a rate is an object");
+    RateSample sample;
+    double* const rfields[] = {&sample.offered_pps, &sample.throughput_pps, &sample.p50_us,
+                               &sample.p99_us};
+    const char* const rnames[] = {"offered_pps", "throughput_pps", "p50_us", "p99_us"};
+    for (size_t k = 0; k < std::size(rfields); ++k) {
+      Result<double> v = number(r, rnames[k], at);
+      if (!v) return make_error(v.error());
+      *rfields[k] = v.value();
+    }
+    if (sample.throughput_pps <= 0) return make_error(at + ": \"throughput_pps\" must be > 0");
+    p.rates.push_back(sample);
+  }
+  std::sort(p.rates.begin(), p.rates.end(), [](const RateSample& a, const RateSample& b) {
+    return a.throughput_pps < b.throughput_pps;
+  });
   return p;
 }
 
+// Linear interpolation in `rate` over the rate samples' field `f`, ending at (sustained, top).
+double along_rates(const ProfilePoint& p, double rate, double RateSample::*f, double top) {
+  double x0 = 0, y0 = 0;
+  bool have = false;
+  for (const RateSample& r : p.rates) {
+    if (r.throughput_pps >= p.throughput_pps) break;  // at the sustained point: use its figure
+    if (rate <= r.throughput_pps) {
+      if (!have) return r.*f;
+      return y0 + (r.*f - y0) * (rate - x0) / (r.throughput_pps - x0);
+    }
+    x0 = r.throughput_pps;
+    y0 = r.*f;
+    have = true;
+  }
+  if (!have || rate >= p.throughput_pps) return top;
+  return y0 + (top - y0) * (rate - x0) / (p.throughput_pps - x0);
+}
+
 }  // namespace
+
+double ProfilePoint::p50_at(double rate_pps) const {
+  return latency_scale * along_rates(*this, rate_pps, &RateSample::p50_us, p50_us);
+}
+
+double ProfilePoint::p99_at(double rate_pps) const {
+  return latency_scale * along_rates(*this, rate_pps, &RateSample::p99_us, p99_us);
+}
 
 double ProfilePoint::power_at(double rate_pps) const {
   const double load = std::clamp(rate_pps / throughput_pps, 0.0, 1.0);
@@ -79,9 +129,13 @@ Result<Profile> read_profile(const std::string& path) {
   const json j = json::parse(text.value(), nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return make_error(path + ": not JSON");
   const auto format = j.is_object() ? j.find("format") : j.end();
-  if (format == j.end() || !format->is_number_integer() || format->get<int64_t>() != kFormat)
-    return make_error(path + ": not a Fulcrum profile (\"format\": " + std::to_string(kFormat) +
-                      " expected; write one with `fulcrum profile`)");
+  if (format == j.end() || !format->is_number_integer())
+    return make_error(path + ": not a Fulcrum profile (no \"format\"; write one with `fulcrum " +
+                      "profile`)");
+  if (const int64_t f = format->get<int64_t>(); f < kOldestFormat || f > kFormat)
+    return make_error(path + ": profile format " + std::to_string(f) + " is not known (this " +
+                      "Fulcrum reads formats " + std::to_string(kOldestFormat) + " to " +
+                      std::to_string(kFormat) + "; write it again with `fulcrum profile`)");
   Profile p;
   p.pipeline = text_field(j, "pipeline");
   p.traffic = text_field(j, "traffic");
@@ -101,7 +155,13 @@ Result<Profile> read_profile(const std::string& path) {
 
 Status write_profile(const Profile& profile, const std::string& path) {
   json points = json::array();
-  for (const ProfilePoint& p : profile.points)
+  for (const ProfilePoint& p : profile.points) {
+    json rates = json::array();
+    for (const RateSample& r : p.rates)
+      rates.push_back({{"offered_pps", r.offered_pps},
+                       {"throughput_pps", r.throughput_pps},
+                       {"p50_us", r.p50_us},
+                       {"p99_us", r.p99_us}});
     points.push_back({{"device", p.device},
                       {"fraction", p.fraction},
                       {"aggregate", p.aggregate},
@@ -110,7 +170,9 @@ Status write_profile(const Profile& profile, const std::string& path) {
                       {"p99_us", p.p99_us},
                       {"power_w", p.power_w},
                       {"idle_w", p.idle_w},
-                      {"power_measured", p.power_measured}});
+                      {"power_measured", p.power_measured},
+                      {"rates", rates}});
+  }
   const json j = {{"format", kFormat},
                   {"pipeline", profile.pipeline},
                   {"traffic", profile.traffic},
@@ -146,8 +208,10 @@ double merit(const ProfilePoint& p, Policy policy, const Demand& demand) {
   switch (policy) {
     case Policy::kThroughput:
       return p.throughput_pps;
-    case Policy::kLatency:
-      return p.p99_us > 0 ? 1 / p.p99_us : std::numeric_limits<double>::infinity();
+    case Policy::kLatency: {
+      const double p99 = p.p99_at(std::min(demand.offered_pps, p.throughput_pps));
+      return p99 > 0 ? 1 / p99 : std::numeric_limits<double>::infinity();
+    }
     case Policy::kEnergy: {
       const double w = p.power_at(demand.offered_pps);
       return w > 0 ? 1 / w : std::numeric_limits<double>::infinity();
@@ -158,8 +222,11 @@ double merit(const ProfilePoint& p, Policy policy, const Demand& demand) {
 
 int choose(const std::vector<ProfilePoint>& points, Policy policy, const Demand& demand,
            double headroom) {
+  const auto p99 = [&](const ProfilePoint& p) {
+    return p.p99_at(std::min(demand.offered_pps, p.throughput_pps));
+  };
   const auto within_bound = [&](const ProfilePoint& p) {
-    return demand.latency_bound_us <= 0 || p.p99_us <= demand.latency_bound_us;
+    return demand.latency_bound_us <= 0 || p99(p) <= demand.latency_bound_us;
   };
   const auto carries = [&](const ProfilePoint& p) {
     return p.throughput_pps * headroom >= demand.offered_pps;
@@ -179,7 +246,7 @@ int choose(const std::vector<ProfilePoint>& points, Policy policy, const Demand&
     const ProfilePoint& p = points[i];
     if (any_within && !within_bound(p)) continue;
     const bool better = best < 0 || (any_within ? p.throughput_pps > points[best].throughput_pps
-                                                : p.p99_us < points[best].p99_us);
+                                                : p99(p) < p99(points[best]));
     if (better) best = static_cast<int>(i);
   }
   return best;

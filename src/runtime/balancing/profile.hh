@@ -14,6 +14,13 @@
 
 namespace fulcrum {
 
+// A configuration measured at an offered rate below its maximum (`fulcrum profile --rates`).
+struct RateSample {
+  double offered_pps = 0;         // what the generator offered
+  double throughput_pps = 0;      // what the configuration carried
+  double p50_us = 0, p99_us = 0;  // RX-to-TX latency there
+};
+
 struct ProfilePoint {
   int32_t device = 0;             // index in `fulcrum devices` order, for the offloaded batches
   double fraction = 0;            // share of batches offloaded, 0..1
@@ -24,6 +31,18 @@ struct ProfilePoint {
   // (the CPU cores always, the device when w > 0); `power_measured` false: modelled.
   double power_w = 0, idle_w = 0;
   bool power_measured = false;
+  // The same configuration at offered rates below throughput_pps, ascending by throughput_pps;
+  // empty in a profile without them (format 1, `--rates none`).
+  std::vector<RateSample> rates;
+  // Not in the file: the factor the policy scheduler has learned its latency to be off by
+  // (measured p99 / predicted p99), 1 until it measures otherwise.
+  double latency_scale = 1;
+
+  // RX-to-TX latency when carrying `rate_pps`: linear between the rates measured, the sustained
+  // point the last; below the lowest rate, the lowest's; at or above the sustained rate, the
+  // sustained point's. Times latency_scale.
+  double p50_at(double rate_pps) const;
+  double p99_at(double rate_pps) const;
 
   // Watts at `rate_pps` (at most the sustained rate): linear between idle and the sustained
   // point (the thesis' utilization-based model).
@@ -54,12 +73,13 @@ struct Demand {
 
 // The point the policy prefers for `demand` (paper 001 §5.2 step 1), an index into `points`:
 //   throughput: the highest throughput;
-//   latency:    the lowest p99 among the points that carry the offered rate;
+//   latency:    the lowest p99 at the offered rate among the points that carry it;
 //   energy:     the lowest power at the offered rate among the points that carry it.
-// A latency bound first keeps only the points under it (for throughput: latency-bounded
-// throughput). When no point qualifies, the one closest to qualifying: the highest throughput,
-// or under a bound the lowest p99. `headroom` is the share of its throughput a point may be
-// loaded to (0.9: it carries 90 % of its sustained rate). Empty profile: -1.
+// A latency bound first keeps only the points whose p99 at the offered rate (p99_at, at most
+// their sustained rate) is under it (for throughput: latency-bounded throughput). When no point
+// qualifies, the one closest to qualifying: the highest throughput, or under a bound the lowest
+// p99. `headroom` is the share of its throughput a point may be loaded to (0.9: it carries 90 % of
+// its sustained rate). Empty profile: -1.
 int choose(const std::vector<ProfilePoint>& points, Policy policy, const Demand& demand,
            double headroom);
 

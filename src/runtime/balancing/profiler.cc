@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <string>
 #include <thread>
 
@@ -38,11 +39,14 @@ double idle_watts(const RaplMeter& rapl) {
   return a.empty() || b.empty() ? 0 : rapl.joules(a, b) / kIdleSeconds;
 }
 
-Result<ProfilePoint> measure(const RunOptions& base, const ProfileSweep& sweep, const Config& c,
-                             double idle_w) {
+// One run of configuration `c`, `seconds` long, with `ports`; its sustained rate from
+// `steady`.
+Result<RunReport> run_config(const RunOptions& base, const Config& c, double seconds,
+                             const std::vector<std::string>& ports, SteadyRate& steady) {
   RunOptions o = base;
-  o.seconds = sweep.seconds;
+  o.seconds = seconds;
   o.latency = true;
+  o.ports = ports;
   o.rewrite = [c](PipelineConfig& p) -> Status {
     for (ConfigElement& e : p.elements) {
       if (!is_balancer_class(e.class_name)) continue;
@@ -52,12 +56,38 @@ Result<ProfilePoint> measure(const RunOptions& base, const ProfileSweep& sweep, 
     }
     return {};
   };
-  SteadyRate steady;
   steady.attach(o);
   Result<RunReport> r = run(o);
   if (!r) return make_error(r.error());
+  if (!r.value().balanced())
+    return make_error("the packet balance does not hold (packets were lost)");
+  return r;
+}
+
+// The configuration at `share` of its sustained rate `max_pps`.
+Result<RateSample> measure_rate(const RunOptions& base, const ProfileSweep& sweep, const Config& c,
+                                double max_pps, double share) {
+  const double offered = share * max_pps;
+  const double seconds = sweep.rate_seconds > 0 ? sweep.rate_seconds : sweep.seconds / 2;
+  SteadyRate steady;
+  Result<RunReport> r = run_config(base, c, seconds, paced_ports(base.ports, offered), steady);
+  if (!r) return make_error("at " + number(share) + " of its rate: " + r.error());
+  RateSample s;
+  s.offered_pps = offered;
+  s.throughput_pps = steady.pps(r.value().mpps_out() * 1e6);
+  s.p50_us = r.value().latency.p50_us;
+  s.p99_us = r.value().latency.p99_us;
+  if (s.throughput_pps <= 0)
+    return make_error("at " + number(share) + " of its rate: nothing was transmitted");
+  return s;
+}
+
+Result<ProfilePoint> measure(const RunOptions& base, const ProfileSweep& sweep, const Config& c,
+                             double idle_w) {
+  SteadyRate steady;
+  Result<RunReport> r = run_config(base, c, sweep.seconds, base.ports, steady);
+  if (!r) return make_error(r.error());
   const RunReport& rep = r.value();
-  if (!rep.balanced()) return make_error("the packet balance does not hold (packets were lost)");
   ProfilePoint p;
   p.device = c.device;
   p.fraction = c.fraction;
@@ -66,6 +96,15 @@ Result<ProfilePoint> measure(const RunOptions& base, const ProfileSweep& sweep, 
   p.p50_us = rep.latency.p50_us;
   p.p99_us = rep.latency.p99_us;
   if (p.throughput_pps <= 0) return make_error("nothing was transmitted");
+  if (has_generator(base.ports))
+    for (double share : sweep.rates) {
+      Result<RateSample> sample = measure_rate(base, sweep, c, p.throughput_pps, share);
+      if (!sample) return make_error(sample.error());
+      p.rates.push_back(sample.value());
+    }
+  std::sort(p.rates.begin(), p.rates.end(), [](const RateSample& a, const RateSample& b) {
+    return a.throughput_pps < b.throughput_pps;
+  });
   if (rep.energy.measured && idle_w > 0) {
     p.power_measured = true;
     p.power_w = rep.energy.watts;
@@ -89,6 +128,39 @@ Result<ProfilePoint> measure(const RunOptions& base, const ProfileSweep& sweep, 
 bool is_balancer_class(const std::string& class_name) {
   return std::find(std::begin(kBalancers), std::end(kBalancers), class_name) !=
          std::end(kBalancers);
+}
+
+bool has_generator(const std::vector<std::string>& ports) {
+  return std::any_of(ports.begin(), ports.end(),
+                     [](const std::string& p) { return p == "gen" || p.rfind("gen:", 0) == 0; });
+}
+
+std::vector<std::string> paced_ports(const std::vector<std::string>& ports, double total_pps) {
+  const auto generators = std::count_if(ports.begin(), ports.end(),
+                                        [](const std::string& p) { return has_generator({p}); });
+  std::vector<std::string> out;
+  for (const std::string& p : ports) {
+    if (!has_generator({p})) {
+      out.push_back(p);
+      continue;
+    }
+    // The keys but the rate and its step, then the rate: the generator paces each port on its
+    // own.
+    std::string spec = "gen:";
+    const std::string keys = p == "gen" ? "" : p.substr(4);
+    size_t start = 0;
+    while (start < keys.size()) {
+      const size_t comma = std::min(keys.find(',', start), keys.size());
+      const std::string kv = keys.substr(start, comma - start);
+      const std::string key = kv.substr(0, kv.find('='));
+      if (!kv.empty() && key != "rate" && key != "step_after" && key != "step_rate")
+        spec += kv + ",";
+      start = comma + 1;
+    }
+    const double each = total_pps / static_cast<double>(generators);
+    out.push_back(spec + "rate=" + std::to_string(std::max<long long>(1, std::llround(each))));
+  }
+  return out;
 }
 
 Status check_one_balancer(const PipelineConfig& config) {

@@ -12,9 +12,12 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <utility>
 #include <vector>
+
+#include "runtime/balancing/sampled_latency.hh"
 
 namespace fulcrum {
 
@@ -28,6 +31,10 @@ struct BalanceChoice {
 struct BalanceWindow {
   double rate_pps = 0;    // packets through the balancer per second, all workers
   double full_share = 0;  // share of the window's batches that arrived full
+  // RX-to-TX p99 of the packets sampled since the last estimate (enable_latency), 0 when the
+  // balancer does not sample or too few samples have arrived yet.
+  double p99_us = 0;
+  uint64_t latency_samples = 0;
 };
 
 template <class Controller>
@@ -51,6 +58,17 @@ class SharedBalancer {
     s.packets.fetch_add(packets, std::memory_order_relaxed);
     s.batches.fetch_add(1, std::memory_order_relaxed);
     if (full) s.full.fetch_add(1, std::memory_order_relaxed);
+  }
+  // Sampled latency (SampledLatency), before any worker runs: a window's p99 needs at least
+  // `min_samples` samples (fewer: they count toward the next window's).
+  void enable_latency(uint64_t min_samples) {
+    latency_ = std::make_unique<SampledLatency>(kMaxWorkers);
+    min_latency_samples_ = min_samples;
+  }
+  bool samples_latency() const { return latency_ != nullptr; }
+  // One sampled packet's RX-to-TX time, from worker `slot`.
+  void record_latency(uint32_t slot, uint64_t ns) const {
+    if (latency_) latency_->record(slot, ns);
   }
   // Draw threshold for the device, out of 2^32.
   uint64_t threshold() const { return threshold_.load(std::memory_order_relaxed); }
@@ -108,6 +126,11 @@ class SharedBalancer {
       last_.full_share = window_batches > 0 ? static_cast<double>(full - last_full_) /
                                                   static_cast<double>(window_batches)
                                             : 0;
+      if (latency_) {
+        const SampledLatency::Estimate e = latency_->take(min_latency_samples_);
+        last_.p99_us = e.p99_us;
+        last_.latency_samples = e.samples;
+      }
       ++windows_;
       const BalanceChoice c = controller_.observe(last_);
       publish(c);
@@ -142,6 +165,8 @@ class SharedBalancer {
   mutable uint64_t first_ns_ = 0;
   mutable bool tracing_ = false;
   mutable std::vector<TracePoint> trace_;
+  std::unique_ptr<SampledLatency> latency_;  // counts: relaxed atomics; estimates: under mu_
+  uint64_t min_latency_samples_ = 0;
 };
 
 }  // namespace fulcrum

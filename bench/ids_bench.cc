@@ -6,7 +6,6 @@
 //   * our Aho-Corasick DFA: one scan per payload, and four payloads interleaved (scan_lanes).
 // Rule set: kLiteralRules random 6..12-byte contents (a quarter nocase) and kRegexRules rules
 // pairing a content with a pcre (the regex runs only on packets whose content matched).
-#include <pcap/pcap.h>
 
 #include <algorithm>
 #include <atomic>
@@ -99,23 +98,6 @@ std::vector<std::vector<uint8_t>> make_frames(uint32_t size, bool match, const R
     std::copy(text.begin(), text.end(), f.begin() + kHeaders);
   }
   return frames;
-}
-
-bool write_pcap(const std::string& path, const std::vector<std::vector<uint8_t>>& frames) {
-  pcap_t* dead = pcap_open_dead(DLT_EN10MB, 65535);
-  pcap_dumper_t* dump = pcap_dump_open(dead, path.c_str());
-  if (dump == nullptr) {
-    pcap_close(dead);
-    return false;
-  }
-  for (const auto& f : frames) {
-    pcap_pkthdr h{};
-    h.caplen = h.len = static_cast<uint32_t>(f.size());
-    pcap_dump(reinterpret_cast<u_char*>(dump), &h, f.data());
-  }
-  pcap_dump_close(dump);
-  pcap_close(dead);
-  return true;
 }
 
 // Runs `pass` (one pass over every payload) until `seconds` pass; payloads per second (M).

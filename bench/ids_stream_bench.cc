@@ -7,7 +7,6 @@
 // nocase, a tenth with a pcre; the pcres make the lookback the STREAM_LOOKBACK cap, 1024 B).
 // Also counts, in process over one pass, the alerts of both modes: the contents that cross a
 // boundary are found only on the stream.
-#include <pcap/pcap.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -125,23 +124,6 @@ std::vector<Frame> make_trace(uint32_t frame_size, const RuleFile& rules, std::m
     frames.push_back(tcp_frame(true, port, kIsn + 1, kFin | kAck, ""));
   }
   return frames;
-}
-
-bool write_pcap(const std::string& path, const std::vector<Frame>& frames) {
-  pcap_t* dead = pcap_open_dead(DLT_EN10MB, 65535);
-  pcap_dumper_t* dump = pcap_dump_open(dead, path.c_str());
-  if (dump == nullptr) {
-    pcap_close(dead);
-    return false;
-  }
-  for (const auto& f : frames) {
-    pcap_pkthdr h{};
-    h.caplen = h.len = static_cast<uint32_t>(f.size());
-    pcap_dump(reinterpret_cast<u_char*>(dump), &h, f.data());
-  }
-  pcap_dump_close(dump);
-  pcap_close(dead);
-  return true;
 }
 
 // Alerts of one pass over the trace, in process.

@@ -81,6 +81,23 @@ double slope(const std::vector<double>& x, const std::vector<double>& y) {
   return sxx > 0 ? sxy / sxx : 0;
 }
 
+bool write_pcap(const std::string& path, const std::vector<std::vector<uint8_t>>& frames) {
+  pcap_t* dead = pcap_open_dead(DLT_EN10MB, 65535);
+  pcap_dumper_t* dump = pcap_dump_open(dead, path.c_str());
+  if (dump == nullptr) {
+    pcap_close(dead);
+    return false;
+  }
+  for (const auto& f : frames) {
+    pcap_pkthdr h{};
+    h.caplen = h.len = static_cast<uint32_t>(f.size());
+    pcap_dump(reinterpret_cast<u_char*>(dump), &h, f.data());
+  }
+  pcap_dump_close(dump);
+  pcap_close(dead);
+  return true;
+}
+
 Status write_pcap_from_generator(const std::string& gen, const std::string& path, uint32_t count) {
   Result<std::unique_ptr<Port>> port = open_port(gen, PortConfig{});
   if (!port) return make_error(port.error());

@@ -73,5 +73,7 @@ double median_of(std::vector<double> v);
 double slope(const std::vector<double>& x, const std::vector<double>& y);
 // Writes `count` frames from a generator spec ("gen:...") to a pcap file.
 Status write_pcap_from_generator(const std::string& gen, const std::string& path, uint32_t count);
+// Writes `frames` (Ethernet frames) to a pcap file; false when it cannot be written.
+bool write_pcap(const std::string& path, const std::vector<std::vector<uint8_t>>& frames);
 
 }  // namespace fulcrum::bench

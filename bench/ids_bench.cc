@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "bench/groups.hh"
+#include "bench/ids_rules.hh"
 #include "bench/measure.hh"
 #include "lib/ids/rule_engine.hh"
 #include "lib/ids/rule_parser.hh"
@@ -25,11 +26,6 @@ namespace fulcrum::bench {
 namespace {
 
 constexpr uint32_t kSizes[] = {64, 1500};
-constexpr uint32_t kLiteralRules = 300;
-constexpr uint32_t kRegexRules = 30;
-constexpr uint32_t kMinPattern = 6;
-constexpr uint32_t kMaxPattern = 12;
-constexpr uint32_t kNocaseEvery = 4;
 constexpr uint32_t kFrames = 4096;
 constexpr uint32_t kHeaders = 14 + 20 + 8;  // Ethernet, IPv4, UDP
 constexpr uint32_t kIpHdr = 20;
@@ -39,37 +35,10 @@ constexpr double kBitsPerByte = 8;
 constexpr double kMega = 1e6;
 constexpr double kGiga = 1e9;
 const char* const kNullTxOnly = "net_null0,no-rx=1";
-const char* const kAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789 ";
 
 using Clock = std::chrono::steady_clock;
 
 std::atomic<uint64_t> g_sink{0};
-
-std::string random_text(std::mt19937& rng, uint32_t len) {
-  const std::string_view a(kAlphabet);
-  std::string s(len, ' ');
-  for (char& c : s) c = a[rng() % a.size()];
-  return s;
-}
-
-struct RuleFile {
-  std::string text;
-  std::vector<std::string> contents;  // what a matching payload may carry
-};
-
-RuleFile make_rules(std::mt19937& rng) {
-  RuleFile f;
-  for (uint32_t i = 0; i < kLiteralRules + kRegexRules; ++i) {
-    const std::string c = random_text(rng, kMinPattern + rng() % (kMaxPattern - kMinPattern + 1));
-    f.contents.push_back(c);
-    std::string rule = "alert udp any any -> any any (msg:\"bench " + std::to_string(i) +
-                       "\"; content:\"" + c + "\";";
-    if (i % kNocaseEvery == 0) rule += " nocase;";
-    if (i >= kLiteralRules) rule += " pcre:\"/" + c.substr(0, 3) + "[a-z0-9 ]*/\";";
-    f.text += rule + " sid:" + std::to_string(i + 1) + ";)\n";
-  }
-  return f;
-}
 
 // UDP frames of `size` bytes; with `match`, each payload carries one rule content.
 std::vector<std::vector<uint8_t>> make_frames(uint32_t size, bool match, const RuleFile& rules,
@@ -211,7 +180,7 @@ std::string point(uint32_t size, bool match, const RuleFile& rules, const ids::R
 
 std::string bench_ids(const BenchContext& ctx) {
   std::mt19937 rng(kSeed);
-  const RuleFile rules = make_rules(rng);
+  const RuleFile rules = make_rules(rng, "udp", "bench");
   const std::string rules_path = ctx.dir + "/ids-bench.rules";
   std::ofstream(rules_path) << rules.text;
   Result<std::vector<ids::Rule>> parsed = ids::parse_rules(rules.text, rules_path);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "bench/groups.hh"
+#include "bench/ids_rules.hh"
 #include "bench/measure.hh"
 #include "lib/ids/rule_engine.hh"
 #include "lib/ids/rule_parser.hh"
@@ -26,11 +27,6 @@ namespace {
 constexpr uint32_t kFrameSizes[] = {256, 1500};
 constexpr uint32_t kFlows = 64;
 constexpr uint32_t kSegments = 32;
-constexpr uint32_t kLiteralRules = 300;
-constexpr uint32_t kRegexRules = 30;
-constexpr uint32_t kMinPattern = 6;
-constexpr uint32_t kMaxPattern = 12;
-constexpr uint32_t kNocaseEvery = 4;
 constexpr uint32_t kEthIpTcp = 14 + 20 + 20;
 constexpr uint32_t kIsn = 1000;
 constexpr uint16_t kServerPort = 80;
@@ -41,33 +37,6 @@ constexpr double kMega = 1e6;
 constexpr double kGiga = 1e9;
 constexpr double kBitsPerByte = 8;
 const char* const kNullTxOnly = "net_null0,no-rx=1";
-const char* const kAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789 ";
-
-std::string random_text(std::mt19937& rng, uint32_t len) {
-  const std::string_view a(kAlphabet);
-  std::string s(len, ' ');
-  for (char& c : s) c = a[rng() % a.size()];
-  return s;
-}
-
-struct RuleFile {
-  std::string text;
-  std::vector<std::string> contents;
-};
-
-RuleFile make_rules(std::mt19937& rng) {
-  RuleFile f;
-  for (uint32_t i = 0; i < kLiteralRules + kRegexRules; ++i) {
-    const std::string c = random_text(rng, kMinPattern + rng() % (kMaxPattern - kMinPattern + 1));
-    f.contents.push_back(c);
-    std::string rule = "alert tcp any any -> any any (msg:\"stream bench " + std::to_string(i) +
-                       "\"; content:\"" + c + "\";";
-    if (i % kNocaseEvery == 0) rule += " nocase;";
-    if (i >= kLiteralRules) rule += " pcre:\"/" + c.substr(0, 3) + "[a-z0-9 ]*/\";";
-    f.text += rule + " sid:" + std::to_string(i + 1) + ";)\n";
-  }
-  return f;
-}
 
 using Frame = std::vector<uint8_t>;
 
@@ -184,7 +153,7 @@ std::string point(uint32_t size, const RuleFile& rules, const std::shared_ptr<id
 
 std::string bench_ids_stream(const BenchContext& ctx) {
   std::mt19937 rng(kSeed);
-  const RuleFile rules = make_rules(rng);
+  const RuleFile rules = make_rules(rng, "tcp", "stream bench");
   const std::string rules_path = ctx.dir + "/ids-stream-bench.rules";
   std::ofstream(rules_path) << rules.text;
   Result<std::vector<ids::Rule>> parsed = ids::parse_rules(rules.text, rules_path);

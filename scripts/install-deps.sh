@@ -14,6 +14,9 @@ DEB_PACKAGES=(
   chromium  # the dashboard test (headless)
   dpdk-dev  # dpdk-telemetry.py, DPDK's telemetry client (tests/e2e/test_control_plane.py)
   clang-16 libfuzzer-16-dev libclang-rt-16-dev  # make fuzz / fuzz-smoke (libFuzzer, ASan, UBSan)
+  libhttp-parser-dev  # the L7 proxy's HTTP/1.x parser (src/l7/proxy)
+  nginx wrk curl  # the L7 tests' backend and clients, the proxy benchmark's reference
+  modsecurity-crs libnginx-mod-http-modsecurity  # the WAF's rules and its reference verdicts
 )
 PY_PACKAGES=(scapy prometheus_client)
 

@@ -14,5 +14,6 @@ int cmd_profile(const std::vector<std::string>& args);
 int cmd_check(const std::vector<std::string>& args);
 int cmd_graph(const std::vector<std::string>& args);
 int cmd_pcap(const std::vector<std::string>& args);
+int cmd_proxy(const std::vector<std::string>& args);
 
 }  // namespace fulcrum::cli

@@ -23,6 +23,8 @@ usage:
   fulcrum devices [--json]         list the offload backends and devices (GPUs, OpenCL)
   fulcrum profile PIPELINE.click --port SPEC ... --out PROFILE.json
                                    measure every device mix for PolicyBalancer
+  fulcrum proxy CONFIG --listen 127.0.0.1:PORT --backend A.B.C.D:PORT [...]
+                                   the L7 reverse proxy with an NF chain (docs/l7.md)
   fulcrum help | --help
   fulcrum --version               the version and the git commit it was built from
 
@@ -51,9 +53,10 @@ int main(int argc, char** argv) {
   if (cmd == "graph") return fulcrum::cli::cmd_graph(args);
   if (cmd == "profile") return fulcrum::cli::cmd_profile(args);
   if (cmd == "pcap") return fulcrum::cli::cmd_pcap(args);
+  if (cmd == "proxy") return fulcrum::cli::cmd_proxy(args);
   std::fprintf(stderr, "fulcrum: unknown command '%s'%s\n\n%s", cmd.c_str(),
                fulcrum::did_you_mean(cmd, {"run", "check", "graph", "elements", "bench", "devices",
-                                           "profile", "pcap", "help", "--version"})
+                                           "profile", "pcap", "proxy", "help", "--version"})
                    .c_str(),
                kUsage);
   return 2;

@@ -1,0 +1,173 @@
+// fulcrum proxy CONFIG --listen A:P --backend A:P ...: the L7 reverse proxy (l7/proxy/proxy.hh)
+// with the NF chain of CONFIG (l7/config.hh), until SIGINT or SIGTERM; then the summary.
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli/commands.hh"
+#include "core/args.hh"
+#include "l7/config.hh"
+#include "l7/flow/processor.hh"
+#include "l7/proxy/backends.hh"
+#include "l7/proxy/proxy.hh"
+
+namespace fulcrum::cli {
+
+namespace {
+
+constexpr const char* kProxyUsage =
+    R"(usage: fulcrum proxy CONFIG --listen 127.0.0.1:PORT --backend A.B.C.D:PORT [--backend ...]
+  CONFIG                   the NF chain (docs/l7.md; configs/l7/passthrough.l7 is the empty chain)
+  --listen A:P             where clients connect (default 127.0.0.1:8080)
+  --backend A:P            a backend of the default pool (repeatable; at least one)
+  --workers N              worker threads, each with its own epoll loop and listener (1)
+  --max-conns N            client connections at once, all workers (10000); over it: 503
+  --idle-timeout-ms N      close a connection idle this long (60000; 0: never)
+  --header-timeout-ms N    answer 408 to a request head not complete in this time (10000; 0: never)
+  --max-pipeline N         unanswered requests of one client before reading it stops (64)
+  --max-header-bytes N     request/response head limit (65536; over it: 431)
+  --max-headers N          header count limit (100; over it: 431)
+  --max-body-bytes N       body limit (67108864; over it: 413)
+  --health-interval-ms N   active health checks every N ms (0: none)
+  --health-fails N         consecutive failed checks that mark a backend down (2)
+  --health-path PATH       check with "GET PATH" (2xx/3xx: healthy) instead of a TCP connect
+  --no-pin                 do not pin workers to cores
+  --stats-json FILE        write the run's counters as JSON at the end
+)";
+
+bool number(const std::string& s, uint32_t& out) {
+  return parse_value(s, out);
+}
+
+}  // namespace
+
+int cmd_proxy(const std::vector<std::string>& args) {
+  l7::ProxyOptions opt;
+  std::string config, stats_json;
+  std::vector<std::string> backends;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    const bool has = i + 1 < args.size();
+    uint32_t n = 0;
+    auto num = [&](uint32_t& out) {
+      if (!has || !number(args[i + 1], n)) {
+        std::fprintf(stderr, "fulcrum proxy: %s needs a number\n", a.c_str());
+        return false;
+      }
+      out = n;
+      ++i;
+      return true;
+    };
+    bool ok = true;
+    if (a == "--help" || a == "-h") {
+      std::fputs(kProxyUsage, stdout);
+      return 0;
+    } else if (a == "--listen" && has) {
+      opt.listen = args[++i];
+    } else if (a == "--backend" && has) {
+      backends.push_back(args[++i]);
+    } else if (a == "--stats-json" && has) {
+      stats_json = args[++i];
+    } else if (a == "--health-path" && has) {
+      opt.health.http_path = args[++i];
+    } else if (a == "--workers") {
+      ok = num(opt.workers);
+    } else if (a == "--max-conns") {
+      ok = num(opt.max_conns);
+    } else if (a == "--idle-timeout-ms") {
+      ok = num(opt.idle_timeout_ms);
+    } else if (a == "--header-timeout-ms") {
+      ok = num(opt.header_timeout_ms);
+    } else if (a == "--max-pipeline") {
+      ok = num(opt.max_pipeline) && opt.max_pipeline > 0;
+    } else if (a == "--health-interval-ms") {
+      ok = num(opt.health.interval_ms);
+    } else if (a == "--health-fails") {
+      ok = num(opt.health.fails) && opt.health.fails > 0;
+    } else if (a == "--max-header-bytes" || a == "--max-headers" || a == "--max-body-bytes") {
+      uint32_t v = 0;
+      ok = num(v);
+      if (a == "--max-header-bytes") opt.limits.max_header_bytes = v;
+      if (a == "--max-headers") opt.limits.max_headers = v;
+      if (a == "--max-body-bytes") opt.limits.max_body_bytes = v;
+    } else if (a == "--no-pin") {
+      opt.pin = false;
+    } else if (!a.empty() && a[0] != '-' && config.empty()) {
+      config = a;
+    } else {
+      std::fprintf(stderr, "fulcrum proxy: unexpected '%s'\n%s", a.c_str(), kProxyUsage);
+      return 2;
+    }
+    if (!ok) return 2;
+  }
+  if (config.empty() || backends.empty()) {
+    std::fprintf(stderr, "fulcrum proxy: needs CONFIG and at least one --backend\n%s", kProxyUsage);
+    return 2;
+  }
+  // The default pool first (indices 0..n-1), then the configuration's own backends.
+  l7::BackendTable& table = l7::BackendTable::global();
+  for (const std::string& b : backends) {
+    Result<int> idx = table.add(b);
+    if (!idx) {
+      std::fprintf(stderr, "fulcrum proxy: --backend %s\n", idx.error().c_str());
+      return 2;
+    }
+    opt.backends.push_back(*idx);
+  }
+  // One chain per worker; the first load reports configuration errors before anything starts.
+  if (Result<std::unique_ptr<l7::Chain>> c = l7::load_chain(config); !c) {
+    std::fprintf(stderr, "fulcrum proxy: %s\n", c.error().c_str());
+    return 2;
+  }
+  l7::ProcessorFactory factory = [config]() -> Result<std::unique_ptr<l7::Processor>> {
+    Result<std::unique_ptr<l7::Chain>> c = l7::load_chain(config);
+    if (!c) return make_error(c.error());
+    std::shared_ptr<l7::Chain> chain(std::move(*c));
+    return std::unique_ptr<l7::Processor>(new l7::InlineProcessor(chain));
+  };
+
+  // SIGINT/SIGTERM are taken by a thread of their own (the workers never see them); SIGUSR1
+  // ends that thread when the proxy stops by itself.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGUSR1);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  l7::Proxy proxy(opt, factory);
+  std::thread waiter([&] {
+    int sig = 0;
+    sigwait(&set, &sig);
+    if (sig != SIGUSR1) proxy.stop();
+  });
+  std::fprintf(stderr, "fulcrum proxy: %s -> %zu backend(s), %u worker(s)\n", opt.listen.c_str(),
+               backends.size(), opt.workers);
+  Result<l7::ProxyStats> stats = proxy.run();
+  pthread_kill(waiter.native_handle(), SIGUSR1);
+  waiter.join();
+  if (!stats) {
+    std::fprintf(stderr, "fulcrum proxy: %s\n", stats.error().c_str());
+    return 1;
+  }
+  std::fputs(stats->summary().c_str(), stdout);
+  for (size_t i = 0; i < table.size(); ++i)
+    std::printf("backend %s: %s\n", table.name(static_cast<int>(i)).c_str(),
+                table.up(static_cast<int>(i)) ? "up" : "down");
+  if (!stats_json.empty()) {
+    std::ofstream out(stats_json);
+    out << stats->json();
+    if (!out) {
+      std::fprintf(stderr, "fulcrum proxy: cannot write %s\n", stats_json.c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace fulcrum::cli

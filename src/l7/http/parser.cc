@@ -2,6 +2,7 @@
 
 #include <strings.h>
 
+#include <climits>
 #include <cstring>
 
 namespace fulcrum::l7::http {
@@ -146,6 +147,11 @@ int Parser::on_headers_complete(http_parser* p) {
   for (const auto& [k, v] : h.headers) {
     if (iequals(k, "content-length") || iequals(k, "transfer-encoding")) c.framed = true;
     if (iequals(k, "expect") && iequals(v, "100-continue")) c.expect_continue = true;
+  }
+  if (p->content_length != ULLONG_MAX && p->content_length > s->limits_.max_body_bytes) {
+    s->fail(ParseError::kBodyTooLarge,
+            "Content-Length over " + std::to_string(s->limits_.max_body_bytes) + " bytes");
+    return -1;
   }
   if (s->dir_ == Direction::kRequest) {
     h.method = http_method_str(static_cast<http_method>(p->method));

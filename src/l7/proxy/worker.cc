@@ -251,7 +251,12 @@ void Worker::read_backend(Conn& c) {
   stats_.bytes_from_backends += static_cast<uint64_t>(n);
   const bool ok = c.resp->feed(std::string_view(buf_.data(), static_cast<size_t>(n)), parsed);
   handle_parsed_responses(c, parsed);
-  if (!ok) backend_failed(c, "backend-parse-error", false);
+  if (!ok) {
+    backend_failed(c, "backend-parse-error", false);
+    return;
+  }
+  // Requests held for another backend go once this one has answered everything.
+  if (c.awaiting.empty() && !c.to_backend.empty()) pump_backend(c);
 }
 
 void Worker::handle_parsed_responses(Conn& c, std::vector<http::Parsed>& parsed) {
@@ -557,11 +562,13 @@ void Worker::sweep(uint64_t now) {
   for (auto& [id, cp] : conns_) {
     Conn& c = *cp;
     if (c.dead) continue;
-    if (idle && now - c.last_active_ns > idle) {
+    // (last_active_ns may be a little after `now`: writes since then set it.)
+    if (idle && now > c.last_active_ns && now - c.last_active_ns > idle) {
       close_conn(c, "idle-timeout");
       continue;
     }
-    if (header && c.head_since_ns && c.reading_client && now - c.head_since_ns > header) {
+    if (header && c.head_since_ns && c.reading_client && now > c.head_since_ns &&
+        now - c.head_since_ns > header) {
       ++stats_.errors["header-timeout"];
       const uint64_t seq = c.next_req_seq++;
       c.slots.emplace_back();

@@ -33,8 +33,9 @@ class ChainParser {
       std::vector<std::string> args;
       skip_blank(false);
       if (!at_end() && peek() == '(') {
+        const SourceLoc open = here();
         next();
-        Status st = read_args(args);
+        Status st = read_args(args, open);
         if (!st) return make_error(st.error());
       }
       const NfFactory* factory = NfRegistry::instance().find(name);
@@ -68,8 +69,7 @@ class ChainParser {
   }
 
  private:
-  Status read_args(std::vector<std::string>& args) {
-    const SourceLoc open = here();
+  Status read_args(std::vector<std::string>& args, const SourceLoc& open) {
     std::string cur;
     int depth = 0;
     bool quoted = false;

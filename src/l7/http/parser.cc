@@ -120,7 +120,7 @@ int Parser::on_header_field(http_parser* p, const char* at, size_t len) {
               "over " + std::to_string(s->limits_.max_headers) + " headers");
       return 1;
     }
-    s->count_head(kHeaderLineOverhead);
+    if (!s->count_head(kHeaderLineOverhead)) return 1;
     hs.emplace_back();
   }
   hs.back().first.append(at, len);
@@ -137,7 +137,8 @@ int Parser::on_header_value(http_parser* p, const char* at, size_t len) {
   return 0;
 }
 
-// Returning 1 tells libhttp-parser that the message has no body (a response to HEAD).
+// Returning 1 tells libhttp-parser that the message has no body (a response to HEAD, 1xx, 204,
+// 304).
 int Parser::on_headers_complete(http_parser* p) {
   Parser* s = self(p);
   s->headers_done_ = true;
@@ -161,12 +162,13 @@ int Parser::on_headers_complete(http_parser* p) {
   if (h.status / 100 == 1) {
     c.informational = true;
     c.bodyless = true;
-    return 0;
+    return 1;
   }
   const bool head = !s->head_requests_.empty() && s->head_requests_.front();
   if (!s->head_requests_.empty()) s->head_requests_.pop_front();
-  if (head || h.status == 204 || h.status == 304) c.bodyless = true;
-  return head ? 1 : 0;
+  // libhttp-parser would read a body of Content-Length bytes after a 204 or 304.
+  c.bodyless = head || h.status == 204 || h.status == 304;
+  return c.bodyless ? 1 : 0;
 }
 
 int Parser::on_body(http_parser* p, const char* at, size_t len) {
@@ -185,6 +187,7 @@ int Parser::on_body(http_parser* p, const char* at, size_t len) {
 
 int Parser::on_message_complete(http_parser* p) {
   Parser* s = self(p);
+  if (s->error_ != ParseError::kNone) return 1;
   s->cur_.keep_alive = http_should_keep_alive(p) != 0;
   s->in_message_ = false;
   s->headers_done_ = false;
@@ -202,6 +205,10 @@ bool Parser::feed(std::string_view data, std::vector<Parsed>& out) {
   if (error_ != ParseError::kNone) return false;
   if (parser_.upgrade) {
     fail(ParseError::kUnsupported, "CONNECT or Upgrade");
+    return false;
+  }
+  if (HTTP_PARSER_ERRNO(&parser_) == HPE_HEADER_OVERFLOW) {
+    fail(ParseError::kHeaderTooLarge, "head over libhttp-parser's HTTP_MAX_HEADER_SIZE");
     return false;
   }
   if (n != data.size() || HTTP_PARSER_ERRNO(&parser_) != HPE_OK) {

@@ -425,6 +425,19 @@ def run_conn_limit(run, nginx, files):
         run.check(st["errors"].get("conn-limit", 0) >= 1, "conn-limit not counted")
 
 
+def run_cli_errors(run):
+    """Configuration errors stop the proxy before it listens, with file:line:column."""
+    bad = os.path.join(run.work, "bad.l7")
+    with open(bad, "w") as f:
+        f.write("# a typo\nL7Balancer(POOL web 127.0.0.1:1) -> Nope(1)\n")
+    res = subprocess.run([FULCRUM, "proxy", bad, "--backend", "127.0.0.1:1"], capture_output=True,
+                         text=True, timeout=30)
+    run.check(res.returncode == 2 and f"{bad}:2:37: unknown NF 'Nope'" in res.stderr,
+              f"config error: {res.returncode} {res.stderr}")
+    res = subprocess.run([FULCRUM, "proxy", bad], capture_output=True, text=True, timeout=30)
+    run.check(res.returncode == 2 and "--backend" in res.stderr, "missing --backend accepted")
+
+
 def main():
     work = tempfile.mkdtemp(prefix="fulcrum-e2e-l7proxy-")
     rng = random.Random(SEED)
@@ -432,6 +445,7 @@ def main():
     run = Run(work)
     nginx = echo = None
     try:
+        run_cli_errors(run)
         nginx = Nginx(work, files, workers=2)
         echo = EchoServer()
         cfg = (f"# files from nginx, bodies echoed by the Python server\n"

@@ -99,9 +99,7 @@ void Worker::run() {
         on_client(*it->second, ev);
     }
     const uint64_t now = now_ns();
-    drain_processor(now);
-    deadline = processor_->poll(now, done_);
-    if (!done_.empty()) drain_processor(now);
+    deadline = drain_processor(now);
     if (now - last_sweep >= static_cast<uint64_t>(kSweepMs) * kNsPerMs) {
       sweep(now);
       last_sweep = now;
@@ -274,8 +272,8 @@ void Worker::handle_parsed_responses(Conn& c, std::vector<http::Parsed>& parsed)
   }
 }
 
-void Worker::drain_processor(uint64_t now) {
-  processor_->poll(now, done_);
+uint64_t Worker::drain_processor(uint64_t now) {
+  const uint64_t deadline = processor_->poll(now, done_);
   for (Message& m : done_) {
     auto it = conns_.find(m.flow);
     if (it == conns_.end() || it->second->dead) continue;
@@ -287,6 +285,7 @@ void Worker::drain_processor(uint64_t now) {
     if (!c.dead) refresh(c);
   }
   done_.clear();
+  return deadline;
 }
 
 void Worker::count_verdict(const Verdict& v) {

@@ -69,7 +69,7 @@ class Worker {
   };
   struct Conn {
     Conn(FlowId id_, int fd, const http::Limits& limits)
-        : id(id_), cfd(fd), req(Direction::kRequest, limits), limits_(limits) {}
+        : id(id_), cfd(fd), req(Direction::kRequest, limits) {}
     FlowId id;
     int cfd;
     int bfd = -1;
@@ -80,7 +80,6 @@ class Worker {
     size_t cout_off = 0, bout_off = 0;
     http::Parser req;
     std::unique_ptr<http::Parser> resp;
-    http::Limits limits_;
     uint64_t next_req_seq = 0, next_resp_seq = 0, base_slot = 0;
     std::deque<Slot> slots;
     std::unordered_map<uint64_t, RequestInfo> requests;
@@ -104,7 +103,8 @@ class Worker {
   void write_client(Conn& c);
   void write_backend(Conn& c);
   void handle_parsed_responses(Conn& c, std::vector<http::Parsed>& parsed);
-  void drain_processor(uint64_t now);
+  // Polls the processor and acts on the finished messages; its next deadline.
+  uint64_t drain_processor(uint64_t now);
   void on_request_verdict(Conn& c, Message& m);
   void on_response_verdict(Conn& c, Message& m);
   void pump_backend(Conn& c);

@@ -3,6 +3,7 @@
 // pool with nothing up answers 502; and the configuration format's errors name file:line:col.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -154,6 +155,16 @@ TEST(L7Config, EmptyChainAndErrorsWithTheirPlace) {
     ASSERT_FALSE(c.ok()) << bad.text;
     EXPECT_NE(c.error().find(bad.where), std::string::npos) << c.error();
     EXPECT_NE(c.error().find(bad.what), std::string::npos) << c.error();
+  }
+}
+
+TEST(L7Config, TheSampleConfigurationsLoad) {
+  const char* src = std::getenv("FULCRUM_SOURCE_DIR");
+  const std::string dir = std::string(src ? src : ".") + "/configs/l7/";
+  for (const char* name : {"passthrough.l7", "balancer.l7"}) {
+    Result<std::unique_ptr<Chain>> c = load_chain(dir + name);
+    ASSERT_TRUE(c.ok()) << c.error();
+    EXPECT_EQ((*c)->size(), std::string(name) == "passthrough.l7" ? 0u : 1u);
   }
 }
 

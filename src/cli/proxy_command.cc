@@ -2,6 +2,7 @@
 // with the NF chain of CONFIG (l7/config.hh), until SIGINT or SIGTERM; then the summary.
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 
 #include <cstdio>
 #include <fstream>
@@ -133,6 +134,12 @@ int cmd_proxy(const std::vector<std::string>& args) {
 
   // SIGINT/SIGTERM are taken by a thread of their own (the workers never see them); SIGUSR1
   // ends that thread when the proxy stops by itself.
+  // Two descriptors a connection: as many as the system allows.
+  rlimit nofile{};
+  if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+    nofile.rlim_cur = nofile.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &nofile);
+  }
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);

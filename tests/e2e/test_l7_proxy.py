@@ -9,7 +9,8 @@
 * a slow client (a head sent in pieces, stopped halfway; a client not reading a 10 MB response)
   does not stall other flows: their requests complete, in order, while it is stalled;
 * a backend that refuses gives 502; with health checks, a pool stops choosing a dead backend;
-* the connection limit, idle and header timeouts; SIGINT ends the proxy with its summary.
+* the connection limit, idle and header timeouts; SIGINT and SIGTERM end the proxy with its
+  summary.
 
 Run directly or through ctest (e2e.test_l7_proxy). nginx cannot echo request bodies, so POST
 bodies go (by an L7Balancer path rule) to a threaded Python echo server."""
@@ -149,8 +150,8 @@ class Run:
             raise RuntimeError(f"{name} did not start: {proc.stderr.read()}")
         return proc, port, stats
 
-    def stop(self, proc, stats):
-        proc.send_signal(signal.SIGINT)
+    def stop(self, proc, stats, sig=signal.SIGINT):
+        proc.send_signal(sig)
         try:
             out, err = proc.communicate(timeout=20)
         except subprocess.TimeoutExpired:
@@ -354,7 +355,7 @@ def run_backend_down(run, work, nginx, files):
     partial.send(b"GET /f100 HTTP/1.1\r\nHo")
     run.check(partial.response()[0] == 408, "a head not completed in time gets 408")
     partial.close()
-    st, _ = run.stop(proc, stats)
+    st, _ = run.stop(proc, stats, signal.SIGTERM)
     if st:
         run.check(st["errors"].get("backend-refused", 0) >= 3, f"backend-refused not counted: {st}")
         run.check(st["errors"].get("idle-timeout", 0) >= 1 and st["errors"].get("header-timeout", 0) >= 1,

@@ -112,7 +112,16 @@ void Worker::run() {
 void Worker::accept_clients() {
   for (int i = 0; i < kAcceptsPerEvent; ++i) {
     const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) return;
+    if (fd < 0) {
+      if (errno == EMFILE || errno == ENFILE) {
+        // Out of descriptors: stop watching the listener (it would fire again at once) until
+        // a connection closes.
+        ++stats_.errors["accept-no-fds"];
+        epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, listen_fd_, nullptr);
+        accept_paused_ = true;
+      }
+      return;
+    }
     if (open_conns_.fetch_add(1) >= options_.max_conns) {
       open_conns_.fetch_sub(1);
       ++stats_.errors["conn-limit"];
@@ -553,6 +562,13 @@ void Worker::close_conn(Conn& c, const char* reason) {
   processor_->close_flow(c.id);
   open_conns_.fetch_sub(1);
   dead_.push_back(c.id);
+  if (accept_paused_) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = kListenTag;
+    epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listen_fd_, &ev);
+    accept_paused_ = false;
+  }
 }
 
 void Worker::sweep(uint64_t now) {

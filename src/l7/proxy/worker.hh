@@ -133,6 +133,7 @@ class Worker {
   std::unordered_map<FlowId, std::unique_ptr<Conn>> conns_;
   std::vector<FlowId> dead_;
   FlowId next_id_ = 1;
+  bool accept_paused_ = false;  // out of descriptors: the listener is not watched
   std::vector<char> buf_;
   std::vector<Message> done_;
   ProxyStats stats_;

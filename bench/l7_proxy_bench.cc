@@ -27,6 +27,7 @@
 
 #include "bench/groups.hh"
 #include "bench/measure.hh"
+#include "l7/config.hh"
 #include "l7/flow/processor.hh"
 #include "l7/proxy/backends.hh"
 #include "l7/proxy/proxy.hh"
@@ -178,6 +179,40 @@ WrkResult run_wrk(const std::string& wrk, int port, const std::string& path, dou
   return r;
 }
 
+// `fulcrum proxy`'s engine on a free port with the chain `config` (empty: no NF), 1 worker.
+struct InProcessProxy {
+  InProcessProxy(const std::string& backend, const std::string& config) {
+    port = free_port();
+    l7::ProxyOptions opt;
+    opt.listen = "127.0.0.1:" + std::to_string(port);
+    Result<int> idx = l7::BackendTable::global().add(backend);
+    opt.backends = {idx.ok() ? *idx : 0};
+    opt.workers = kWorkers;
+    opt.pin = false;  // nginx's workers are not pinned either
+    proxy = std::make_unique<l7::Proxy>(opt, [config]() -> Result<std::unique_ptr<l7::Processor>> {
+      Result<std::unique_ptr<l7::Chain>> chain = l7::parse_chain(config, "bench");
+      if (!chain) return make_error(chain.error());
+      return std::unique_ptr<l7::Processor>(
+          new l7::InlineProcessor(std::shared_ptr<l7::Chain>(std::move(*chain))));
+    });
+    runner = std::thread([this] {
+      Result<l7::ProxyStats> r = proxy->run();
+      if (!r) std::fprintf(stderr, "bench: l7_proxy: %s\n", r.error().c_str());
+    });
+    up = wait_listening(port);
+  }
+  void stop() {
+    proxy->stop();
+    if (runner.joinable()) runner.join();
+  }
+  ~InProcessProxy() { stop(); }
+
+  int port = 0;
+  bool up = false;
+  std::unique_ptr<l7::Proxy> proxy;
+  std::thread runner;
+};
+
 std::string bench_l7_proxy(const BenchContext& ctx) {
   const std::string nginx = find_exe("nginx"), wrk = find_exe("wrk");
   if (nginx.empty() || wrk.empty()) {
@@ -206,30 +241,27 @@ std::string bench_l7_proxy(const BenchContext& ctx) {
       start_nginx(nginx, base + "/nginx_proxy",
                   nginx_conf(base + "/nginx_proxy", nginx_port, upstream), nginx_port);
 
-  // Fulcrum's proxy in this process, the empty chain.
-  l7::ProxyOptions opt;
-  const int fulcrum_port = free_port();
-  opt.listen = "127.0.0.1:" + std::to_string(fulcrum_port);
-  Result<int> idx = l7::BackendTable::global().add("127.0.0.1:" + std::to_string(backend_port));
-  opt.backends = {idx.ok() ? *idx : 0};
-  opt.workers = kWorkers;
-  opt.pin = false;  // nginx's workers are not pinned either
-  l7::Proxy proxy(opt, []() -> Result<std::unique_ptr<l7::Processor>> {
-    return std::unique_ptr<l7::Processor>(new l7::InlineProcessor(std::make_shared<l7::Chain>()));
-  });
-  std::thread runner([&] { (void)proxy.run(); });
-  const bool fulcrum_up = wait_listening(fulcrum_port);
+  // Fulcrum's proxy in this process: the empty chain, and the chain of one L7Balancer (a pool
+  // of the same backend) for the NF's cost.
+  const std::string backend_addr = "127.0.0.1:" + std::to_string(backend_port);
+  InProcessProxy fulcrum(backend_addr, "");
+  InProcessProxy balanced(backend_addr, "L7Balancer(POOL p " + backend_addr + ")");
 
   std::vector<std::string> rows;
   for (const auto& s : kSizes) {
     const std::string path = std::string("/") + s.name;
-    std::vector<double> f_rps, n_rps, f_lat, n_lat;
+    std::vector<double> f_rps, n_rps, f_lat, n_lat, b_rps;
     uint64_t errors = 0;
     for (int r = 0; r < kRounds; ++r) {
-      if (fulcrum_up) {
-        WrkResult w = run_wrk(wrk, fulcrum_port, path, seconds);
+      if (fulcrum.up) {
+        WrkResult w = run_wrk(wrk, fulcrum.port, path, seconds);
         f_rps.push_back(w.rps);
         f_lat.push_back(w.latency_ms);
+        errors += w.errors;
+      }
+      if (balanced.up) {
+        WrkResult w = run_wrk(wrk, balanced.port, path, seconds);
+        b_rps.push_back(w.rps);
         errors += w.errors;
       }
       if (nginx_proxy) {
@@ -240,12 +272,13 @@ std::string bench_l7_proxy(const BenchContext& ctx) {
       }
     }
     const WrkResult direct = run_wrk(wrk, backend_port, path, seconds);
-    const double f = median_of(f_rps), n = median_of(n_rps);
+    const double f = median_of(f_rps), n = median_of(n_rps), fb = median_of(b_rps);
     const double bits = static_cast<double>(s.bytes) * 8 / 1e9;
     std::fprintf(stderr,
                  "bench: l7_proxy %s: fulcrum %.0f req/s (%.2f Gbps), nginx proxy %.0f req/s "
-                 "(%.2f Gbps), ratio %.2f; backend direct %.0f req/s\n",
-                 s.name, f, f * bits, n, n * bits, n > 0 ? f / n : 0, direct.rps);
+                 "(%.2f Gbps), ratio %.2f; with L7Balancer %.0f req/s; backend direct %.0f "
+                 "req/s\n",
+                 s.name, f, f * bits, n, n * bits, n > 0 ? f / n : 0, fb, direct.rps);
     rows.push_back(Obj()
                        .str("response", s.name)
                        .count("body_bytes", s.bytes)
@@ -256,20 +289,23 @@ std::string bench_l7_proxy(const BenchContext& ctx) {
                        .num("nginx_gbps", n * bits)
                        .num("nginx_latency_ms", median_of(n_lat))
                        .num("ratio", n > 0 ? f / n : 0)
+                       .num("fulcrum_balancer_rps", fb)
+                       .num("balancer_vs_empty_chain", f > 0 ? fb / f : 0)
                        .num("direct_rps", direct.rps)
                        .num("direct_gbps", direct.rps * bits)
                        .count("wrk_errors", errors)
                        .done());
   }
-  proxy.stop();
-  runner.join();
+  fulcrum.stop();
+  balanced.stop();
   stop_process(nginx_proxy);
   stop_process(backend);
   return Obj()
       .str("what",
            "wrk (1 thread, 32 connections) through Fulcrum's L7 proxy (empty chain) and through "
            "nginx as a reverse proxy (upstream keepalive), same nginx backend, 1 worker each, "
-           "alternately; medians of 2; Gbps = requests/s x body bytes x 8")
+           "alternately; medians of 2; Gbps = requests/s x body bytes x 8; "
+           "fulcrum_balancer_rps: the chain L7Balancer(POOL p BACKEND) (the NF's cost)")
       .count("workers", kWorkers)
       .num("seconds_per_run", seconds)
       .raw("sizes", array(rows))

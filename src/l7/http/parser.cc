@@ -154,6 +154,8 @@ int Parser::on_headers_complete(http_parser* p) {
             "Content-Length over " + std::to_string(s->limits_.max_body_bytes) + " bytes");
     return -1;
   }
+  if (p->content_length != ULLONG_MAX && p->content_length > 0 && !(p->flags & F_CHUNKED))
+    c.msg.body.reserve(p->content_length);
   if (s->dir_ == Direction::kRequest) {
     h.method = http_method_str(static_cast<http_method>(p->method));
     return 0;

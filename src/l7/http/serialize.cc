@@ -53,6 +53,16 @@ std::string_view reason_phrase(int status) {
 
 void serialize(const HttpHead& head, Direction dir, std::span<const uint8_t> body, bool framed,
                bool bodyless, std::string& out) {
+  serialize_head(head, dir, body.size(), framed, bodyless, out);
+  if (!bodyless && !body.empty()) {
+    const size_t old = out.size();
+    out.resize(old + body.size());
+    std::memcpy(out.data() + old, body.data(), body.size());
+  }
+}
+
+void serialize_head(const HttpHead& head, Direction dir, size_t body_bytes, bool framed,
+                    bool bodyless, std::string& out) {
   const std::string version = "HTTP/1." + std::to_string(head.version_minor);
   if (dir == Direction::kRequest) {
     out += head.method;
@@ -76,18 +86,13 @@ void serialize(const HttpHead& head, Direction dir, std::span<const uint8_t> bod
     out += v;
     out += "\r\n";
   }
-  const bool length = !bodyless && (dir == Direction::kResponse || framed || !body.empty());
+  const bool length = !bodyless && (dir == Direction::kResponse || framed || body_bytes > 0);
   if (length) {
     out += "Content-Length: ";
-    out += std::to_string(body.size());
+    out += std::to_string(body_bytes);
     out += "\r\n";
   }
   out += "\r\n";
-  if (!bodyless && !body.empty()) {
-    const size_t old = out.size();
-    out.resize(old + body.size());
-    std::memcpy(out.data() + old, body.data(), body.size());
-  }
 }
 
 void local_response(int status, std::string_view why, bool close, std::string& out) {

@@ -22,6 +22,11 @@ namespace fulcrum::l7::http {
 void serialize(const HttpHead& head, Direction dir, std::span<const uint8_t> body, bool framed,
                bool bodyless, std::string& out);
 
+// The head alone (what serialize() writes before the body), for a body of `body_bytes` sent
+// after it as it is.
+void serialize_head(const HttpHead& head, Direction dir, size_t body_bytes, bool framed,
+                    bool bodyless, std::string& out);
+
 // A small response of the proxy's own ("HTTP/1.1 403 Forbidden", text body naming `why`).
 // `close`: adds "Connection: close".
 void local_response(int status, std::string_view why, bool close, std::string& out);

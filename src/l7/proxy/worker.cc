@@ -228,7 +228,7 @@ void Worker::read_client(Conn& c) {
   c.head_since_ns =
       c.req.in_message() && !c.req.in_body() ? (c.head_since_ns ? c.head_since_ns : now) : 0;
   if (c.req.wants_continue() && !c.continue_sent && c.slots.empty()) {
-    c.cout.append(kContinue);
+    c.cout.append(std::string(kContinue));
     c.continue_sent = true;
     write_client(c);
   }
@@ -327,8 +327,8 @@ void Worker::on_request_verdict(Conn& c, Message& m) {
     answer_locally(c, m.seq, 502, "no backend up", !info.keep_alive);
     return;
   }
-  Pending p{m.seq, b, info.head, info.keep_alive, {}};
-  http::serialize(m.head, Direction::kRequest, m.body, info.framed, false, p.bytes);
+  Pending p{m.seq, b, info.head, info.keep_alive, {}, std::move(m.body)};
+  http::serialize_head(m.head, Direction::kRequest, p.body.size(), info.framed, false, p.wire_head);
   c.to_backend.push_back(std::move(p));
   pump_backend(c);
 }
@@ -349,9 +349,11 @@ void Worker::on_response_verdict(Conn& c, Message& m) {
     case Action::kForward:
       break;
   }
-  std::string bytes;
-  http::serialize(m.head, Direction::kResponse, m.body, info.framed, info.bodyless, bytes);
-  fill(c, info.slot, m.head.status, std::move(bytes), close_after);
+  std::string head;
+  http::serialize_head(m.head, Direction::kResponse, m.body.size(), info.framed, info.bodyless,
+                       head);
+  if (info.bodyless) m.body.clear();
+  fill(c, info.slot, m.head.status, std::move(head), std::move(m.body), close_after);
 }
 
 int Worker::default_backend(const Conn& c) const {
@@ -371,8 +373,9 @@ void Worker::pump_backend(Conn& c) {
       close_backend(c);
     }
     if (c.bfd < 0 && !open_backend(c, p.backend)) continue;
-    c.bout.append(p.bytes);
-    stats_.bytes_to_backends += p.bytes.size();
+    stats_.bytes_to_backends += p.wire_head.size() + p.body.size();
+    c.bout.append(std::move(p.wire_head));
+    c.bout.append(std::move(p.body));
     c.resp->request_sent(p.head);
     c.awaiting.push_back({p.slot, p.keep_alive});
     c.to_backend.pop_front();
@@ -412,7 +415,6 @@ void Worker::close_backend(Conn& c) {
   c.bmask = 0;
   c.connecting = false;
   c.bout.clear();
-  c.bout_off = 0;
   c.resp = std::make_unique<http::Parser>(Direction::kResponse, options_.limits);
 }
 
@@ -442,31 +444,27 @@ void Worker::answer_locally(Conn& c, uint64_t slot, int status, std::string_view
                             bool close_after) {
   std::string bytes;
   http::local_response(status, why, close_after, bytes);
-  fill(c, slot, status, std::move(bytes), close_after);
+  fill(c, slot, status, std::move(bytes), {}, close_after);
 }
 
-void Worker::fill(Conn& c, uint64_t slot, int status, std::string bytes, bool close_after) {
+void Worker::fill(Conn& c, uint64_t slot, int status, std::string head, std::vector<uint8_t> body,
+                  bool close_after) {
   if (c.dead) return;
   if (slot < c.base_slot || slot - c.base_slot >= c.slots.size()) return;
   Slot& s = c.slots[slot - c.base_slot];
   s.ready = true;
   s.status = status;
   s.close_after = close_after;
-  s.bytes = std::move(bytes);
+  s.head = std::move(head);
+  s.body = std::move(body);
   flush_slots(c);
 }
 
 void Worker::flush_slots(Conn& c) {
   while (!c.slots.empty() && c.slots.front().ready && !c.closing) {
     Slot& s = c.slots.front();
-    if (c.cout_off == c.cout.size()) {
-      c.cout.clear();
-      c.cout_off = 0;
-    }
-    if (c.cout.empty())
-      c.cout.swap(s.bytes);
-    else
-      c.cout.append(s.bytes);
+    c.cout.append(std::move(s.head));
+    c.cout.append(std::move(s.body));
     ++stats_.responses;
     if (s.status >= 500)
       ++stats_.status_5xx;
@@ -485,49 +483,29 @@ void Worker::flush_slots(Conn& c) {
 }
 
 void Worker::write_client(Conn& c) {
-  while (c.cout_off < c.cout.size()) {
-    const ssize_t n =
-        ::send(c.cfd, c.cout.data() + c.cout_off, c.cout.size() - c.cout_off, MSG_NOSIGNAL);
-    if (n < 0) {
-      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) break;
-      close_conn(c, "client-reset");
-      return;
-    }
-    c.cout_off += static_cast<size_t>(n);
+  const ssize_t n = c.cout.send_to(c.cfd);
+  if (n < 0) {
+    close_conn(c, "client-reset");
+    return;
+  }
+  if (n > 0) {
     stats_.bytes_to_clients += static_cast<uint64_t>(n);
     c.last_active_ns = now_ns();
   }
-  if (c.cout_off == c.cout.size()) {
-    c.cout.clear();
-    c.cout_off = 0;
-    if (c.closing) close_conn(c, nullptr);
-  }
+  if (c.cout.empty() && c.closing) close_conn(c, nullptr);
 }
 
 void Worker::write_backend(Conn& c) {
-  while (c.bout_off < c.bout.size()) {
-    const ssize_t n =
-        ::send(c.bfd, c.bout.data() + c.bout_off, c.bout.size() - c.bout_off, MSG_NOSIGNAL);
-    if (n < 0) {
-      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) break;
-      backend_failed(c, "backend-reset", false);
-      return;
-    }
-    c.bout_off += static_cast<size_t>(n);
-  }
-  if (c.bout_off == c.bout.size()) {
-    c.bout.clear();
-    c.bout_off = 0;
-  }
+  if (c.bout.send_to(c.bfd) < 0) backend_failed(c, "backend-reset", false);
 }
 
 void Worker::refresh(Conn& c) {
-  const bool client_room = unsent(c.cout, c.cout_off) < options_.out_buffer_bytes;
+  const bool client_room = c.cout.size() < options_.out_buffer_bytes;
   uint32_t cm = 0;
-  if (c.reading_client && !c.closing && unsent(c.bout, c.bout_off) < options_.out_buffer_bytes &&
+  if (c.reading_client && !c.closing && c.bout.size() < options_.out_buffer_bytes &&
       c.slots.size() < options_.max_pipeline)
     cm |= EPOLLIN;
-  if (unsent(c.cout, c.cout_off) > 0) cm |= EPOLLOUT;
+  if (!c.cout.empty()) cm |= EPOLLOUT;
   if (cm != c.cmask) {
     epoll_event ev{};
     ev.events = cm;
@@ -541,7 +519,7 @@ void Worker::refresh(Conn& c) {
     bm = EPOLLOUT;
   } else {
     if (client_room) bm |= EPOLLIN;
-    if (unsent(c.bout, c.bout_off) > 0) bm |= EPOLLOUT;
+    if (!c.bout.empty()) bm |= EPOLLOUT;
   }
   if (bm != c.bmask) {
     epoll_event ev{};

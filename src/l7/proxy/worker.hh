@@ -16,6 +16,7 @@
 #include "l7/flow/processor.hh"
 #include "l7/http/parser.hh"
 #include "l7/proxy/backends.hh"
+#include "l7/proxy/out_queue.hh"
 #include "l7/proxy/proxy.hh"
 
 namespace fulcrum::l7 {
@@ -38,7 +39,8 @@ class Worker {
     bool ready = false;
     bool close_after = false;
     int status = 0;
-    std::string bytes;
+    std::string head;  // or the whole of the proxy's own answer
+    std::vector<uint8_t> body;
   };
   struct RequestInfo {
     bool keep_alive = true;
@@ -52,7 +54,8 @@ class Worker {
     int backend = -1;
     bool head = false;
     bool keep_alive = true;
-    std::string bytes;
+    std::string wire_head;
+    std::vector<uint8_t> body;
   };
   // A request written to the backend, its response not yet parsed.
   struct Awaiting {
@@ -76,8 +79,7 @@ class Worker {
     int backend = -1;
     bool connecting = false;
     uint32_t cmask = 0, bmask = 0;
-    std::string cout, bout;
-    size_t cout_off = 0, bout_off = 0;
+    OutQueue cout, bout;
     http::Parser req;
     std::unique_ptr<http::Parser> resp;
     uint64_t next_req_seq = 0, next_resp_seq = 0, base_slot = 0;
@@ -112,14 +114,14 @@ class Worker {
   void close_backend(Conn& c);
   void backend_failed(Conn& c, const char* reason, bool unreachable);
   int default_backend(const Conn& c) const;
-  void fill(Conn& c, uint64_t slot, int status, std::string bytes, bool close_after);
+  void fill(Conn& c, uint64_t slot, int status, std::string head, std::vector<uint8_t> body,
+            bool close_after);
   void answer_locally(Conn& c, uint64_t slot, int status, std::string_view why, bool close_after);
   void flush_slots(Conn& c);
   void refresh(Conn& c);
   void close_conn(Conn& c, const char* reason);
   void sweep(uint64_t now);
   void count_verdict(const Verdict& v);
-  size_t unsent(const std::string& s, size_t off) const { return s.size() - off; }
 
   const ProxyOptions& options_;
   int index_;

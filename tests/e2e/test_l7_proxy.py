@@ -3,7 +3,8 @@
 
 * 10k+ requests of mixed sizes (GET of files of 0 B ... 10 MB, HEAD, POST bodies with
   Content-Length and chunked, pipelined batches, keep-alive) give the same status, body and
-  headers through the proxy as sent directly to the backend; a few with curl;
+  headers through the proxy as sent directly to the backend; 16 clients at once get the right
+  answers; a few with curl;
 * malformed requests get 400 (431 for an oversized head, 413 for an oversized body) and the
   connection is closed;
 * a slow client (a head sent in pieces, stopped halfway; a client not reading a 10 MB response)
@@ -254,6 +255,40 @@ def run_mixed(run, port_proxy, nginx, echo, files, rng):
     return sent
 
 
+def run_concurrent(run, port_proxy, files, threads=16, each=40):
+    """Many connections at once (both workers busy): every answer is the right file or echo."""
+    names = [n for n in files if len(files[n]) <= 262144]
+    bad = []
+
+    def client(k):
+        rng = random.Random(k)
+        c = Conn(port_proxy)
+        try:
+            for i in range(each):
+                if i % 3 == 2:
+                    body = rng.randbytes(rng.randint(0, 30000))
+                    c.send(request("POST", "/echo/c", body, chunked=i % 2 == 0))
+                    ok = c.response()[2] == body
+                else:
+                    name = rng.choice(names)
+                    c.send(request("GET", "/" + name))
+                    ok = c.response()[2] == files[name]
+                if not ok:
+                    bad.append(f"client {k} request {i}")
+        except (OSError, http.client.HTTPException) as e:
+            bad.append(f"client {k}: {e!r}")
+        finally:
+            c.close()
+
+    ts = [threading.Thread(target=client, args=(k,)) for k in range(threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    run.check(not bad, f"concurrent clients: {bad[:3]}")
+    return threads * each
+
+
 def run_curl(run, port_proxy, nginx, echo, files):
     if not shutil.which("curl"):
         print("curl not found: its checks are skipped")
@@ -456,13 +491,14 @@ def main():
                                       "--max-body-bytes", str(16 * MB))
         t0 = time.monotonic()
         sent = run_mixed(run, port, nginx, echo, files, rng)
+        sent += run_concurrent(run, port, files)
         t1 = time.monotonic()
         sent += run_curl(run, port, nginx, echo, files)
         t2 = time.monotonic()
         bad = run_malformed(run, port, files)
         sent += run_slow_clients(run, port, files)
         t3 = time.monotonic()
-        print(f"(mixed {t1 - t0:.1f} s, curl {t2 - t1:.1f} s, malformed and slow {t3 - t2:.1f} s)")
+        print(f"(mixed and concurrent {t1 - t0:.1f} s, curl {t2 - t1:.1f} s, malformed and slow {t3 - t2:.1f} s)")
         # The echo backend gone: a new connection to it is refused, the client gets 502.
         echo.stop()
         echo = None

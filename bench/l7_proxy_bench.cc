@@ -40,8 +40,8 @@ namespace {
 constexpr uint32_t kWorkers = 1;
 constexpr int kWrkThreads = 1;
 constexpr int kWrkConnections = 32;
-constexpr int kRounds = 2;  // each proxy measured this many times, alternately; medians
-constexpr double kMinSeconds = 2;
+constexpr int kRounds = 4;  // each proxy measured this many times, alternately; medians
+constexpr double kMinSeconds = 1;
 constexpr int kListenTries = 200;
 constexpr struct {
   const char* name;
@@ -213,6 +213,31 @@ struct InProcessProxy {
   std::thread runner;
 };
 
+// L7Balancer::process alone on a request head (4 backends, Host/path rules, HASH header):
+// nanoseconds a request.
+double balancer_ns_per_request(double seconds) {
+  Result<std::unique_ptr<l7::Chain>> chain = l7::parse_chain(
+      "L7Balancer(POOL web 127.0.0.1:1 127.0.0.1:2 127.0.0.1:3, POOL api 127.0.0.1:4, "
+      "RULE api api.example /api/, HASH header:X-User)",
+      "bench");
+  if (!chain) return 0;
+  l7::Message m;
+  m.head.method = "GET";
+  m.head.target = "/index.html";
+  m.head.headers = {{"Host", "www.example"}, {"User-Agent", "wrk"}, {"X-User", "u"}};
+  std::vector<uint8_t> state = (*chain)->new_state();
+  uint64_t i = 0;
+  int sink = 0;
+  const double mcalls = rate_mpps(seconds, [&] {
+    m.head.headers[2].second[0] = static_cast<char>('a' + (i++ & 15));
+    m.verdict = {};
+    (*chain)->process(m, state);
+    sink += m.verdict.backend;
+  });
+  if (sink == -1) std::fprintf(stderr, "%d\n", sink);
+  return mcalls > 0 ? 1e3 / mcalls : 0;
+}
+
 std::string bench_l7_proxy(const BenchContext& ctx) {
   const std::string nginx = find_exe("nginx"), wrk = find_exe("wrk");
   if (nginx.empty() || wrk.empty()) {
@@ -221,7 +246,7 @@ std::string bench_l7_proxy(const BenchContext& ctx) {
                  why.c_str());
     return Obj().str("skipped", why).done();
   }
-  const double seconds = std::max(kMinSeconds, ctx.seconds * 2);
+  const double seconds = std::max(kMinSeconds, ctx.seconds);
   const std::string base = ctx.dir + "/l7_proxy";
   for (const char* sub : {"", "/backend", "/backend/www", "/nginx_proxy", "/nginx_proxy/www"})
     mkdir((base + sub).c_str(), 0755);
@@ -246,39 +271,47 @@ std::string bench_l7_proxy(const BenchContext& ctx) {
   const std::string backend_addr = "127.0.0.1:" + std::to_string(backend_port);
   InProcessProxy fulcrum(backend_addr, "");
   InProcessProxy balanced(backend_addr, "L7Balancer(POOL p " + backend_addr + ")");
+  // A second empty-chain proxy: its ratio to the first is this run's noise floor.
+  InProcessProxy twin(backend_addr, "");
 
   std::vector<std::string> rows;
   for (const auto& s : kSizes) {
     const std::string path = std::string("/") + s.name;
-    std::vector<double> f_rps, n_rps, f_lat, n_lat, b_rps;
+    std::vector<double> f_rps, n_rps, f_lat, n_lat, b_rps, t_rps;
     uint64_t errors = 0;
+    // Each proxy takes each place in the order once (the place in a round shifts a run by
+    // several percent on a shared machine).
+    struct Target {
+      bool up;
+      int port;
+      std::vector<double>* rps;
+      std::vector<double>* lat;
+    };
+    const Target targets[] = {{fulcrum.up, fulcrum.port, &f_rps, &f_lat},
+                              {balanced.up, balanced.port, &b_rps, nullptr},
+                              {nginx_proxy != 0, nginx_port, &n_rps, &n_lat},
+                              {twin.up, twin.port, &t_rps, nullptr}};
+    constexpr int kTargets = 4;
     for (int r = 0; r < kRounds; ++r) {
-      if (fulcrum.up) {
-        WrkResult w = run_wrk(wrk, fulcrum.port, path, seconds);
-        f_rps.push_back(w.rps);
-        f_lat.push_back(w.latency_ms);
-        errors += w.errors;
-      }
-      if (balanced.up) {
-        WrkResult w = run_wrk(wrk, balanced.port, path, seconds);
-        b_rps.push_back(w.rps);
-        errors += w.errors;
-      }
-      if (nginx_proxy) {
-        WrkResult w = run_wrk(wrk, nginx_port, path, seconds);
-        n_rps.push_back(w.rps);
-        n_lat.push_back(w.latency_ms);
+      for (int k = 0; k < kTargets; ++k) {
+        const Target& t = targets[(k + r) % kTargets];
+        if (!t.up) continue;
+        const WrkResult w = run_wrk(wrk, t.port, path, seconds);
+        t.rps->push_back(w.rps);
+        if (t.lat) t.lat->push_back(w.latency_ms);
         errors += w.errors;
       }
     }
     const WrkResult direct = run_wrk(wrk, backend_port, path, seconds);
-    const double f = median_of(f_rps), n = median_of(n_rps), fb = median_of(b_rps);
+    const double f = median_of(f_rps), n = median_of(n_rps), fb = median_of(b_rps),
+                 ft = median_of(t_rps);
     const double bits = static_cast<double>(s.bytes) * 8 / 1e9;
     std::fprintf(stderr,
                  "bench: l7_proxy %s: fulcrum %.0f req/s (%.2f Gbps), nginx proxy %.0f req/s "
-                 "(%.2f Gbps), ratio %.2f; with L7Balancer %.0f req/s; backend direct %.0f "
-                 "req/s\n",
-                 s.name, f, f * bits, n, n * bits, n > 0 ? f / n : 0, fb, direct.rps);
+                 "(%.2f Gbps), ratio %.2f; with L7Balancer %.0f req/s; twin %.0f req/s (noise "
+                 "floor %.2f); backend direct %.0f req/s\n",
+                 s.name, f, f * bits, n, n * bits, n > 0 ? f / n : 0, fb, ft, f > 0 ? ft / f : 0,
+                 direct.rps);
     rows.push_back(Obj()
                        .str("response", s.name)
                        .count("body_bytes", s.bytes)
@@ -291,6 +324,8 @@ std::string bench_l7_proxy(const BenchContext& ctx) {
                        .num("ratio", n > 0 ? f / n : 0)
                        .num("fulcrum_balancer_rps", fb)
                        .num("balancer_vs_empty_chain", f > 0 ? fb / f : 0)
+                       .num("twin_rps", ft)
+                       .num("twin_vs_fulcrum", f > 0 ? ft / f : 0)
                        .num("direct_rps", direct.rps)
                        .num("direct_gbps", direct.rps * bits)
                        .count("wrk_errors", errors)
@@ -298,15 +333,21 @@ std::string bench_l7_proxy(const BenchContext& ctx) {
   }
   fulcrum.stop();
   balanced.stop();
+  twin.stop();
   stop_process(nginx_proxy);
   stop_process(backend);
+  const double balancer_ns = balancer_ns_per_request(ctx.seconds / 2);
+  std::fprintf(stderr, "bench: l7_proxy: L7Balancer alone %.0f ns a request\n", balancer_ns);
   return Obj()
       .str("what",
            "wrk (1 thread, 32 connections) through Fulcrum's L7 proxy (empty chain) and through "
            "nginx as a reverse proxy (upstream keepalive), same nginx backend, 1 worker each, "
-           "alternately; medians of 2; Gbps = requests/s x body bytes x 8; "
-           "fulcrum_balancer_rps: the chain L7Balancer(POOL p BACKEND) (the NF's cost)")
+           "alternately, each in every place of the order once; medians of 4; Gbps = requests/s x "
+           "body bytes x 8; "
+           "fulcrum_balancer_rps: the chain L7Balancer(POOL p BACKEND) (the NF's cost); twin: a "
+           "second empty-chain proxy, twin_vs_fulcrum is the run's noise floor")
       .count("workers", kWorkers)
+      .num("balancer_ns_per_request", balancer_ns)
       .num("seconds_per_run", seconds)
       .raw("sizes", array(rows))
       .done();

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <set>
 #include <string>
 #include <vector>
@@ -404,15 +405,23 @@ TEST(StreamIds, IsRegisteredAndConfiguredByArguments) {
   ASSERT_NE(file, nullptr);
   std::fputs(kLiteralRules, file);
   std::fclose(file);
-  Args a({path, "MODE block", "DIRECTION requests"}, SourceLoc{}, "ids", "StreamIDS");
+  const std::string log = ::testing::TempDir() + "stream_ids_test.alerts";
+  Args a({path, "MODE block", "DIRECTION requests", "LOG " + log}, SourceLoc{}, "ids", "StreamIDS");
   Result<std::unique_ptr<FlowNf>> nf = (*f)(a);
   ASSERT_TRUE(nf.ok()) << nf.error();
   EXPECT_EQ(nf.value()->name(), "StreamIDS");
   std::vector<uint8_t> state(nf.value()->state_bytes());
   nf.value()->init_state(state);
-  Message m = message("attack", 0);
+  Message m = message("xx", 0);
+  nf.value()->process(m, state);
+  m = message("attack", 1);
   nf.value()->process(m, state);
   EXPECT_EQ(m.verdict.status, 403);
+  nf.value().reset();  // closes the log
+  std::ifstream in(log);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, R"({"sid":1,"msg":"attack","flow":7,"dir":"request","seq":1})");
   Args bad({path, "MODE stop"}, SourceLoc{}, "ids", "StreamIDS");
   EXPECT_FALSE((*f)(bad).ok());
 }

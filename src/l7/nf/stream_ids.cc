@@ -275,7 +275,7 @@ void StreamIds::finish_device(Message& m, std::span<uint8_t> state, std::span<co
           cands_.emplace_back(i + 1, out_ids[o]);
     }
   };
-  if (out.empty() || out[0] > kMaxSteps) {
+  if (out.empty() || out[0] > kMaxSteps || out.size() < 1 + 2 * size_t{out[0]}) {
     ++counters_.device_overflows;
     walk(len, false);
   } else {

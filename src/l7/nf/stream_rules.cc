@@ -76,9 +76,11 @@ void components_of(const ids::Rule& r, uint32_t ri, std::vector<StreamComponent>
       k.offset = off;
       k.depth = depth;
       k.expr = literal_regex(cs[i]);
-      k.flags = cs[i].nocase ? HS_FLAG_CASELESS : 0;
+      k.flags = (cs[i].nocase ? HS_FLAG_CASELESS : 0) |
+                (off == 0 && depth == 0 ? HS_FLAG_SINGLEMATCH : 0);
     } else {
       k.kind = StreamComponent::Kind::kChain;
+      k.flags = HS_FLAG_SINGLEMATCH;
       if (off != 0 || depth != 0) {
         k.expr =
             "^" + gap(off, depth != 0
@@ -104,7 +106,7 @@ void components_of(const ids::Rule& r, uint32_t ri, std::vector<StreamComponent>
     k.rule = ri;
     k.expr = p.expr;
     k.flags = (p.caseless ? HS_FLAG_CASELESS : 0) | (p.dotall ? HS_FLAG_DOTALL : 0) |
-              (p.multiline ? HS_FLAG_MULTILINE : 0);
+              (p.multiline ? HS_FLAG_MULTILINE : 0) | HS_FLAG_SINGLEMATCH;
     out.push_back(std::move(k));
   }
 }

@@ -11,6 +11,11 @@
 //             `A[\s\S]{d,d+w-|B|}B...` (`^[\s\S]{o,o+depth-|A|}A...` when A has offset/depth),
 //             nocase contents in (?i:...);
 //   kPcre     a pcre with its i/s/m flags.
+// A component is found once: every expression reports only its first match in a stream
+// (HS_FLAG_SINGLEMATCH; a pcre like `abc[a-z]*` would otherwise report at every later byte),
+// except literals with offset/depth, whose occurrences are checked one by one. A literal without
+// them that ends in the tail a resumed stream is primed with was found before (found bits), so
+// SINGLEMATCH loses nothing there.
 // Literal components are also the patterns of a caseless Aho-Corasick DFA (the device prefilter,
 // L7_OP_IDS_AC), component index = pattern id; case-sensitive contents are confirmed by bytes.
 //

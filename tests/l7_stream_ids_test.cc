@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -189,6 +190,62 @@ TEST(StreamIds, SidsEqualThePacketIdsOnTheWholePayloadAtEverySplit) {
     }
     EXPECT_EQ(raised.size(), nf->rules().rules().size());
   }
+}
+
+// Random rules over a 3-letter alphabet (contents of 1..4 bytes, nocase, offset/depth, chains
+// with distance/within) and random flows, so that matches, near misses and boundary-spanning
+// occurrences are frequent: the sids at random cuts and one byte a message equal the packet
+// IDS's.
+TEST(StreamIds, RandomRulesAndFlowsMatchThePacketIds) {
+  constexpr int kRounds = 60;
+  std::mt19937 rng(20261125);
+  auto text = [&](size_t n, const char* alphabet) {
+    std::string t(n, ' ');
+    for (char& c : t) c = alphabet[rng() % 3];
+    return t;
+  };
+  size_t alerts = 0;
+  for (int round = 0; round < kRounds; ++round) {
+    std::string rules;
+    for (uint32_t sid = 1; sid <= 12; ++sid) {
+      std::string r = "alert tcp any any -> any any (";
+      const uint32_t contents = 1 + rng() % 3;
+      for (uint32_t c = 0; c < contents; ++c) {
+        const std::string bytes = text(1 + rng() % 4, "abA");
+        r += "content:\"" + bytes + "\"; ";
+        if (rng() % 3 == 0) r += "nocase; ";
+        if (c > 0 && rng() % 2 == 0) {
+          const uint32_t d = rng() % 4;
+          r += "distance:" + std::to_string(d) + "; ";
+          if (rng() % 2) r += "within:" + std::to_string(bytes.size() + rng() % 6) + "; ";
+        } else if (rng() % 4 == 0) {
+          const uint32_t off = rng() % 8;
+          r += "offset:" + std::to_string(off) + "; ";
+          if (rng() % 2) r += "depth:" + std::to_string(bytes.size() + rng() % 10) + "; ";
+        }
+      }
+      rules += r + "sid:" + std::to_string(sid) + ";)\n";
+    }
+    auto nf = make_nf(rules.c_str());
+    ASSERT_TRUE(nf->rules().skipped().empty()) << ids::skipped_summary(nf->rules().skipped());
+    for (int f = 0; f < 15; ++f) {
+      const std::string flow = text(10 + rng() % 30, "abB");
+      const Sids expected = packet_sids(rules.c_str(), flow);
+      alerts += expected.size();
+      std::vector<std::vector<std::string>> cuts = {{flow}, cuttings(flow).back()};
+      for (int k = 0; k < 4; ++k) {
+        std::vector<size_t> at;
+        for (size_t i = 1; i < flow.size(); ++i)
+          if (rng() % 4 == 0) at.push_back(i);
+        cuts.push_back(split(flow, at));
+      }
+      for (const auto& pieces : cuts)
+        ASSERT_EQ(all_of(run_cpu(*nf, pieces)), expected)
+            << "flow '" << flow << "' in " << pieces.size() << " messages, rules\n"
+            << rules;
+    }
+  }
+  EXPECT_GT(alerts, size_t{kRounds} * 15);  // more than one rule a flow on average
 }
 
 TEST(StreamIds, TheFlowsRaiseTheExpectedRules) {

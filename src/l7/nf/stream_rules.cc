@@ -45,7 +45,9 @@ std::string literal_regex(const ids::Content& c) {
   return s + ")";
 }
 
+// Any lo..hi bytes (hi absent: no limit). Hyperscan rejects the repeat {0,0}: no bytes is "".
 std::string gap(uint64_t lo, std::optional<uint64_t> hi) {
+  if (hi && *hi == lo) return lo == 0 ? std::string() : "[\\s\\S]{" + std::to_string(lo) + "}";
   std::string s = "[\\s\\S]{" + std::to_string(lo) + ",";
   if (hi) s += std::to_string(*hi);
   return s + "}";
@@ -167,7 +169,9 @@ Result<std::shared_ptr<const StreamRules>> StreamRules::compile(ids::RuleFile fi
     if (at < 0) return make_error("StreamIDS: Hyperscan: " + what);
     const size_t u = source[set->components_[static_cast<size_t>(at)].rule];
     rejected.insert(u);
-    set->skipped_.push_back({usable[u]->line, "pcre: Hyperscan",
+    const bool pcre =
+        set->components_[static_cast<size_t>(at)].kind == StreamComponent::Kind::kPcre;
+    set->skipped_.push_back({usable[u]->line, pcre ? "pcre: Hyperscan" : "chain: Hyperscan",
                              "sid " + std::to_string(usable[u]->sid) + ": Hyperscan: " + what});
   }
   for (size_t c = 0; c < set->components_.size(); ++c) {

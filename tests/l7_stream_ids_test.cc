@@ -351,6 +351,55 @@ TEST(StreamIds, DeviceFormRaisesProcessAlertsOnTheSameMessages) {
   EXPECT_GT(dev->counters().device_messages, 0u);
 }
 
+// Random content-only rules (1..5 bytes, nocase, offset/depth, up to 3 a rule) and flows: the
+// device form, alone or alternating with the CPU, raises process()'s alerts on each message.
+TEST(StreamIds, RandomContentRulesDeviceEqualsCpu) {
+  std::mt19937 rng(7);
+  auto text = [&](size_t n, const char* alphabet) {
+    std::string t(n, ' ');
+    for (char& c : t) c = alphabet[rng() % 3];
+    return t;
+  };
+  size_t alerts = 0;
+  for (int round = 0; round < 30; ++round) {
+    std::string rules;
+    for (uint32_t sid = 1; sid <= 10; ++sid) {
+      std::string r = "alert tcp any any -> any any (";
+      for (uint32_t c = 0, n = 1 + rng() % 3; c < n; ++c) {
+        const std::string bytes = text(1 + rng() % 5, "abA");
+        r += "content:\"" + bytes + "\"; ";
+        if (rng() % 3 == 0) r += "nocase; ";
+        if (rng() % 3 == 0) {
+          r += "offset:" + std::to_string(rng() % 8) + "; ";
+          if (rng() % 2) r += "depth:" + std::to_string(bytes.size() + rng() % 10) + "; ";
+        }
+      }
+      rules += r + "sid:" + std::to_string(sid) + ";)\n";
+    }
+    auto cpu = make_nf(rules.c_str());
+    auto dev = make_nf(rules.c_str());
+    ASSERT_TRUE(dev->device_op().has_value());
+    for (int f = 0; f < 10; ++f) {
+      const std::string flow = text(10 + rng() % 40, "abB");
+      std::vector<size_t> at;
+      for (size_t i = 1; i < flow.size(); ++i)
+        if (rng() % 3 == 0) at.push_back(i);
+      for (const auto& pieces : {split(flow, at), cuttings(flow).back()}) {
+        const std::vector<Sids> expected = run_cpu(*cpu, pieces);
+        alerts += all_of(expected).size();
+        EXPECT_EQ(all_of(expected), packet_sids(rules.c_str(), flow));
+        ASSERT_EQ(run_mixed(*dev, pieces, [](size_t) { return true; }), expected)
+            << "flow '" << flow << "', rules\n"
+            << rules;
+        ASSERT_EQ(run_mixed(*dev, pieces, [&](size_t) { return rng() % 2 == 0; }), expected)
+            << "flow '" << flow << "', rules\n"
+            << rules;
+      }
+    }
+  }
+  EXPECT_GT(alerts, 300u);
+}
+
 TEST(StreamIds, OverflowedDeviceOutputIsRescannedOnTheCpu) {
   auto cpu = make_nf(kLiteralRules);
   auto dev = make_nf(kLiteralRules);

@@ -49,6 +49,11 @@ class FlowNf {
   // on the CPU).
   virtual std::optional<DeviceOp> device_op() const { return std::nullopt; }
 
+  // Before the device runs this NF's op on `m` (the host calls it for each NF of the chain, in
+  // order, before the launch): writes what the op expects to find in the message (the web
+  // gateway's ENCRYPT: IV || plaintext || padding). Default: nothing.
+  virtual void prepare_device(Message& m) { (void)m; }
+
   // After the device ran this NF's op on `m`: `out` is the op's output words for the message
   // (L7_OUT_WORDS, l7_ops.h), `state` the flow state after it. Turns them into the same verdict
   // (and body) that process() would have produced.
@@ -87,7 +92,9 @@ struct NfRegistration {
   }
 };
 
-#define FULCRUM_REGISTER_NF(NAME, FACTORY) \
-  inline const ::fulcrum::l7::NfRegistration fulcrum_nf_registration_##NAME{#NAME, FACTORY}
+#define FULCRUM_REGISTER_NF(NAME, FACTORY)                                    \
+  inline const ::fulcrum::l7::NfRegistration fulcrum_nf_registration_##NAME { \
+#NAME, FACTORY                                                            \
+  }
 
 }  // namespace fulcrum::l7

@@ -90,12 +90,13 @@ struct CacheEntry {
   std::vector<std::pair<int, bool>> pcre;  // memoised PCRE2 answers
 };
 
+// Whether Hyperscan accepts `pattern` with `flags` (its parser and analysis, no compile).
 bool hs_available_regex(const std::string& pattern, unsigned flags) {
-  hs_database_t* db = nullptr;
+  hs_expr_info_t* info = nullptr;
   hs_compile_error_t* err = nullptr;
-  const hs_error_t rc = hs_compile(pattern.c_str(), flags, HS_MODE_BLOCK, nullptr, &db, &err);
+  const hs_error_t rc = hs_expression_info(pattern.c_str(), flags, &info, &err);
   if (err != nullptr) hs_free_compile_error(err);
-  if (db != nullptr) hs_free_database(db);
+  if (info != nullptr) std::free(info);
   return rc == HS_SUCCESS;
 }
 
@@ -1006,33 +1007,48 @@ Result<std::unique_ptr<Engine>> Engine::create(
       ++st.pcre_only;
     }
   }
-  // One database per pipeline.
+  // One database per pipeline. A regex Hyperscan parses but cannot build (too large, ...) is
+  // demoted (exact -> prefilter -> PCRE2 only) and the database built again.
   im.pipeline_db.resize(rs.pipelines.size());
   st.pipelines = rs.pipelines.size();
   for (size_t p = 0; p < rs.pipelines.size(); ++p) {
-    std::vector<const char*> exprs;
-    std::vector<unsigned> flags, ids;
-    for (size_t i = 0; i < rs.regexes.size(); ++i) {
-      const auto& ps = rs.regexes[i].pipelines;
-      if (std::find(ps.begin(), ps.end(), static_cast<int>(p)) == ps.end() || !in_request[i])
-        continue;
-      const RxMode m = im.regexes[i].mode;
-      if (m != RxMode::kExact && m != RxMode::kPrefilter) continue;
-      exprs.push_back(rs.regexes[i].pattern.c_str());
-      flags.push_back(kHsFlags | (m == RxMode::kPrefilter ? HS_FLAG_PREFILTER : 0u));
-      ids.push_back(static_cast<unsigned>(i));
-    }
-    if (exprs.empty()) continue;
-    hs_compile_error_t* err = nullptr;
-    const hs_error_t rc = hs_compile_multi(exprs.data(), flags.data(), ids.data(),
-                                           static_cast<unsigned>(exprs.size()), HS_MODE_BLOCK,
-                                           nullptr, &im.pipeline_db[p].db, &err);
-    if (rc != HS_SUCCESS) {
+    for (;;) {
+      std::vector<const char*> exprs;
+      std::vector<unsigned> flags, ids;
+      for (size_t i = 0; i < rs.regexes.size(); ++i) {
+        const auto& ps = rs.regexes[i].pipelines;
+        if (std::find(ps.begin(), ps.end(), static_cast<int>(p)) == ps.end() || !in_request[i])
+          continue;
+        const RxMode m = im.regexes[i].mode;
+        if (m != RxMode::kExact && m != RxMode::kPrefilter) continue;
+        exprs.push_back(rs.regexes[i].pattern.c_str());
+        flags.push_back(kHsFlags | (m == RxMode::kPrefilter ? HS_FLAG_PREFILTER : 0u));
+        ids.push_back(static_cast<unsigned>(i));
+      }
+      if (exprs.empty()) break;
+      hs_compile_error_t* err = nullptr;
+      const hs_error_t rc = hs_compile_multi(exprs.data(), flags.data(), ids.data(),
+                                             static_cast<unsigned>(exprs.size()), HS_MODE_BLOCK,
+                                             nullptr, &im.pipeline_db[p].db, &err);
+      if (rc == HS_SUCCESS) {
+        ++st.hs_databases;
+        break;
+      }
+      const int bad = err != nullptr ? err->expression : -1;
       std::string msg = err != nullptr && err->message != nullptr ? err->message : "unknown error";
       if (err != nullptr) hs_free_compile_error(err);
-      return make_error("Hyperscan: pipeline " + std::to_string(p) + ": " + msg);
+      if (bad < 0) return make_error("Hyperscan: pipeline " + std::to_string(p) + ": " + msg);
+      Regex& rx = im.regexes[ids[static_cast<size_t>(bad)]];
+      if (rx.mode == RxMode::kExact) {
+        rx.mode = RxMode::kPrefilter;
+        --st.hs_exact;
+        ++st.hs_prefilter;
+      } else {
+        rx.mode = RxMode::kPcreOnly;
+        --st.hs_prefilter;
+        ++st.pcre_only;
+      }
     }
-    ++st.hs_databases;
   }
   // Selector regexes (case-insensitive, as ModSecurity's).
   for (const std::string& s : rs.selector_regexes) {

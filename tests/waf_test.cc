@@ -268,9 +268,10 @@ TEST(WafEngine, RegexesHyperscanCannotRunExactlyAreConfirmedWithPcre) {
   auto e = engine(
       "SecRule ARGS \"@rx (\\w)\\1\\1\" \"id:1,phase:2,pass\"\n"
       "SecRule ARGS \"@rx (?<!x)abc\" \"id:2,phase:2,pass\"\n"
-      "SecRule ARGS \"@rx ^abc$\" \"id:3,phase:2,pass\"\n");
+      "SecRule ARGS \"@rx ^abc$\" \"id:3,phase:2,pass\"\n"
+      "SecRule ARGS \"@rx ^0?$\" \"id:4,phase:2,pass\"\n");
   ASSERT_TRUE(e);
-  EXPECT_EQ(e->stats().hs_exact, 1u);
+  EXPECT_EQ(e->stats().hs_exact, 2u);
   EXPECT_EQ(e->stats().hs_prefilter + e->stats().pcre_only, 2u);
   Req r;
   r.target = "/?v=aaa";
@@ -281,6 +282,8 @@ TEST(WafEngine, RegexesHyperscanCannotRunExactlyAreConfirmedWithPcre) {
   EXPECT_TRUE(run(*e, r).matched.empty());
   r.target = "/?v=abc";
   EXPECT_EQ(run(*e, r).matched, (std::vector<uint32_t>{2, 3}));
+  r.target = "/?v=";  // an empty value: Hyperscan reports the empty match too
+  EXPECT_EQ(run(*e, r).matched, (std::vector<uint32_t>{4}));
 }
 
 bool exists(const char* p) {

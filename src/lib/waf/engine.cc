@@ -111,6 +111,8 @@ struct Engine::Impl {
   std::vector<HsDb> pipeline_db;  // per pipeline; db == nullptr: no exact/prefilter regexes
   std::vector<HsDb> pm_db;
   std::unordered_map<std::string, std::vector<size_t>> markers;  // name -> rule indices
+  std::vector<uint64_t> pipeline_vars;  // per pipeline: bit per Var its gated rules read
+  std::vector<size_t> phase_rules[3];   // indices of rules (and markers) run in phase 1, 2
 
   ~Impl() {
     for (Regex& r : regexes)
@@ -134,7 +136,7 @@ struct Scratch {
 
   std::vector<std::string> strs;  // value slots
   size_t nstrs = 0;
-  std::vector<std::string> keys;  // decoded argument/cookie names
+  std::deque<std::string> keys;  // decoded argument/cookie names (a deque: views stay valid)
   size_t nkeys = 0;
   std::vector<Entry> vars[kVarCount];
   std::vector<int32_t> cache_index;  // pipeline * slots + slot -> cache entry
@@ -147,6 +149,8 @@ struct Scratch {
   std::string body_processor;  // URLENCODED / MULTIPART from Content-Type, or set by ctl
   size_t nargs = 0;
   std::unordered_map<std::string, pcre2_code*> macro_regexes;
+  std::vector<uint64_t> pipe_hits;    // per pipeline: bit per regex hit by any gated value
+  std::vector<uint8_t> pipe_scanned;  // per pipeline: pipe_hits is complete
 
   ~Scratch() {
     if (hs != nullptr) hs_free_scratch(hs);
@@ -230,12 +234,14 @@ std::string uri_decode(std::string_view s) {
   return out;
 }
 
+inline char ascii_lower(char c) {
+  return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c;
+}
+
 bool ieq(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i])))
-      return false;
+    if (ascii_lower(a[i]) != ascii_lower(b[i])) return false;
   return true;
 }
 
@@ -444,14 +450,19 @@ class Evaluator {
     for (const auto& [k, v] : initial) s_.tx[k] = v;
     s_.ncache = 0;
     s_.cache_index.assign(rs_.pipelines.size() * s_.nstrs, -1);
+    s_.pipe_hits.assign(rs_.pipelines.size() * regex_words(), 0);
+    s_.pipe_scanned.assign(rs_.pipelines.size(), 0);
     Outcome out;
     bool stop = false;
     for (int phase = 1; phase <= 2 && !stop; ++phase) {
       if (phase == 2) process_body(req);
+      std::fill(s_.pipe_scanned.begin(), s_.pipe_scanned.end(), 0);
       size_t skip = 0;
-      for (size_t i = 0; i < rs_.rules.size() && !stop; ++i) {
+      const std::vector<size_t>& order = im_.phase_rules[phase];
+      for (size_t k = 0; k < order.size() && !stop; ++k) {
+        const size_t i = order[k];
         const Rule& r = *rs_.rules[i];
-        if (r.is_marker || r.phase != phase) continue;
+        if (r.is_marker) continue;
         if (skip > 0) {
           --skip;
           continue;
@@ -489,7 +500,8 @@ class Evaluator {
                 next = m;
                 break;
               }
-          i = next;  // the loop's ++i moves past the marker
+          // The loop's ++k moves past the marker (markers are in every phase's order).
+          while (k + 1 < order.size() && order[k + 1] <= next) ++k;
         } else if (r.skip > 0) {
           skip = static_cast<size_t>(r.skip);
         }
@@ -664,8 +676,7 @@ class Evaluator {
         if (o.param_has_macro) return macro_regex(expand(o.param), v, r.capture);
         const Regex& rx = im_.regexes[static_cast<size_t>(o.regex)];
         const uint32_t id = static_cast<uint32_t>(o.regex);
-        if (ce != nullptr && !v.empty() &&
-            (rx.mode == RxMode::kExact || rx.mode == RxMode::kPrefilter)) {
+        if (ce != nullptr && (rx.mode == RxMode::kExact || rx.mode == RxMode::kPrefilter)) {
           const bool hs_hit = std::find(ce->hits.begin(), ce->hits.end(), id) != ce->hits.end();
           if (!hs_hit) return false;
           if (rx.mode == RxMode::kExact && !r.capture) return true;
@@ -787,7 +798,7 @@ class Evaluator {
     e.hits.clear();
     e.pcre.clear();
     const hs_database_t* db = im_.pipeline_db[static_cast<size_t>(pipeline)].db;
-    if (db != nullptr && !e.value.empty()) {
+    if (db != nullptr) {
       auto cb = [](unsigned id, unsigned long long, unsigned long long, unsigned,
                    void* ctx) -> int {
         static_cast<std::vector<uint32_t>*>(ctx)->push_back(id);
@@ -861,11 +872,13 @@ class Evaluator {
   }
 
   // A static value through the rule's pipeline (all its multiMatch stages): true if any matched.
-  bool eval_entry(const Rule& r, const std::string& name, uint32_t slot) {
+  bool eval_entry(const Rule& r, const Target& t, const Entry& e) {
+    const uint32_t slot = e.slot;
+    auto name = [&] { return t.name + ":" + std::string(e.key); };
     if (!r.multi_match) {
       CacheEntry& ce = cached(r.pipeline, slot);
       if (!matches(r, ce.value, &ce)) return false;
-      on_match(r, name, ce.value);
+      on_match(r, name(), ce.value);
       return true;
     }
     bool any = false;
@@ -876,7 +889,7 @@ class Evaluator {
       prev = p;
       if (unchanged) continue;
       if (matches(r, cur.value, &cur)) {
-        on_match(r, name, cur.value);
+        on_match(r, name(), cur.value);
         any = true;
       }
     }
@@ -884,18 +897,41 @@ class Evaluator {
   }
 
   // Evaluates one link of a chain (and the links after it).
+  size_t regex_words() const { return (rs_.regexes.size() + 63) / 64; }
+
+  // Scans every value a gated rule of `pipeline` can read, once per phase.
+  const uint64_t* pipeline_hits(int pipeline) {
+    const size_t p = static_cast<size_t>(pipeline);
+    uint64_t* bits = s_.pipe_hits.data() + p * regex_words();
+    if (s_.pipe_scanned[p]) return bits;
+    s_.pipe_scanned[p] = 1;
+    const uint64_t vars = im_.pipeline_vars[p];
+    for (size_t v = 0; v < kVarCount; ++v) {
+      if (!(vars & (uint64_t{1} << v))) continue;
+      for (const Entry& e : s_.vars[v])
+        for (uint32_t id : cached(pipeline, e.slot).hits) bits[id / 64] |= uint64_t{1} << (id % 64);
+    }
+    return bits;
+  }
+
   bool link(const Rule& r) {
     if (r.is_action) {
       setvars(r);
       return r.chained && r.child ? link(*r.child) : true;
     }
+    if (r.hs_gate) {
+      const uint64_t* bits = pipeline_hits(r.pipeline);
+      const auto id = static_cast<uint32_t>(r.op.regex);
+      if (!(bits[id / 64] & (uint64_t{1} << (id % 64)))) return false;
+    }
     bool any = false;
     for (const Target& t : r.targets) {
       if (t.exclude || t.var == Var::kUnsupported) continue;
-      const std::string prefix = t.name + ":";
       if (t.count) {
         size_t n = 0;
-        if (t.var == Var::kTx) {
+        if (t.var == Var::kTx && !t.selector.empty() && !t.selector_regex) {
+          n = s_.tx.count(t.selector);
+        } else if (t.var == Var::kTx) {
           for (const auto& [k, v] : s_.tx) n += selected(t, k) ? 1 : 0;
         } else if (t.var == Var::kMatchedVars || t.var == Var::kMatchedVarsNames) {
           n = s_.matched_vars.size();
@@ -908,6 +944,14 @@ class Evaluator {
       }
       switch (t.var) {
         case Var::kTx: {
+          if (!t.selector.empty() && !t.selector_regex) {  // TX keys are kept lower-case
+            auto it = s_.tx.find(t.selector);
+            if (it != s_.tx.end() && !excluded(r, t.var, it->first)) {
+              const std::string value = it->second;
+              any |= eval_dynamic(r, "TX:" + t.selector, value);
+            }
+            break;
+          }
           std::vector<std::pair<std::string, std::string>> vals;
           for (const auto& [k, v] : s_.tx)
             if (selected(t, k) && !excluded(r, t.var, k)) vals.emplace_back(k, v);
@@ -930,7 +974,7 @@ class Evaluator {
         default:
           for (const Entry& e : s_.vars[static_cast<size_t>(t.var)]) {
             if (!selected(t, e.key) || excluded(r, t.var, e.key)) continue;
-            any |= eval_entry(r, prefix + std::string(e.key), e.slot);
+            any |= eval_entry(r, t, e);
           }
           break;
       }
@@ -1050,6 +1094,40 @@ Result<std::unique_ptr<Engine>> Engine::create(
       }
     }
   }
+  // Gated rules: an @rx (plain, not negated, not multiMatch) whose regex Hyperscan answers, on
+  // request collections only (no TX, MATCHED_VAR, counts).
+  im.pipeline_vars.assign(rs.pipelines.size(), 0);
+  for (auto& r : rs.rules) {
+    if (r->is_marker || r->phase > 2) continue;
+    std::vector<Rule*> links;
+    collect_links(*r, links);
+    for (Rule* l : links) {
+      if (l->op.op != Op::kRx || l->op.negated || l->op.param_has_macro || l->multi_match ||
+          l->op.regex < 0 || l->op.param.empty())
+        continue;
+      const RxMode m = im.regexes[static_cast<size_t>(l->op.regex)].mode;
+      if (m != RxMode::kExact && m != RxMode::kPrefilter) continue;
+      bool dynamic = false;
+      uint64_t vars = 0;
+      for (const Target& t : l->targets) {
+        if (t.exclude) continue;
+        if (t.count || t.var == Var::kTx || t.var == Var::kMatchedVar ||
+            t.var == Var::kMatchedVarName || t.var == Var::kMatchedVars ||
+            t.var == Var::kMatchedVarsNames)
+          dynamic = true;
+        vars |= uint64_t{1} << static_cast<size_t>(t.var);
+      }
+      if (dynamic) continue;
+      l->hs_gate = true;
+      im.pipeline_vars[static_cast<size_t>(l->pipeline)] |= vars;
+    }
+  }
+  for (size_t i = 0; i < rs.rules.size(); ++i) {
+    const Rule& r = *rs.rules[i];
+    for (int phase = 1; phase <= 2; ++phase)
+      if (r.is_marker || r.phase == phase) im.phase_rules[phase].push_back(i);
+  }
+
   // Selector regexes (case-insensitive, as ModSecurity's).
   for (const std::string& s : rs.selector_regexes) {
     int err = 0;

@@ -47,6 +47,7 @@ enum class Var : uint8_t {
   kUnsupported,
 };
 constexpr size_t kVarCount = static_cast<size_t>(Var::kUnsupported) + 1;
+static_assert(kVarCount <= 64, "the engine keeps a set of variables in 64 bits");
 
 // One entry of a rule's variable list: ARGS, ARGS:id, ARGS:/^x/, !ARGS:id, &ARGS.
 struct Target {
@@ -134,6 +135,9 @@ struct Rule {
   std::vector<std::string> unsupported;  // why this rule cannot run exactly (empty: it can)
   std::string msg;
   std::unique_ptr<Rule> child;  // chain link
+  // Set by the engine: an @rx on request values only, answered by Hyperscan, so the rule cannot
+  // match unless its regex hit some value of its pipeline (the rule is then skipped).
+  bool hs_gate = false;
 };
 
 }  // namespace fulcrum::waf

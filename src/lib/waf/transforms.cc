@@ -711,8 +711,9 @@ std::string_view transform_name(Transform t) {
 
 void apply_transform(Transform t, std::string& s, const UnicodeMap* map) {
   switch (t) {
-    case Transform::kLowercase:
-      for (char& c : s) c = static_cast<char>(std::tolower(static_cast<u8>(c)));
+    case Transform::kLowercase:  // std::tolower in the C locale: ASCII only
+      for (char& c : s)
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
       return;
     case Transform::kUppercase:
       for (char& c : s) c = static_cast<char>(std::toupper(static_cast<u8>(c)));

@@ -150,8 +150,12 @@ TEST(WafRuleParser, UnsupportedRulesAreKeptAndListed) {
       "SecRule ARGS \"@rx x\" \"id:3,phase:2,pass,ctl:ruleRemoveById=5\"\n"
       "SecRule RESPONSE_BODY \"@rx x\" \"id:4,phase:4,pass\"\n"
       "SecRule ARGS \"@rx x\" \"id:5,phase:2,pass,t:none,t:urlDecodeUni,multiMatch\"\n"
+      "SecRule ARGS \"@rx y\" \"id:6,phase:2,pass,setvar:ip.score=+1,expirevar:ip.score=60\"\n"
       "SecRuleRemoveById 3\n");
-  ASSERT_EQ(rs.rules.size(), 4u);  // 3 removed
+  ASSERT_EQ(rs.rules.size(), 5u);    // 3 removed
+  ASSERT_EQ(rs.ignored.size(), 1u);  // 6 runs; its IP-collection actions are ignored
+  EXPECT_EQ(rs.ignored[0].id, 6u);
+  EXPECT_EQ(rs.ignored[0].why, "setvar on ip; expirevar");
   std::vector<uint32_t> noted;
   for (const RuleNote& n : rs.notes) noted.push_back(n.id);
   EXPECT_EQ(noted, (std::vector<uint32_t>{1, 2, 4}));

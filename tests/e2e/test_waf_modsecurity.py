@@ -225,13 +225,14 @@ def main():
         if "response" in why:
             classes["response-phase rule"] += 1
         else:
-            for part in why.split("; "):
-                classes[part.split(" (")[0].split("=")[0]] += 1
+            for part in {p.split(" (")[0].split("=")[0] for p in why.split("; ")}:
+                classes[part] += 1
     print(f"corpus: {len(corpus)} requests; ModSecurity blocked {sum(blocked.values())} ({dict(blocked)})")
     print(f"status equal: {same_status}/{len(corpus)}; matched-rule sets equal (supported rules): "
           f"{same_rules}/{len(corpus)}")
     print(f"engine: {json.dumps(tail['stats'])}")
-    print("rules Fulcrum does not run exactly, by class: " +
+    print(f"rules whose persistent-collection actions (IP reputation) are ignored: {len(tail['ignored'])}")
+    print("rules Fulcrum does not run exactly (left out of the rule-id comparison), by class: " +
           ", ".join(f"{k} x{v}" for k, v in sorted(classes.items(), key=lambda kv: -kv[1])))
     for k in known:
         print("known difference: " + k)

@@ -76,6 +76,7 @@ int main(int argc, char** argv) {
   const auto& st = (*nf)->engine().stats();
   nlohmann::json tail;
   tail["unsupported"] = (*nf)->unsupported();
+  tail["ignored"] = (*nf)->ignored();
   tail["stats"] = {{"rules", st.rules},
                    {"request_rules", st.request_rules},
                    {"unsupported", st.unsupported},

@@ -68,6 +68,13 @@ std::vector<std::string> WafNf::unsupported() const {
   return out;
 }
 
+std::vector<std::string> WafNf::ignored() const {
+  std::vector<std::string> out;
+  for (const waf::RuleNote& n : engine_->ruleset().ignored)
+    out.push_back(std::to_string(n.id) + " " + n.where + ": " + n.why);
+  return out;
+}
+
 std::map<uint32_t, uint64_t> WafNf::rule_hits() const {
   std::map<uint32_t, uint64_t> out;
   for (const auto& [id, i] : rule_index_) {

@@ -56,6 +56,9 @@ class WafNf : public FlowNf {
   const waf::Engine& engine() const { return *engine_; }
   // "id file:line: why" for each request rule the engine cannot run exactly.
   std::vector<std::string> unsupported() const;
+  // "id file:line: what" for each rule whose persistent-collection actions (setvar ip.*,
+  // initcol, expirevar) are ignored: they do not change this request's verdict.
+  std::vector<std::string> ignored() const;
 
   uint64_t requests() const { return requests_.load(std::memory_order_relaxed); }
   uint64_t blocked() const { return blocked_.load(std::memory_order_relaxed); }

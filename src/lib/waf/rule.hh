@@ -133,6 +133,9 @@ struct Rule {
   int skip = 0;
   int paranoia_level = 0;                // from tag:'paranoia-level/N'; 0 when untagged
   std::vector<std::string> unsupported;  // why this rule cannot run exactly (empty: it can)
+  // Actions on persistent collections (IP, SESSION, ...: initcol, setvar ip.x, expirevar): no
+  // effect on this request's verdict, ignored (they feed IP reputation across requests).
+  std::vector<std::string> ignored;
   std::string msg;
   std::unique_ptr<Rule> child;  // chain link
   // Set by the engine: an @rx on request values only, answered by Hyperscan, so the rule cannot

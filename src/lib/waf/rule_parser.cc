@@ -554,7 +554,7 @@ Status RuleParser::parse_actions(const std::string& text, Rule& r, bool is_defau
       const size_t dot = target.find('.');
       if (dot == std::string_view::npos) return make_error("setvar without a collection: " + value);
       if (!iequals(target.substr(0, dot), "tx")) {
-        r.unsupported.push_back("setvar on " + std::string(target.substr(0, dot)));
+        r.ignored.push_back("setvar on " + lower(target.substr(0, dot)));
         continue;
       }
       sv.name = lower(target.substr(dot + 1));
@@ -617,8 +617,10 @@ Status RuleParser::parse_actions(const std::string& text, Rule& r, bool is_defau
       r.unsupported.push_back("ctl:" + value);
     } else if (n == "multimatch") {
       r.multi_match = true;
-    } else if (n == "exec" || n == "initcol" || n == "setsid" || n == "setuid" ||
-               n == "expirevar" || n == "deprecatevar" || n == "setenv") {
+    } else if (n == "initcol" || n == "setsid" || n == "setuid" || n == "expirevar" ||
+               n == "deprecatevar") {
+      r.ignored.push_back(n);
+    } else if (n == "exec" || n == "setenv") {
       r.unsupported.push_back(n);
     }
     // Other actions (rev, ver, severity, logdata, auditlog, noauditlog, maturity, accuracy,
@@ -663,9 +665,17 @@ Ruleset RuleParser::finish() {
            "phase " + std::to_string(r->phase) + " (response): not run on requests"});
       continue;
     }
-    std::vector<std::string> why;
-    for (const Rule* l = r.get(); l != nullptr; l = l->child.get())
+    std::vector<std::string> why, ignored;
+    for (const Rule* l = r.get(); l != nullptr; l = l->child.get()) {
       why.insert(why.end(), l->unsupported.begin(), l->unsupported.end());
+      for (const std::string& g : l->ignored)
+        if (std::find(ignored.begin(), ignored.end(), g) == ignored.end()) ignored.push_back(g);
+    }
+    if (!ignored.empty()) {
+      std::string w;
+      for (const std::string& g : ignored) w += (w.empty() ? "" : "; ") + g;
+      set_.ignored.push_back({r->id, r->file + ":" + std::to_string(r->line), w});
+    }
     if (!why.empty()) {
       std::string w;
       for (const std::string& s : why) w += (w.empty() ? "" : "; ") + s;

@@ -38,8 +38,9 @@ struct Ruleset {
   std::vector<std::string> selector_regexes;      // every /regex/ key selector (Target::regex)
   std::vector<std::vector<Transform>> pipelines;  // distinct transformation lists
   std::vector<RuleNote> notes;                    // rules the engine cannot run exactly, and why
-  std::vector<std::string> ignored_directives;    // "SecAuditLog (file:line)", ...
-  uint32_t arguments_limit = 0;                   // SecArgumentsLimit; 0: none
+  std::vector<RuleNote> ignored;                // rules with ignored persistent-collection actions
+  std::vector<std::string> ignored_directives;  // "SecAuditLog (file:line)", ...
+  uint32_t arguments_limit = 0;                 // SecArgumentsLimit; 0: none
   std::shared_ptr<const UnicodeMap> unicode_map;  // SecUnicodeMapFile (urlDecodeUni)
   size_t rule_count = 0;                          // rules with an id (chains count once)
 

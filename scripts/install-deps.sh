@@ -18,6 +18,7 @@ DEB_PACKAGES=(
   nginx wrk curl  # the L7 tests' backend and clients, the proxy benchmark's reference
   modsecurity-crs libnginx-mod-http-modsecurity  # the WAF's rules and its reference verdicts
   libpcre2-dev  # the WAF NF: PCRE2 confirms the CRS regexes Hyperscan can only prefilter
+  libxml2-dev  # the WAF NF: XML request bodies (XML:/* variables)
 )
 PY_PACKAGES=(scapy prometheus_client)
 

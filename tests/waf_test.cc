@@ -246,6 +246,25 @@ TEST(WafEngine, UrlencodedAndJsonBodiesBecomeArguments) {
   EXPECT_EQ(bad.status, 400);
 }
 
+TEST(WafEngine, XmlBodiesGiveXPathValues) {
+  auto e = engine(
+      "SecRule REQUEST_HEADERS:Content-Type \"^text/xml\" "
+      "\"id:1,phase:1,pass,nolog,ctl:requestBodyProcessor=XML\"\n"
+      "SecRule XML:/* \"@contains hello world\" \"id:10,phase:2,pass\"\n"
+      "SecRule XML://@* \"@streq v1\" \"id:11,phase:2,pass\"\n"
+      "SecRule REQBODY_ERROR \"!@eq 0\" \"id:13,phase:2,deny,status:400\"\n");
+  ASSERT_TRUE(e);
+  Req r;
+  r.method = "POST";
+  r.headers.push_back({"Content-Type", "text/xml"});
+  r.body = "<a k=\"v1\"><b>hello</b> <c>world</c></a>";
+  EXPECT_EQ(run(*e, r).matched, (std::vector<uint32_t>{1, 10, 11}));
+  r.body = "<a><b>hello</a>";
+  const Outcome bad = run(*e, r);
+  EXPECT_TRUE(bad.disrupted);
+  EXPECT_EQ(bad.status, 400);
+}
+
 TEST(WafEngine, ChainsSkipAfterAndCaptures) {
   auto e = engine(
       "SecRule ARGS:skip \"@streq 1\" \"id:1,phase:1,pass,nolog,skipAfter:END\"\n"

@@ -3,6 +3,8 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <dlfcn.h>
 #include <hs/hs.h>
+#include <libxml/parser.h>
+#include <libxml/xpath.h>
 #include <pcre2.h>
 #include <sys/stat.h>
 
@@ -112,6 +114,7 @@ struct Engine::Impl {
   std::vector<HsDb> pm_db;
   std::unordered_map<std::string, std::vector<size_t>> markers;  // name -> rule indices
   std::vector<uint64_t> pipeline_vars;  // per pipeline: bit per Var its gated rules read
+  std::vector<std::string> xml_paths;   // the XPaths of XML:<xpath> targets
   std::vector<size_t> phase_rules[3];   // indices of rules (and markers) run in phase 1, 2
 
   ~Impl() {
@@ -150,6 +153,7 @@ struct Scratch {
   size_t nargs = 0;
   std::unordered_map<std::string, pcre2_code*> macro_regexes;
   std::vector<uint64_t> pipe_hits;    // per pipeline: bit per regex hit by any gated value
+  xmlDocPtr xml = nullptr;            // the request's XML body (ctl:requestBodyProcessor=XML)
   std::vector<uint8_t> pipe_scanned;  // per pipeline: pipe_hits is complete
 
   ~Scratch() {
@@ -157,6 +161,7 @@ struct Scratch {
     if (md != nullptr) pcre2_match_data_free(md);
     for (auto& [p, c] : macro_regexes)
       if (c != nullptr) pcre2_code_free(c);
+    if (xml != nullptr) xmlFreeDoc(xml);
   }
 
   uint32_t slot(std::string_view v) {
@@ -522,6 +527,44 @@ class Evaluator {
     grow_cache_index();
   }
 
+  // ModSecurity's XML body processor (libxml2 push parser): a body that is not well-formed sets
+  // REQBODY_ERROR; XML:<xpath> gives each selected node's text content.
+  void xml_body(std::string_view body) {
+    if (s_.xml != nullptr) {
+      xmlFreeDoc(s_.xml);
+      s_.xml = nullptr;
+    }
+    xmlParserCtxtPtr ctx = xmlCreatePushParserCtxt(nullptr, nullptr, nullptr, 0, "body.xml");
+    if (ctx == nullptr) return;
+    xmlParseChunk(ctx, body.data(), static_cast<int>(body.size()), 0);
+    bool ok = ctx->wellFormed == 1;
+    xmlParseChunk(ctx, nullptr, 0, 1);
+    ok = ok && ctx->wellFormed == 1;
+    if (ok)
+      s_.xml = ctx->myDoc;
+    else if (ctx->myDoc != nullptr)
+      xmlFreeDoc(ctx->myDoc);
+    xmlFreeParserCtxt(ctx);
+    s_.add_value(Var::kReqbodyError, "REQBODY_ERROR", ok ? "0" : "1");
+    if (!ok) return;
+    for (const std::string& path : im_.xml_paths) {
+      xmlXPathContextPtr xc = xmlXPathNewContext(s_.xml);
+      if (xc == nullptr) continue;
+      xmlXPathObjectPtr obj =
+          xmlXPathEvalExpression(reinterpret_cast<const xmlChar*>(path.c_str()), xc);
+      if (obj != nullptr && obj->nodesetval != nullptr) {
+        for (int i = 0; i < obj->nodesetval->nodeNr; ++i) {
+          xmlChar* content = xmlNodeGetContent(obj->nodesetval->nodeTab[i]);
+          if (content == nullptr) continue;
+          s_.add(Var::kXml, path, s_.slot(reinterpret_cast<const char*>(content)));
+          xmlFree(content);
+        }
+      }
+      if (obj != nullptr) xmlXPathFreeObject(obj);
+      xmlXPathFreeContext(xc);
+    }
+  }
+
   void grow_cache_index() { s_.cache_index.resize(rs_.pipelines.size() * s_.nstrs, -1); }
 
   // processRequestBody: the body's arguments, REQBODY_ERROR; then the phase 2 rules run.
@@ -532,6 +575,8 @@ class Evaluator {
       const bool ok = nlohmann::json::sax_parse(req.body.begin(), req.body.end(), &sax,
                                                 nlohmann::json::input_format_t::json, true);
       s_.add_value(Var::kReqbodyError, "REQBODY_ERROR", !ok && !req.body.empty() ? "1" : "0");
+    } else if (p == "XML") {
+      xml_body(req.body);
     } else if (p == "URLENCODED") {
       add_urlencoded_args(s_, req.body, Var::kArgsPost, Var::kArgsPostNames, rs_.arguments_limit);
     } else if (p.empty()) {
@@ -1121,6 +1166,14 @@ Result<std::unique_ptr<Engine>> Engine::create(
       l->hs_gate = true;
       im.pipeline_vars[static_cast<size_t>(l->pipeline)] |= vars;
     }
+  }
+  for (auto& r : rs.rules) {
+    if (r->is_marker) continue;
+    for (const Rule* l = r.get(); l != nullptr; l = l->child.get())
+      for (const Target& t : l->targets)
+        if (t.var == Var::kXml && !t.selector.empty() &&
+            std::find(im.xml_paths.begin(), im.xml_paths.end(), t.selector) == im.xml_paths.end())
+          im.xml_paths.push_back(t.selector);
   }
   for (size_t i = 0; i < rs.rules.size(); ++i) {
     const Rule& r = *rs.rules[i];

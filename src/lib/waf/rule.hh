@@ -43,7 +43,7 @@ enum class Var : uint8_t {
   kMatchedVarName,
   kMatchedVars,
   kMatchedVarsNames,
-  kXml,  // XML:/* — no values: XML bodies are not parsed (docs/l7-waf.md)
+  kXml,  // XML:<xpath> of a body parsed by ctl:requestBodyProcessor=XML (libxml2)
   kUnsupported,
 };
 constexpr size_t kVarCount = static_cast<size_t>(Var::kUnsupported) + 1;

@@ -421,6 +421,8 @@ Status RuleParser::parse_targets(const std::string& text, Rule& r) {
     t.var = Var::kUnsupported;
     for (const VarName& v : kVars)
       if (iequals(v.name, t.name)) t.var = v.var;
+    if (t.var == Var::kXml && colon != std::string_view::npos)
+      t.selector = std::string(p.substr(colon + 1));  // an XPath: kept as written
     if (t.var == Var::kUnsupported && !t.exclude)
       r.unsupported.push_back("variable " + std::string(p));
     r.targets.push_back(std::move(t));
@@ -609,7 +611,8 @@ Status RuleParser::parse_actions(const std::string& text, Rule& r, bool is_defau
         r.body_processor = value.substr(21);
         for (char& c : r.body_processor)
           c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-        if (r.body_processor != "JSON" && r.body_processor != "URLENCODED")
+        if (r.body_processor != "JSON" && r.body_processor != "URLENCODED" &&
+            r.body_processor != "XML")
           r.unsupported.push_back("ctl:requestBodyProcessor=" + r.body_processor +
                                   " (body not parsed)");
         continue;

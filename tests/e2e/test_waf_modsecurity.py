@@ -38,12 +38,7 @@ CORPUS = os.path.join(SOURCE_DIR, "tests", "data", "waf", "corpus.jsonl")
 
 # (family, method, target) -> why Fulcrum's result differs from ModSecurity's. Empty is the goal;
 # an entry here is reported on every run and in docs/l7-waf.md.
-KNOWN_DIFFERENCES = {
-    ("proto-multi-ctype", "POST", "/submit"):
-        "two Content-Type headers (urlencoded, then text/plain): both sides block (920620), but "
-        "ModSecurity does not also match 920420 on the second value's capture; the cause in "
-        "libmodsecurity's evaluation order is not found yet",
-}
+KNOWN_DIFFERENCES = {}
 
 
 def free_port():

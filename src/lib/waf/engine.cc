@@ -1016,12 +1016,18 @@ class Evaluator {
             any |= eval_dynamic(r, "MATCHED_VARS:" + k, t.var == Var::kMatchedVars ? v : k);
           break;
         }
-        default:
-          for (const Entry& e : s_.vars[static_cast<size_t>(t.var)]) {
+        default: {
+          // ModSecurity's collections are unordered_multimaps with a hash it defines: the values
+          // of one key (VAR:key) come newest first; which value comes last matters to captures
+          // and setvar (e.g. 920420 with two Content-Type headers).
+          const auto& list = s_.vars[static_cast<size_t>(t.var)];
+          const bool keyed = !t.selector.empty() && !t.selector_regex;
+          for (size_t k = 0; k < list.size(); ++k) {
+            const Entry& e = list[keyed ? list.size() - 1 - k : k];
             if (!selected(t, e.key) || excluded(r, t.var, e.key)) continue;
             any |= eval_entry(r, t, e);
           }
-          break;
+        } break;
       }
     }
     if (!any) return false;

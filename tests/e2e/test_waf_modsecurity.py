@@ -212,6 +212,13 @@ def main():
                          f"{sorted(rb - ra)}: {KNOWN_DIFFERENCES[key]}")
         else:
             failures.append(f"{label}: rules only Fulcrum {sorted(ra - rb)}, only ModSecurity {sorted(rb - ra)}")
+    seen = set()
+    for a, b in zip(ours, theirs):
+        seen.update(a["rules"])
+        seen.update(b["rules"] or [])
+    left_out = sorted(x for x in seen if x in unsupported)
+    print(f"rules matched on either side: {len(seen)}; of those without a Fulcrum note: "
+          f"{len(seen) - len(left_out)}; left out of the rule-id comparison: {left_out}")
     if len(ours) != len(corpus) or len(theirs) != len(corpus):
         failures.append(f"result counts differ: corpus {len(corpus)}, Fulcrum {len(ours)}, ModSecurity {len(theirs)}")
     classes = collections.Counter()

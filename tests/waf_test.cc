@@ -266,7 +266,7 @@ TEST(WafEngine, XmlBodiesGiveXPathValues) {
       "SecRule REQUEST_HEADERS:Content-Type \"^text/xml\" "
       "\"id:1,phase:1,pass,nolog,ctl:requestBodyProcessor=XML\"\n"
       "SecRule XML:/* \"@contains hello world\" \"id:10,phase:2,pass\"\n"
-      "SecRule XML://@* \"@streq v1\" \"id:11,phase:2,pass\"\n"
+      "SecRule ARGS|XML:/*|XML://@* \"@streq v1\" \"id:11,phase:2,pass\"\n"
       "SecRule REQBODY_ERROR \"!@eq 0\" \"id:13,phase:2,deny,status:400\"\n");
   ASSERT_TRUE(e);
   Req r;

@@ -381,7 +381,9 @@ Status RuleParser::parse_targets(const std::string& text, Rule& r) {
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (c == '/' && !cur.empty() && cur.back() == ':' && !in_regex) {
-      in_regex = true;
+      std::string_view var = trim(std::string_view(cur).substr(0, cur.size() - 1));
+      if (!var.empty() && (var.front() == '!' || var.front() == '&')) var.remove_prefix(1);
+      in_regex = !iequals(var, "XML");  // XML:/path is an XPath, not a /regex/
     } else if (c == '/' && in_regex && (i + 1 == text.size() || text[i + 1] == '|')) {
       in_regex = false;
     } else if (c == '|' && !in_regex) {

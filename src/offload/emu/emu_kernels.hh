@@ -17,6 +17,10 @@ struct EmuArg {
 // Runs the kernel over work items [0, items).
 using EmuKernelFn = void (*)(const EmuArg* args, uint32_t items);
 
+// When set (by an emulated device with a SIMT model, emu_spec.hh `units`), the host kernels
+// write each work item's host time, nanoseconds, to item_ns[item].
+inline thread_local uint32_t* emu_item_ns = nullptr;
+
 struct EmuKernelEntry {
   const char* name;
   const char* signature;

@@ -12,6 +12,8 @@
 
 #define FULCRUM_HOST_KERNELS 1
 
+#include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <type_traits>
 #include <utility>
@@ -33,6 +35,19 @@ P host_kernel_arg(const EmuArg& a) {
 template <class... P, size_t... I>
 void host_kernel_items(void (*k)(P...), const EmuArg* args, uint32_t items,
                        std::index_sequence<I...>) {
+  if (uint32_t* times = emu_item_ns) {
+    for (uint32_t i = 0; i < items; ++i) {
+      fulcrum_host_work_item = i;
+      const auto t0 = std::chrono::steady_clock::now();
+      k(host_kernel_arg<P>(args[I])...);
+      times[i] = static_cast<uint32_t>(std::min<int64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                               t0)
+              .count(),
+          UINT32_MAX));
+    }
+    return;
+  }
   for (uint32_t i = 0; i < items; ++i) {
     fulcrum_host_work_item = i;
     k(host_kernel_arg<P>(args[I])...);

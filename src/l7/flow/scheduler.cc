@@ -10,9 +10,11 @@ namespace {
 
 constexpr size_t kGpuFeatures = 3;  // R * M, S_g, 1
 constexpr size_t kCpuFeatures = 4;  // m, S_g, S_c, 1
-// The ridge: relative to each feature's own sum of squares (so the fit is scale free), plus an
-// absolute floor that only decides features with no variance at all.
-constexpr double kRidgeRelative = 1e-9;
+// The ridge: relative to each feature's own sum of squares (so the fit is scale free: 1e-3 of
+// the unit diagonal after scaling), so that directions the rounds barely determine (features
+// that hardly varied, or varied together) stay near the previous fit instead of amplifying
+// noise; plus an absolute floor for features with no variance at all.
+constexpr double kRidgeRelative = 1e-3;
 constexpr double kRidgeFloor = 1e-12;
 constexpr double kPercent = 100;
 

@@ -142,13 +142,20 @@ Point run_policy(const std::shared_ptr<offload::Device>& dev, Traffic& traffic,
     proc.submit(std::move(m));
     proc.poll(l7::l7_clock_ns(), out);
   };
-  while (proc.stats().rounds < kWarmupRounds) traffic.turn(submit);
+  // Closed loop, as the paper's clients (the next request after the response): a turn is sent
+  // once the last one has gone into a round, so a device slower than the traffic holds it back
+  // instead of queueing without bound.
+  auto next_turn = [&] {
+    while (proc.unprocessed() >= traffic.sizes.size()) proc.poll(l7::l7_clock_ns(), out);
+    traffic.turn(submit);
+  };
+  while (proc.stats().rounds < kWarmupRounds) next_turn();
   proc.flush(out);
   out.clear();
   const l7::BatchStats before = proc.stats();
   const uint64_t t0 = l7::l7_clock_ns();
   while (proc.stats().rounds - before.rounds < rounds) {
-    traffic.turn(submit);
+    next_turn();
     for (const Message& m : out) bytes += m.body.size();
     msgs += out.size();
     out.clear();
@@ -225,8 +232,7 @@ std::string threshold_trace(const std::shared_ptr<offload::Device>& dev, double 
   uint64_t window_start = t0, window_msgs = 0;
   std::vector<std::string> rows;
   const uint64_t budget = static_cast<uint64_t>(seconds * kGiga);
-  auto submit = [&](Message&& m) {
-    proc.submit(std::move(m));
+  auto submit_poll = [&] {
     proc.poll(l7::l7_clock_ns(), out);
     window_msgs += out.size();
     out.clear();
@@ -240,7 +246,14 @@ std::string threshold_trace(const std::shared_ptr<offload::Device>& dev, double 
       window_msgs = 0;
     }
   };
-  while (l7::l7_clock_ns() - t0 < budget) traffic.turn(submit);
+  auto submit = [&](Message&& m) {
+    proc.submit(std::move(m));
+    submit_poll();
+  };
+  while (l7::l7_clock_ns() - t0 < budget) {
+    while (proc.unprocessed() >= kTraceFlows) submit_poll();
+    traffic.turn(submit);
+  }
   proc.flush(out);
   std::fprintf(stderr, "bench: l7 dynamic threshold: %u after %.1f s (%zu windows)\n",
                proc.threshold(), seconds, rows.size());

@@ -127,12 +127,18 @@ void BatchProcessor::close_flow(FlowId id) {
   flows_.close(id);
 }
 
+void BatchProcessor::enter(uint64_t now) {
+  if (last_exit_ns_ != 0 && now > last_exit_ns_) receive_ns_ += now - last_exit_ns_;
+}
+
 void BatchProcessor::submit(Message&& m) {
   const uint64_t t0 = clock_ns();
+  enter(t0);
   if (m.arrival_ns == 0) m.arrival_ns = t0;
   if (flows_.unprocessed() == 0 || m.arrival_ns < oldest_ns_) oldest_ns_ = m.arrival_ns;
   flows_.enqueue(std::move(m));
-  receive_ns_ += clock_ns() - t0;
+  last_exit_ns_ = clock_ns();
+  receive_ns_ += last_exit_ns_ - t0;
 }
 
 const std::vector<uint8_t>* BatchProcessor::state(FlowId id) {
@@ -145,6 +151,7 @@ bool BatchProcessor::device_usable() const {
 }
 
 uint64_t BatchProcessor::poll(uint64_t now_ns, std::vector<Message>& out) {
+  enter(clock_ns());
   if (round_) check_device(out);
   if (!round_ && rule_.due(flows_.unprocessed(), oldest_ns_, now_ns)) {
     if (flows_.unprocessed() < rule_.threshold) ++stats_.rounds_on_timeout;
@@ -153,6 +160,7 @@ uint64_t BatchProcessor::poll(uint64_t now_ns, std::vector<Message>& out) {
   }
   for (Message& m : done_) out.push_back(std::move(m));
   done_.clear();
+  last_exit_ns_ = clock_ns();
   if (round_) return now_ns + kDevicePollNs;
   if (flows_.unprocessed() >= rule_.threshold) return now_ns;
   if (flows_.unprocessed() > 0) return rule_.deadline(oldest_ns_);

@@ -93,6 +93,7 @@ class BatchProcessor final : public Processor {
  private:
   struct Round;
   void run_round();
+  void enter(uint64_t now);  // counts the time since the last return as receiving
   bool device_usable() const;
   // Non-blocking check of the round in flight; finishes it when the device is done.
   void check_device(std::vector<Message>& out);
@@ -117,7 +118,10 @@ class BatchProcessor final : public Processor {
   std::string cpu_only_reason_;
   std::vector<Message> done_;  // CPU-finished messages not yet returned
   uint64_t oldest_ns_ = 0;     // arrival of the oldest unprocessed message
-  uint64_t receive_ns_ = 0;    // time in submit() since the last round (T_receive)
+  // T_receive: the time since the last round spent outside poll() (the caller receiving and
+  // parsing messages) and in submit().
+  uint64_t receive_ns_ = 0;
+  uint64_t last_exit_ns_ = 0;  // when submit() or poll() last returned
   BatchStats stats_;
 };
 

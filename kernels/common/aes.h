@@ -109,4 +109,68 @@ INLINE u32x4 aes_encrypt(LOCAL const uint32_t* t, GLOBAL const uint32_t* rk, uin
       aes_last_word(t, s.z, s.w, s.x, s.y, k + 2), aes_last_word(t, s.w, s.x, s.y, s.z, k + 3));
 }
 
+// Decryption (FIPS-197 §5.3.5, the equivalent inverse cipher) in the same T-table formulation:
+// Td0 (Td1..Td3 its rotations) and the inverse S-box, both derived in local memory from the
+// S-box in Te0 (aes_stage_decrypt_tables), and the decryption round keys dw: the encryption key
+// schedule w with InvMixColumns applied to the words of rounds 1 .. rounds - 1, in w's order
+// (dw[0..3] = w[0..3], dw[4 * rounds ..] = w[4 * rounds ..]). New functions; the encryption ones
+// above are unchanged.
+
+// x * b in GF(2^8) for a constant b < 16 (the InvMixColumns coefficients 9, 11, 13, 14).
+INLINE uint32_t aes_gf_mul(uint32_t x, uint32_t b) {
+  uint32_t r = 0;
+  for (uint32_t bit = 0; bit < 4u; ++bit) {
+    if (b & (1u << bit)) r ^= x;
+    x = ((x << 1) ^ (((x >> 7) & 1u) * 0x1Bu)) & 0xFFu;
+  }
+  return r;
+}
+
+// Fills td (AES_TABLE_ENTRIES words: Td0 = {14 S', 9 S', 13 S', 11 S'} with S' the inverse
+// S-box) and isbox (AES_TABLE_ENTRIES bytes) in local memory; every work item of the group must
+// call it, before any aes_decrypt.
+INLINE void aes_stage_decrypt_tables(LOCAL uint32_t* td, LOCAL uint8_t* isbox) {
+  for (uint32_t k = LOCAL_ID(); k < AES_TABLE_ENTRIES; k += GROUP_SIZE())
+    isbox[(aes_te0[k] >> AES_BITS_PER_BYTE) & 0xFFu] = (uint8_t)k;
+  LOCAL_BARRIER();
+  for (uint32_t k = LOCAL_ID(); k < AES_TABLE_ENTRIES; k += GROUP_SIZE()) {
+    const uint32_t s = isbox[k];
+    td[k] = aes_gf_mul(s, 14u) << 24 | aes_gf_mul(s, 9u) << 16 | aes_gf_mul(s, 13u) << 8 |
+            aes_gf_mul(s, 11u);
+  }
+  LOCAL_BARRIER();
+}
+
+INLINE u32x4 aes_inv_round(LOCAL const uint32_t* td, u32x4 s, GLOBAL const uint32_t* k) {
+  return make_u32x4(aes_te(td, s.x >> 24, 0) ^ aes_te(td, s.w >> 16, 1) ^ aes_te(td, s.z >> 8, 2) ^
+                        aes_te(td, s.y, 3) ^ LOAD_RO(&k[0]),
+                    aes_te(td, s.y >> 24, 0) ^ aes_te(td, s.x >> 16, 1) ^ aes_te(td, s.w >> 8, 2) ^
+                        aes_te(td, s.z, 3) ^ LOAD_RO(&k[1]),
+                    aes_te(td, s.z >> 24, 0) ^ aes_te(td, s.y >> 16, 1) ^ aes_te(td, s.x >> 8, 2) ^
+                        aes_te(td, s.w, 3) ^ LOAD_RO(&k[2]),
+                    aes_te(td, s.w >> 24, 0) ^ aes_te(td, s.z >> 16, 1) ^ aes_te(td, s.y >> 8, 2) ^
+                        aes_te(td, s.x, 3) ^ LOAD_RO(&k[3]));
+}
+
+// The last inverse round (no InvMixColumns): inverse S-box bytes of a, b, c, d, then k.
+INLINE uint32_t aes_inv_last_word(LOCAL const uint8_t* isbox, uint32_t a, uint32_t b, uint32_t c,
+                                  uint32_t d, GLOBAL const uint32_t* k) {
+  return ((uint32_t)isbox[a >> 24] << 24 | (uint32_t)isbox[(b >> 16) & 0xFFu] << 16 |
+          (uint32_t)isbox[(c >> 8) & 0xFFu] << 8 | (uint32_t)isbox[d & 0xFFu]) ^
+         LOAD_RO(k);
+}
+
+// One AES block decryption of s with the decryption round keys dw[0 .. 4 * (rounds + 1)).
+INLINE u32x4 aes_decrypt(LOCAL const uint32_t* td, LOCAL const uint8_t* isbox,
+                         GLOBAL const uint32_t* dw, uint32_t rounds, u32x4 s) {
+  GLOBAL const uint32_t* k = dw + AES_BLOCK_WORDS * rounds;
+  s = make_u32x4(s.x ^ LOAD_RO(&k[0]), s.y ^ LOAD_RO(&k[1]), s.z ^ LOAD_RO(&k[2]),
+                 s.w ^ LOAD_RO(&k[3]));
+  for (uint32_t r = rounds - 1u; r >= 1u; --r) s = aes_inv_round(td, s, dw + AES_BLOCK_WORDS * r);
+  return make_u32x4(aes_inv_last_word(isbox, s.x, s.w, s.z, s.y, dw),
+                    aes_inv_last_word(isbox, s.y, s.x, s.w, s.z, dw + 1),
+                    aes_inv_last_word(isbox, s.z, s.y, s.x, s.w, dw + 2),
+                    aes_inv_last_word(isbox, s.w, s.z, s.y, s.x, dw + 3));
+}
+
 #endif  // FULCRUM_KERNELS_COMMON_AES_H

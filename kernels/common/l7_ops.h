@@ -28,12 +28,18 @@
 
 // AES-128-CBC with PKCS#7 padding (the web security gateway). Table: 44 uint32 encryption round
 // keys then 44 uint32 decryption round keys (FIPS-197 expansion, words big-endian as in
-// kernels/common/aes.h). State: none.
+// kernels/common/aes.h). The decryption keys are those of FIPS-197 §5.3.5's equivalent inverse
+// cipher: the encryption schedule with InvMixColumns applied to rounds 1..9, in the same order
+// (src/l7/flow/device_tables.hh builds the table). State: none.
 // DECRYPT: the message is IV (16 bytes) || ciphertext (a multiple of 16); decrypted in place
 //   (plaintext at offset 16); out[0] = plaintext length after unpadding, out[1] = 1 when the
-//   length or padding is bad (then the message is left undefined and the NF rejects it).
+//   length or padding is bad (then the message is left undefined and the NF rejects it). The
+//   chain's later ops see the plaintext only (offset 16, out[0] bytes).
 // ENCRYPT: the host has written IV || plaintext || PKCS#7 padding; the kernel encrypts from
-//   offset 16 in place; out[0] = ciphertext length with the IV.
+//   offset 16 in place; out[0] = ciphertext length with the IV; out[1] = 1 when the length is
+//   not 16 plus a multiple of 16 (nothing encrypted).
+// An op that sets out[1] = 1 ends the chain for that message on the device (the later ops'
+// outputs stay zero and their state untouched), as the CPU chain stops at the NF's verdict.
 #define L7_OP_AES128_CBC_DECRYPT 3u
 #define L7_OP_AES128_CBC_ENCRYPT 4u
 

@@ -54,6 +54,11 @@ class InlineProcessor final : public Processor {
     done_.clear();
     return kNoDeadline;
   }
+  // The flow's state record; null for an unknown flow (tests compare it with BatchProcessor's).
+  const std::vector<uint8_t>* state(FlowId id) const {
+    auto it = states_.find(id);
+    return it == states_.end() ? nullptr : &it->second;
+  }
 
  private:
   std::shared_ptr<Chain> chain_;

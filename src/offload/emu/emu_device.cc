@@ -3,11 +3,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <queue>
 #include <thread>
 #include <vector>
 
@@ -18,11 +20,19 @@ namespace fulcrum::offload {
 namespace {
 
 constexpr size_t kAlign = 64;
+constexpr uint32_t kDefaultGroup = 64;  // work items per group when a launch leaves it to us
 
-int64_t now_ns() {
+std::atomic<int64_t> hidden_host_ns{0};
+
+int64_t steady_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
+}
+
+// The emulated devices' clock: the steady clock less the host time of host_free launches.
+int64_t now_ns() {
+  return steady_ns() - hidden_host_ns.load(std::memory_order_relaxed);
 }
 
 struct AlignedFree {
@@ -102,8 +112,18 @@ class EmuQueue final : public Queue {
                           ? EmuArg{static_cast<const EmuDeviceBuffer*>(a.buffer)->data(), 0}
                           : EmuArg{nullptr, a.value});
     const int64_t t0 = now_ns();
+    if (spec_.units <= 0) {
+      static_cast<const EmuKernel&>(kernel).run()(args_.data(), dims.items);
+      occupy(&Engines::kernel_free, spec_.kernel_ns(dims.items), t0);
+      return {};
+    }
+    item_ns_.assign(dims.items, 0);
+    emu_item_ns = item_ns_.data();
+    const int64_t h0 = steady_ns();
     static_cast<const EmuKernel&>(kernel).run()(args_.data(), dims.items);
-    occupy(&Engines::kernel_free, spec_.kernel_ns(dims.items), t0);
+    emu_item_ns = nullptr;
+    if (spec_.host_free > 0) hidden_host_ns.fetch_add(steady_ns() - h0, std::memory_order_relaxed);
+    occupy(&Engines::kernel_free, simt_ns(dims.group), t0);
     return {};
   }
   Status record() override {
@@ -128,9 +148,31 @@ class EmuQueue final : public Queue {
     engines_.*engine = ready_;
   }
 
+  // The SIMT model (emu_spec.hh `units`): groups of `group` items each take their slowest
+  // item's time times lane_slowdown; each goes to the first free of `units` compute units.
+  double simt_ns(uint32_t group) const {
+    group = group == 0 ? kDefaultGroup : group;
+    const size_t units = static_cast<size_t>(spec_.units);
+    std::priority_queue<double, std::vector<double>, std::greater<>> free_at;
+    for (size_t u = 0; u < units; ++u) free_at.push(0);
+    double makespan = 0;
+    for (size_t first = 0; first < item_ns_.size(); first += group) {
+      const size_t last = std::min(item_ns_.size(), first + group);
+      const double t = static_cast<double>(
+                           *std::max_element(item_ns_.begin() + first, item_ns_.begin() + last)) *
+                       spec_.lane_slowdown;
+      const double end = free_at.top() + t;
+      free_at.pop();
+      free_at.push(end);
+      makespan = std::max(makespan, end);
+    }
+    return spec_.launch_us * 1e3 + makespan;
+  }
+
   const EmuSpec& spec_;
   Engines& engines_;
   std::vector<EmuArg> args_;
+  std::vector<uint32_t> item_ns_;
   int64_t ready_ = 0;
   int64_t mark_ = 0;
 };
@@ -145,7 +187,7 @@ class EmuDevice final : public Device {
     // Its memory is the host's; it computes on the one thread that drives it.
     info_.global_memory = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
                           static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-    info_.compute_units = 1;
+    info_.compute_units = spec.units > 0 ? static_cast<uint32_t>(spec.units) : 1;
   }
   const DeviceInfo& info() const override { return info_; }
 
@@ -216,6 +258,10 @@ const EmuKernelEntry* find_emu_kernel(std::string_view name) {
 
 std::unique_ptr<Device> make_emulated_device(const EmuSpec& spec) {
   return std::make_unique<EmuDevice>(spec);
+}
+
+int64_t emu_hidden_host_ns() {
+  return hidden_host_ns.load(std::memory_order_relaxed);
 }
 
 }  // namespace fulcrum::offload

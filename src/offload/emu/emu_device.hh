@@ -12,6 +12,7 @@
 // more slowly than the model says completes when the host is done (the model is a lower bound).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 
 #include "offload/device.hh"
@@ -20,5 +21,10 @@
 namespace fulcrum::offload {
 
 std::unique_ptr<Device> make_emulated_device(const EmuSpec& spec);
+
+// The host time the emulated devices with host_free (emu_spec.hh) spent computing kernels, so
+// far, nanoseconds: their clock and the L7 batch processor's are the steady clock less this
+// (virtual time: the device's work costs the host thread nothing, only the model's time).
+int64_t emu_hidden_host_ns();
 
 }  // namespace fulcrum::offload

@@ -17,9 +17,14 @@ struct EmuKey {
 };
 
 constexpr EmuKey kKeys[] = {
-    {"h2d_gbps", &EmuSpec::h2d_gbps, true},    {"d2h_gbps", &EmuSpec::d2h_gbps, true},
-    {"launch_us", &EmuSpec::launch_us, false}, {"kernel_mpps", &EmuSpec::kernel_mpps, true},
+    {"h2d_gbps", &EmuSpec::h2d_gbps, true},
+    {"d2h_gbps", &EmuSpec::d2h_gbps, true},
+    {"launch_us", &EmuSpec::launch_us, false},
+    {"kernel_mpps", &EmuSpec::kernel_mpps, true},
     {"lat_us", &EmuSpec::lat_us, false},
+    {"units", &EmuSpec::units, false},
+    {"lane_slowdown", &EmuSpec::lane_slowdown, true},
+    {"host_free", &EmuSpec::host_free, false},
 };
 
 std::string key_list() {

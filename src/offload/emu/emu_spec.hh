@@ -8,6 +8,20 @@
 //   launch_us            fixed cost of each kernel launch, microseconds (default 8)
 //   kernel_mpps          kernel rate, millions of work items per second (default 80)
 //   lat_us               fixed latency added to each task's completion, microseconds (default 0)
+//   units                0 (default): the kernel rate model above. > 0: a SIMT model of a GPU
+//   running
+//                        one work item per lane (FlowShader's flow-level kernels, whose items
+//                        differ in work): the launch's work groups each take their slowest
+//                        item's host time times lane_slowdown, and are spread over `units`
+//                        compute units (each runs one group at a time, the next group to the
+//                        first free unit); the kernel takes launch_us plus that schedule's
+//                        makespan. The device reports `units` compute units.
+//   lane_slowdown        how many times slower one lane runs a work item than the host thread
+//                        (default 1; with units)
+//   host_free            0 (default) or 1, with units: the host's time computing a launch is taken
+//                        off the emulated clock (virtual time, offload/emu/emu_device.hh
+//                        emu_hidden_host_ns), so the device costs its caller only the model's
+//                        time, as a real device would; for experiments on machines with few cores
 //
 // Every value must be a finite number >= 0 (rates > 0). Nothing here is a measurement of any
 // real device: reports label these devices "emulated".
@@ -29,6 +43,9 @@ struct EmuSpec {
   double launch_us = 8;
   double kernel_mpps = 80;
   double lat_us = 0;
+  double units = 0;
+  double lane_slowdown = 1;
+  double host_free = 0;
   // The spec as given, for labels ("kernel_mpps=80,lat_us=40").
   std::string text;
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/common/l7_ops.h"
+#include "l7/flow/device_tables.hh"
 #include "l7/nf/web_gateway.hh"
 
 namespace fulcrum::l7 {
@@ -114,15 +115,16 @@ void encrypt_block(const uint32_t* rk, uint8_t* st) {
     add_key(st, rk + 4 * r);
   }
 }
-// The equivalent inverse cipher (FIPS-197 §5.3.5) with the table's decryption keys.
+// The equivalent inverse cipher (FIPS-197 §5.3.5) with the table's decryption keys, which are in
+// the encryption schedule's order (round 10's first).
 void decrypt_block(const uint32_t* dk, uint8_t* st) {
   static const uint8_t kInvMix[4] = {14, 11, 13, 9};
-  add_key(st, dk);
+  add_key(st, dk + 40);
   for (int r = 1; r <= 10; ++r) {
     for (int i = 0; i < 16; ++i) st[i] = sbox().inv[st[i]];
     shift(st, -1);
     if (r != 10) mix(st, kInvMix);
-    add_key(st, dk + 4 * r);
+    add_key(st, dk + 4 * (10 - r));
   }
 }
 
@@ -237,12 +239,15 @@ TEST(WebGateway, EmptyBodiesAndRawChunksPassUnchanged) {
 }
 
 TEST(WebGateway, RoundKeyTableIsFips197) {
-  const auto k = gateway_round_keys(kKey.data());
+  const Bytes table = aes128_cbc_table(std::span<const uint8_t, 16>(kKey.data(), 16));
+  std::vector<uint32_t> k(table.size() / 4);
+  std::memcpy(k.data(), table.data(), table.size());
+  ASSERT_EQ(k.size(), 88u);
   EXPECT_EQ(k[0], 0x2b7e1516u);
   EXPECT_EQ(k[4], 0xa0fafe17u);   // FIPS-197 A.1
   EXPECT_EQ(k[43], 0xb6630ca6u);  // the last word of the expansion
-  EXPECT_EQ(k[44], 0xd014f9a8u);  // decryption round 0 = encryption round 10
-  EXPECT_EQ(k[87], 0x09cf4f3cu);  // decryption round 10 = the key
+  EXPECT_EQ(k[44], 0x2b7e1516u);  // equivalent inverse keys, same order: round 0 is the key
+  EXPECT_EQ(k[87], 0xb6630ca6u);  // and round 10 the last round key, both without InvMixColumns
   // The encryption keys encrypt F.2.1's first block as the model computes it.
   uint8_t block[16];
   for (int i = 0; i < 16; ++i) block[i] = kPlain[i] ^ kIv[i];

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <chrono>
 
+#include "l7/flow/device_tables.hh"
 #include "offload/discovery.hh"
 #include "offload/emu/emu_device.hh"
 
@@ -40,6 +41,9 @@ struct BatchProcessor::Round {
   size_t n_gpu = 0, m = 0;
   uint64_t largest = 0, s_g = 0, s_c = 0;
   uint64_t count = 0;  // device messages
+  // Bodies as they were before FlowNf::prepare_device changed them (by the round's message
+  // index), so a fall-back round runs the CPU chain on what arrived.
+  std::vector<std::pair<uint64_t, std::vector<uint8_t>>> unprepared;
 };
 
 Status BatchOptions::set_threshold(std::string_view text) {
@@ -210,7 +214,10 @@ void BatchProcessor::run_round() {
     round->messages.push_back(flows_.take(f));
     f.in_flight = true;
     std::vector<const Message*> ptrs;
-    for (const Message& msg : round->messages.back()) ptrs.push_back(&msg);
+    for (Message& msg : round->messages.back()) {
+      prepare(msg, *round, round->count + ptrs.size());
+      ptrs.push_back(&msg);
+    }
     round->count += ptrs.size();
     batch_->add_flow(f.state, ptrs);
   }
@@ -260,6 +267,21 @@ void BatchProcessor::run_round() {
   }
 }
 
+void BatchProcessor::prepare(Message& msg, Round& round, uint64_t k) {
+  std::vector<uint8_t> before = msg.body;
+  for (uint32_t op = 0; op < chain_->size(); ++op) chain_->nf(op).prepare_device(msg);
+  if (msg.body != before) round.unprepared.emplace_back(k, std::move(before));
+}
+
+void BatchProcessor::take_device_state(std::span<const uint8_t> device, std::span<uint8_t> host) {
+  for (uint32_t op = 0; op < dchain_->ops(); ++op) {
+    const size_t at = chain_->state_offset(op);
+    const size_t n = op_state_bytes(dchain_->code(op));
+    std::copy(device.begin() + static_cast<long>(at), device.begin() + static_cast<long>(at + n),
+              host.begin() + static_cast<long>(at));
+  }
+}
+
 void BatchProcessor::check_device(std::vector<Message>& out) {
   Result<bool> q = queue_->query();
   if (!q) {
@@ -281,8 +303,7 @@ void BatchProcessor::finish_device(std::vector<Message>& out) {
         const std::span<const uint8_t> b = batch_->message_bytes(k);
         std::copy(b.begin(), b.end(), msg.body.begin());
       }
-      const std::span<const uint8_t> after = batch_->state_after(k);
-      std::copy(after.begin(), after.end(), f->state.begin());
+      take_device_state(batch_->state_after(k), f->state);
       for (uint32_t op = 0; op < chain_->size(); ++op) {
         chain_->nf(op).finish_device(msg, chain_->part(f->state, op), batch_->output(k, op));
         if (msg.verdict.action != Action::kForward) break;
@@ -291,8 +312,7 @@ void BatchProcessor::finish_device(std::vector<Message>& out) {
       out.push_back(std::move(msg));
       ++k;
     }
-    const std::span<const uint8_t> fin = batch_->final_state(static_cast<uint32_t>(i));
-    std::copy(fin.begin(), fin.end(), f->state.begin());
+    take_device_state(batch_->final_state(static_cast<uint32_t>(i)), f->state);
     f->in_flight = false;
     flows_.expire_if_done(*f);
   }
@@ -307,9 +327,16 @@ uint64_t BatchProcessor::fall_back(std::vector<Message>& out) {
   device_->mark_down();
   cpu_only_reason_ = "the device failed";
   ++stats_.fallback_rounds;
+  uint64_t k = 0;
+  size_t next = 0;
   for (size_t i = 0; i < r->flows.size(); ++i) {
     FlowOperator* f = flows_.find(r->flows[i]);
     for (Message& msg : r->messages[i]) {
+      if (next < r->unprepared.size() && r->unprepared[next].first == k) {
+        msg.body = std::move(r->unprepared[next++].second);
+        msg.verdict = Verdict{};
+      }
+      ++k;
       chain_->process(msg, f->state);
       stats_.bytes_cpu += msg.body.size();
       out.push_back(std::move(msg));

@@ -93,6 +93,11 @@ class BatchProcessor final : public Processor {
  private:
   struct Round;
   void run_round();
+  // Calls each NF's prepare_device on a message going to the device (recording its body first
+  // when that changes it).
+  void prepare(Message& msg, Round& round, uint64_t k);
+  // Copies the parts of a device state record its ops own (op_state_bytes) into the flow's.
+  void take_device_state(std::span<const uint8_t> device, std::span<uint8_t> host);
   void enter(uint64_t now);  // counts the time since the last return as receiving
   bool device_usable() const;
   // Non-blocking check of the round in flight; finishes it when the device is done.

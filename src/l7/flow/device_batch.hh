@@ -36,6 +36,7 @@ class DeviceChain {
 
   offload::Device& device() const { return device_; }
   uint32_t ops() const { return static_cast<uint32_t>(codes_.size()); }
+  uint32_t code(uint32_t op) const { return codes_[op]; }
   // True when an op rewrites message bytes (the bytes are then copied back).
   bool transforms() const { return transforms_; }
   size_t state_bytes() const { return state_bytes_; }

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "kernels/common/l7_ops.h"
+#include "l7/flow/device_tables.hh"
 #include "lib/ids/rule_parser.hh"
 
 namespace fulcrum::l7 {
@@ -226,13 +227,9 @@ void StreamIds::process(Message& m, std::span<uint8_t> state) {
 
 std::optional<DeviceOp> StreamIds::device_op() const {
   if (!rules_->literals_only()) return std::nullopt;
-  const auto classes = rules_->ac().classes();
-  const auto table = rules_->ac().table();
   DeviceOp op;
   op.code = L7_OP_IDS_AC;
-  op.table.resize(IDS_AC_ALPHABET + table.size_bytes());
-  std::memcpy(op.table.data(), classes.data(), classes.size());
-  std::memcpy(op.table.data() + IDS_AC_ALPHABET, table.data(), table.size_bytes());
+  op.table = ids_ac_table(rules_->ac());
   return op;
 }
 

@@ -6,42 +6,14 @@
 #include <cstring>
 
 #include "kernels/common/l7_ops.h"
+#include "l7/flow/device_tables.hh"
 #include "lib/table_file.hh"
-#include "offload/ipsec_tables.hh"
 
 namespace fulcrum::l7 {
 namespace {
 
 constexpr uint16_t kBadRequest = 400;
 constexpr uint16_t kServerError = 500;
-constexpr uint32_t kRounds = 10;
-
-uint8_t xtime(uint8_t b) {
-  return static_cast<uint8_t>(b << 1 ^ (b & 0x80 ? 0x1b : 0));
-}
-
-uint8_t gmul(uint8_t a, uint8_t b) {
-  uint8_t r = 0;
-  for (; b != 0; b >>= 1, a = xtime(a))
-    if (b & 1) r ^= a;
-  return r;
-}
-
-// InvMixColumns of one column held as a big-endian word.
-uint32_t inv_mix_column(uint32_t w) {
-  const uint8_t b[4] = {static_cast<uint8_t>(w >> 24), static_cast<uint8_t>(w >> 16),
-                        static_cast<uint8_t>(w >> 8), static_cast<uint8_t>(w)};
-  static constexpr uint8_t kM[4][4] = {
-      {14, 11, 13, 9}, {9, 14, 11, 13}, {13, 9, 14, 11}, {11, 13, 9, 14}};
-  uint32_t out = 0;
-  for (int r = 0; r < 4; ++r) {
-    uint8_t v = 0;
-    for (int c = 0; c < 4; ++c) v ^= gmul(kM[r][c], b[c]);
-    out = out << 8 | v;
-  }
-  return out;
-}
-
 int hex_digit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -65,19 +37,6 @@ bool length_ok(size_t n) {
 }
 
 }  // namespace
-
-std::array<uint32_t, 2 * kGatewayKeyWords> gateway_round_keys(const uint8_t key[kGatewayBlock]) {
-  const offload::AesRoundKeys w = offload::aes_expand_key(key, kGatewayBlock);
-  std::array<uint32_t, 2 * kGatewayKeyWords> out{};
-  for (size_t i = 0; i < kGatewayKeyWords; ++i) out[i] = w[i];
-  uint32_t* dk = out.data() + kGatewayKeyWords;
-  for (uint32_t r = 0; r <= kRounds; ++r)
-    for (uint32_t j = 0; j < 4; ++j) {
-      const uint32_t k = w[4 * (kRounds - r) + j];
-      dk[4 * r + j] = r == 0 || r == kRounds ? k : inv_mix_column(k);
-    }
-  return out;
-}
 
 Result<std::unique_ptr<WebGateway>> WebGateway::create(const uint8_t key[kGatewayBlock],
                                                        bool requests, bool responses) {
@@ -217,9 +176,7 @@ std::optional<DeviceOp> WebGateway::device_op() const {
   if (requests_ == responses_) return std::nullopt;
   DeviceOp op;
   op.code = requests_ ? L7_OP_AES128_CBC_DECRYPT : L7_OP_AES128_CBC_ENCRYPT;
-  const auto keys = gateway_round_keys(key_);
-  op.table.resize(keys.size() * sizeof(uint32_t));
-  std::memcpy(op.table.data(), keys.data(), op.table.size());
+  op.table = aes128_cbc_table(std::span<const uint8_t, kGatewayBlock>(key_, kGatewayBlock));
   return op;
 }
 

@@ -18,16 +18,14 @@
 // Counters: counters(). Crypto: OpenSSL EVP (AES-NI), one context per instance, the key
 // schedule computed once; not reentrant (one instance per thread).
 //
-// Device form (kernels/common/l7_ops.h): table = 44 encryption round-key words (FIPS-197 §5.2)
-// then 44 decryption round-key words for the equivalent inverse cipher (FIPS-197 §5.3.5: the
-// encryption schedule's round keys in reverse order, InvMixColumns applied to rounds 1..9; word
-// 4r+j is column j of the key added in decryption round r), all big-endian words as in
-// kernels/common/aes.h. The op is L7_OP_AES128_CBC_DECRYPT when only REQUESTS is on and
-// L7_OP_AES128_CBC_ENCRYPT when only RESPONSES is on; with both, the NF has no device form (the
-// contract gives an NF one op code; finish_device handles both directions should the kernel
-// pick the op by direction). prepare_device writes IV || plaintext || padding for ENCRYPT;
-// finish_device truncates decrypted bodies to out[0] or rejects them (out[1]), and closes a raw
-// chunk that went through the device (its bytes were transformed as if it were a body).
+// Device form (kernels/common/l7_ops.h): table = l7/flow/device_tables.hh's aes128_cbc_table
+// (44 encryption round-key words, then the equivalent inverse cipher's 44 in the same order). The
+// op is L7_OP_AES128_CBC_DECRYPT when only REQUESTS is on and L7_OP_AES128_CBC_ENCRYPT when only
+// RESPONSES is on; with both, the NF has no device form (the contract gives an NF one op code;
+// finish_device handles both directions should the kernel pick the op by direction). prepare_device
+// writes IV || plaintext || padding for ENCRYPT; finish_device truncates decrypted bodies to out[0]
+// or rejects them (out[1]), and closes a raw chunk that went through the device (its bytes were
+// transformed as if it were a body).
 #pragma once
 
 #include <array>
@@ -48,10 +46,6 @@ struct evp_cipher_ctx_st;
 namespace fulcrum::l7 {
 
 inline constexpr size_t kGatewayBlock = 16;
-inline constexpr size_t kGatewayKeyWords = 44;  // AES-128: 11 round keys of 4 words
-
-// The device table's words: encryption round keys then decryption round keys (see above).
-std::array<uint32_t, 2 * kGatewayKeyWords> gateway_round_keys(const uint8_t key[kGatewayBlock]);
 
 class WebGateway final : public FlowNf {
  public:

@@ -136,8 +136,9 @@ KERNEL void l7_chain(GLOBAL uint8_t* RESTRICT bytes, GLOBAL const uint32_t* REST
   LOCAL_MEM uint8_t isbox[AES_TABLE_ENTRIES];
   uint32_t aes = 0;
   for (uint32_t op = 0; op < nops; ++op) {
-    const uint32_t code = chain[op * L7_CHAIN_WORDS];
-    aes |= code == L7_OP_AES128_CBC_DECRYPT || code == L7_OP_AES128_CBC_ENCRYPT;
+    const uint32_t code = chain[op * L7_CHAIN_WORDS] & L7_OP_CODE_MASK;
+    aes |= code == L7_OP_AES128_CBC_DECRYPT || code == L7_OP_AES128_CBC_ENCRYPT ||
+           code == L7_OP_AES128_CBC_GATEWAY;
   }
   if (aes) {  // the same for every work item of the group: the barriers are reached by all
     aes_stage_table(te);
@@ -151,10 +152,15 @@ KERNEL void l7_chain(GLOBAL uint8_t* RESTRICT bytes, GLOBAL const uint32_t* REST
   for (uint32_t m = first; m < first + count; ++m) {
     GLOBAL uint8_t* msg = bytes + msgs[(size_t)m * L7_MSG_WORDS];
     uint32_t len = msgs[(size_t)m * L7_MSG_WORDS + 1];
+    const uint32_t response = msgs[(size_t)m * L7_MSG_WORDS + 2] & L7_MSG_RESPONSE;
     GLOBAL uint32_t* mout = out + (size_t)m * nops * L7_OUT_WORDS;
     for (uint32_t w = 0; w < nops * L7_OUT_WORDS; ++w) mout[w] = 0;
     for (uint32_t op = 0; op < nops; ++op) {
-      const uint32_t code = chain[op * L7_CHAIN_WORDS];
+      const uint32_t word = chain[op * L7_CHAIN_WORDS];
+      if ((word & (response ? L7_ON_RESPONSES : L7_ON_REQUESTS)) == 0u) continue;
+      uint32_t code = word & L7_OP_CODE_MASK;
+      if (code == L7_OP_AES128_CBC_GATEWAY)
+        code = response ? L7_OP_AES128_CBC_ENCRYPT : L7_OP_AES128_CBC_DECRYPT;
       GLOBAL const uint8_t* table = tables + chain[op * L7_CHAIN_WORDS + 1];
       GLOBAL uint8_t* slice = state + chain[op * L7_CHAIN_WORDS + 2];
       GLOBAL uint32_t* o = mout + op * L7_OUT_WORDS;

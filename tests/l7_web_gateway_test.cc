@@ -309,8 +309,13 @@ TEST(WebGateway, DeviceEncryptIsPreparedAndDecryptsBack) {
   EXPECT_EQ(raw.verdict.action, Action::kClose);
 }
 
-TEST(WebGateway, BothDirectionsHaveNoSingleDeviceOp) {
-  EXPECT_FALSE(gateway()->device_op());
+TEST(WebGateway, BothDirectionsAreOneGatewayOpEachDirectionItsOwn) {
+  const auto both = gateway()->device_op();
+  ASSERT_TRUE(both.has_value());
+  EXPECT_EQ(both->code, L7_OP_AES128_CBC_GATEWAY);
+  EXPECT_EQ(both->directions, L7_ON_REQUESTS | L7_ON_RESPONSES);
+  EXPECT_EQ(gateway(true, false)->device_op()->directions, L7_ON_REQUESTS);
+  EXPECT_EQ(gateway(false, true)->device_op()->directions, L7_ON_RESPONSES);
 }
 
 TEST(WebGateway, IsRegisteredAndReadsItsKeyFile) {

@@ -43,4 +43,16 @@
 #define L7_OP_AES128_CBC_DECRYPT 3u
 #define L7_OP_AES128_CBC_ENCRYPT 4u
 
+// The web security gateway both ways in one op: a request is DECRYPTed and a response
+// ENCRYPTed, as above, with the same table.
+#define L7_OP_AES128_CBC_GATEWAY 5u
+
+// The chain's op word holds the code in L7_OP_CODE_MASK and the directions the op runs on above
+// it; a message of another direction passes the op untouched (zero output, state unchanged).
+// A message's direction is the top bit of its flow word (set: a response).
+#define L7_OP_CODE_MASK 0xffffu
+#define L7_ON_REQUESTS 0x10000u
+#define L7_ON_RESPONSES 0x20000u
+#define L7_MSG_RESPONSE 0x80000000u
+
 #endif  // FULCRUM_KERNELS_COMMON_L7_OPS_H

@@ -35,11 +35,12 @@ Result<std::unique_ptr<DeviceChain>> DeviceChain::create(offload::Device& device
     const size_t at = align_up(tables.size(), kTableAlign);
     tables.resize(at + op->table.size());
     if (!op->table.empty()) std::memcpy(tables.data() + at, op->table.data(), op->table.size());
-    words.push_back(op->code);
+    words.push_back(op->code | op->directions);
     words.push_back(static_cast<uint32_t>(at));
     words.push_back(static_cast<uint32_t>(chain.state_offset(i)));
     dc->codes_.push_back(op->code);
-    dc->transforms_ |= op->code == L7_OP_AES128_CBC_DECRYPT || op->code == L7_OP_AES128_CBC_ENCRYPT;
+    dc->transforms_ |= op->code == L7_OP_AES128_CBC_DECRYPT ||
+                       op->code == L7_OP_AES128_CBC_ENCRYPT || op->code == L7_OP_AES128_CBC_GATEWAY;
   }
   dc->state_bytes_ = chain.state_bytes();
   tables.resize(std::max<size_t>(tables.size(), kTableAlign));
@@ -81,7 +82,7 @@ void DeviceBatch::add_flow(std::span<const uint8_t> state, std::span<const Messa
     if (!m->body.empty()) std::memcpy(bytes_.data() + off, m->body.data(), m->body.size());
     msg_words_.push_back(static_cast<uint32_t>(off));
     msg_words_.push_back(static_cast<uint32_t>(m->body.size()));
-    msg_words_.push_back(flow);
+    msg_words_.push_back(flow | (m->dir == Direction::kResponse ? L7_MSG_RESPONSE : 0u));
   }
 }
 

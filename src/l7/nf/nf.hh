@@ -21,6 +21,7 @@
 
 #include "core/args.hh"
 #include "core/result.hh"
+#include "kernels/common/l7_ops.h"
 #include "l7/flow/message.hh"
 
 namespace fulcrum::l7 {
@@ -30,6 +31,9 @@ namespace fulcrum::l7 {
 struct DeviceOp {
   uint32_t code = 0;
   std::vector<uint8_t> table;
+  // The directions the op runs on (L7_ON_REQUESTS, L7_ON_RESPONSES); messages of the other
+  // pass it untouched, as they pass process() of an NF that does not apply to them.
+  uint32_t directions = L7_ON_REQUESTS | L7_ON_RESPONSES;
 };
 
 class FlowNf {

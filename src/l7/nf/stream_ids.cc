@@ -230,6 +230,8 @@ std::optional<DeviceOp> StreamIds::device_op() const {
   DeviceOp op;
   op.code = L7_OP_IDS_AC;
   op.table = ids_ac_table(rules_->ac());
+  op.directions = ((scan_ & kScanRequests) ? L7_ON_REQUESTS : 0u) |
+                  ((scan_ & kScanResponses) ? L7_ON_RESPONSES : 0u);
   return op;
 }
 

@@ -173,9 +173,12 @@ void WebGateway::process(Message& m, std::span<uint8_t>) {
 }
 
 std::optional<DeviceOp> WebGateway::device_op() const {
-  if (requests_ == responses_) return std::nullopt;
+  if (!requests_ && !responses_) return std::nullopt;
   DeviceOp op;
-  op.code = requests_ ? L7_OP_AES128_CBC_DECRYPT : L7_OP_AES128_CBC_ENCRYPT;
+  op.code = requests_ && responses_ ? L7_OP_AES128_CBC_GATEWAY
+            : requests_             ? L7_OP_AES128_CBC_DECRYPT
+                                    : L7_OP_AES128_CBC_ENCRYPT;
+  op.directions = (requests_ ? L7_ON_REQUESTS : 0u) | (responses_ ? L7_ON_RESPONSES : 0u);
   op.table = aes128_cbc_table(std::span<const uint8_t, kGatewayBlock>(key_, kGatewayBlock));
   return op;
 }

@@ -17,10 +17,11 @@ DEB_PACKAGES=(
   libhttp-parser-dev  # the L7 proxy's HTTP/1.x parser (src/l7/proxy)
   nginx wrk curl  # the L7 tests' backend and clients, the proxy benchmark's reference
   modsecurity-crs libnginx-mod-http-modsecurity  # the WAF's rules and its reference verdicts
+  libmodsecurity3  # the WAF NF: libinjection (@detectSQLi, @detectXSS), loaded at run time
   libpcre2-dev  # the WAF NF: PCRE2 confirms the CRS regexes Hyperscan can only prefilter
   libxml2-dev  # the WAF NF: XML request bodies (XML:/* variables)
 )
-PY_PACKAGES=(scapy prometheus_client)
+PY_PACKAGES=(scapy prometheus_client cryptography)
 
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do

@@ -24,6 +24,7 @@
 namespace fulcrum::l7 {
 namespace {
 
+using fulcrum::testing::first_device;
 using Bytes = std::vector<uint8_t>;
 
 struct Outcome {
@@ -163,14 +164,6 @@ void expect_policies_match_inline(std::shared_ptr<offload::Device> dev) {
       EXPECT_GE(s.rounds, 2u);
     }
   }
-}
-
-std::shared_ptr<offload::Device> first_device(offload::Backend b) {
-  offload::DiscoverOptions only;
-  only.only = b;
-  auto all = offload::discover_devices(only);
-  if (all.empty()) return nullptr;
-  return std::shared_ptr<offload::Device>(std::move(all.front()));
 }
 
 TEST(L7BatchProcessor, MatchesInlineProcessorForEveryPolicyOnTheEmulatedDevice) {

@@ -29,6 +29,7 @@
 namespace fulcrum::l7 {
 namespace {
 
+using fulcrum::testing::first_device;
 using Bytes = std::vector<uint8_t>;
 
 constexpr uint8_t kKey[kGatewayBlock] = {9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 11, 12, 13, 14, 15, 16};
@@ -182,14 +183,6 @@ std::pair<uint64_t, uint64_t> expect_same(const PerFlow& want, const PerFlow& go
     }
   }
   return {alerts, answered};
-}
-
-std::shared_ptr<offload::Device> first_device(offload::Backend b) {
-  offload::DiscoverOptions only;
-  only.only = b;
-  auto all = offload::discover_devices(only);
-  if (all.empty()) return nullptr;
-  return std::shared_ptr<offload::Device>(std::move(all.front()));
 }
 
 BatchOptions options(const char* policy) {

@@ -113,4 +113,12 @@ bool backend_has_device(bool cuda) {
   return !offload::discover_devices(only).empty();
 }
 
+std::shared_ptr<offload::Device> first_device(offload::Backend backend) {
+  offload::DiscoverOptions only;
+  only.only = backend;
+  auto all = offload::discover_devices(only);
+  if (all.empty()) return nullptr;
+  return std::shared_ptr<offload::Device>(std::move(all.front()));
+}
+
 }  // namespace fulcrum::testing

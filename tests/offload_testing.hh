@@ -6,8 +6,11 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "offload/device.hh"
 
 namespace fulcrum::testing {
 
@@ -38,6 +41,8 @@ bool have_offload_device();
 // Whether `backend` is compiled in, and whether it found a device.
 bool backend_built(bool cuda);
 bool backend_has_device(bool cuda);
+// The first device `backend` finds; null when none.
+std::shared_ptr<offload::Device> first_device(offload::Backend backend);
 
 // For its scope, the emu backend finds one emulated device with the default model
 // (offload/emu/emu_spec.hh); found() says discovery sees it.

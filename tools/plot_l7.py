@@ -19,22 +19,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-
-def find_group(data, name):
-    """The object of bench group `name` wherever the bench output nests it."""
-    if isinstance(data, dict):
-        if name in data and isinstance(data[name], dict):
-            return data[name]
-        for v in data.values():
-            g = find_group(v, name)
-            if g is not None:
-                return g
-    if isinstance(data, list):
-        for v in data:
-            g = find_group(v, name)
-            if g is not None:
-                return g
-    return None
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from plot_adaptive import find_group  # noqa: E402
 
 
 def plot_scheduling(group, out_dir):

@@ -21,11 +21,13 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "bench/groups.hh"
+#include "bench/ids_rules.hh"
 #include "bench/measure.hh"
 #include "l7/config.hh"
 #include "l7/flow/processor.hh"
@@ -271,13 +273,22 @@ std::string bench_l7_proxy(const BenchContext& ctx) {
   const std::string backend_addr = "127.0.0.1:" + std::to_string(backend_port);
   InProcessProxy fulcrum(backend_addr, "");
   InProcessProxy balanced(backend_addr, "L7Balancer(POOL p " + backend_addr + ")");
+  // And the chain of one StreamIDS scanning the responses (the IDS benches' 330 synthetic rules,
+  // bench/ids_rules.hh, as tcp rules; the bodies are 'x's, so nothing alerts): the cost of
+  // scanning every response byte as a stream.
+  std::mt19937 rng(7);
+  {
+    std::ofstream rules(base + "/stream.rules");
+    rules << make_rules(rng, "tcp", "bench").text;
+  }
+  InProcessProxy scanned(backend_addr, "StreamIDS(" + base + "/stream.rules, DIRECTION responses)");
   // A second empty-chain proxy: its ratio to the first is this run's noise floor.
   InProcessProxy twin(backend_addr, "");
 
   std::vector<std::string> rows;
   for (const auto& s : kSizes) {
     const std::string path = std::string("/") + s.name;
-    std::vector<double> f_rps, n_rps, f_lat, n_lat, b_rps, t_rps;
+    std::vector<double> f_rps, n_rps, f_lat, n_lat, b_rps, t_rps, i_rps;
     uint64_t errors = 0;
     // Each proxy takes each place in the order once (the place in a round shifts a run by
     // several percent on a shared machine).
@@ -290,8 +301,9 @@ std::string bench_l7_proxy(const BenchContext& ctx) {
     const Target targets[] = {{fulcrum.up, fulcrum.port, &f_rps, &f_lat},
                               {balanced.up, balanced.port, &b_rps, nullptr},
                               {nginx_proxy != 0, nginx_port, &n_rps, &n_lat},
-                              {twin.up, twin.port, &t_rps, nullptr}};
-    constexpr int kTargets = 4;
+                              {twin.up, twin.port, &t_rps, nullptr},
+                              {scanned.up, scanned.port, &i_rps, nullptr}};
+    constexpr int kTargets = 5;
     for (int r = 0; r < kRounds; ++r) {
       for (int k = 0; k < kTargets; ++k) {
         const Target& t = targets[(k + r) % kTargets];
@@ -304,14 +316,14 @@ std::string bench_l7_proxy(const BenchContext& ctx) {
     }
     const WrkResult direct = run_wrk(wrk, backend_port, path, seconds);
     const double f = median_of(f_rps), n = median_of(n_rps), fb = median_of(b_rps),
-                 ft = median_of(t_rps);
+                 ft = median_of(t_rps), fi = median_of(i_rps);
     const double bits = static_cast<double>(s.bytes) * 8 / 1e9;
     std::fprintf(stderr,
                  "bench: l7_proxy %s: fulcrum %.0f req/s (%.2f Gbps), nginx proxy %.0f req/s "
                  "(%.2f Gbps), ratio %.2f; with L7Balancer %.0f req/s; twin %.0f req/s (noise "
-                 "floor %.2f); backend direct %.0f req/s\n",
+                 "floor %.2f); with StreamIDS %.0f req/s; backend direct %.0f req/s\n",
                  s.name, f, f * bits, n, n * bits, n > 0 ? f / n : 0, fb, ft, f > 0 ? ft / f : 0,
-                 direct.rps);
+                 fi, direct.rps);
     rows.push_back(Obj()
                        .str("response", s.name)
                        .count("body_bytes", s.bytes)
@@ -324,6 +336,8 @@ std::string bench_l7_proxy(const BenchContext& ctx) {
                        .num("ratio", n > 0 ? f / n : 0)
                        .num("fulcrum_balancer_rps", fb)
                        .num("balancer_vs_empty_chain", f > 0 ? fb / f : 0)
+                       .num("fulcrum_stream_ids_rps", fi)
+                       .num("stream_ids_vs_empty_chain", f > 0 ? fi / f : 0)
                        .num("twin_rps", ft)
                        .num("twin_vs_fulcrum", f > 0 ? ft / f : 0)
                        .num("direct_rps", direct.rps)
@@ -333,6 +347,7 @@ std::string bench_l7_proxy(const BenchContext& ctx) {
   }
   fulcrum.stop();
   balanced.stop();
+  scanned.stop();
   twin.stop();
   stop_process(nginx_proxy);
   stop_process(backend);
@@ -344,7 +359,9 @@ std::string bench_l7_proxy(const BenchContext& ctx) {
            "nginx as a reverse proxy (upstream keepalive), same nginx backend, 1 worker each, "
            "alternately, each in every place of the order once; medians of 4; Gbps = requests/s x "
            "body bytes x 8; "
-           "fulcrum_balancer_rps: the chain L7Balancer(POOL p BACKEND) (the NF's cost); twin: a "
+           "fulcrum_balancer_rps: the chain L7Balancer(POOL p BACKEND) (the NF's cost); "
+           "fulcrum_stream_ids_rps: the chain StreamIDS (330 synthetic rules) scanning responses; "
+           "twin: a "
            "second empty-chain proxy, twin_vs_fulcrum is the run's noise floor")
       .count("workers", kWorkers)
       .num("balancer_ns_per_request", balancer_ns)

@@ -63,8 +63,8 @@ struct Verdict {
 struct Message {
   FlowId flow = 0;
   Direction dir = Direction::kRequest;
-  uint64_t seq = 0;   // position within the flow and direction, from 0
-  bool http = true;   // false: `body` is a raw chunk of a non-HTTP stream, `head` is empty
+  uint64_t seq = 0;  // position within the flow and direction, from 0
+  bool http = true;  // false: `body` is a raw chunk of a non-HTTP stream, `head` is empty
   HttpHead head;
   std::vector<uint8_t> body;  // de-chunked body (or the raw chunk); NFs may rewrite it
   Verdict verdict;

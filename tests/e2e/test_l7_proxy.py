@@ -135,7 +135,7 @@ class Run:
             self.failures.append(what)
         return cond
 
-    def proxy(self, config_text, backends, *extra, name="proxy"):
+    def proxy(self, config_text, backends, *extra, name="proxy", start_s=10):
         cfg = os.path.join(self.work, f"{name}.l7")
         with open(cfg, "w") as f:
             f.write(config_text)
@@ -147,8 +147,10 @@ class Run:
         cmd += list(extra)
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.procs.append(proc)
-        if not wait_listening(port, proc):
-            raise RuntimeError(f"{name} did not start: {proc.stderr.read()}")
+        if not wait_listening(port, proc, tries=int(start_s / 0.05)):
+            if proc.poll() is None:  # still loading: stop it, or reading its stderr never ends
+                proc.kill()
+            raise RuntimeError(f"{name} did not start: {proc.communicate()[1]}")
         return proc, port, stats
 
     def stop(self, proc, stats, sig=signal.SIGINT):

@@ -16,7 +16,6 @@ Run directly or through ctest (e2e.test_l7_chain)."""
 import os
 import random
 import re
-import shutil
 import sys
 import tempfile
 
@@ -153,18 +152,9 @@ def main():
         run_waf(run, work, echo)
         print("runs:", results)
     finally:
-        for p in run.procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
+        run.kill_all()
         echo.stop()
-    if run.failures:
-        print("\n".join(run.failures), file=sys.stderr)
-        print(f"(files kept in {work})", file=sys.stderr)
-        return 1
-    shutil.rmtree(work)
-    print("ok: NF chains through the proxy answer the same inline, batched and on devices")
-    return 0
+    return run.finish("ok: NF chains through the proxy answer the same inline, batched and on devices")
 
 
 if __name__ == "__main__":

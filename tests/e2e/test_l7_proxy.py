@@ -153,6 +153,22 @@ class Run:
             raise RuntimeError(f"{name} did not start: {proc.communicate()[1]}")
         return proc, port, stats
 
+    def kill_all(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+
+    def finish(self, ok_message):
+        """The test's exit status: failures listed (the work files kept), or the message."""
+        if self.failures:
+            print("\n".join(self.failures), file=sys.stderr)
+            print(f"(files kept in {self.work})", file=sys.stderr)
+            return 1
+        shutil.rmtree(self.work)
+        print(ok_message)
+        return 0
+
     def stop(self, proc, stats, sig=signal.SIGINT):
         proc.send_signal(sig)
         try:
@@ -518,21 +534,12 @@ def main():
         run_conn_limit(run, nginx, files)
         print(f"{sent} requests compared, {bad} malformed")
     finally:
-        for p in run.procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
+        run.kill_all()
         if echo:
             echo.stop()
         if nginx:
             nginx.stop()
-    if run.failures:
-        print("\n".join(run.failures), file=sys.stderr)
-        print(f"(files kept in {work})", file=sys.stderr)
-        return 1
-    shutil.rmtree(work)
-    print("ok: the L7 proxy answers as the backends do, and its limits hold")
-    return 0
+    return run.finish("ok: the L7 proxy answers as the backends do, and its limits hold")
 
 
 if __name__ == "__main__":

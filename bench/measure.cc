@@ -36,7 +36,13 @@ Measured measure_once(const std::string& pipeline, const std::vector<std::string
     std::fprintf(stderr, "bench: %s\n", r.error().c_str());
     return {};
   }
-  return Measured{r.value().mpps_in(), r.value().balanced()};
+  return Measured{r.value().mpps_in(), r.value().balanced(), cpu_mpps(r.value())};
+}
+
+double cpu_mpps(const RunReport& r) {
+  double cpu = 0;
+  for (const WorkerReport& w : r.per_worker) cpu += w.cpu_s;
+  return cpu > 0 ? static_cast<double>(r.packets_in) / cpu / 1e6 : 0;
 }
 
 Measured measure(const std::string& pipeline, const std::vector<std::string>& ports, double seconds,
@@ -47,7 +53,9 @@ Measured measure(const std::string& pipeline, const std::vector<std::string>& po
   std::sort(runs.begin(), runs.end(),
             [](const Measured& a, const Measured& b) { return a.mpps < b.mpps; });
   Measured m = runs[runs.size() / 2];
-  for (const Measured& r : runs) m.balanced &= r.balanced;
+  std::vector<double> cpu;
+  for (const Measured& r : runs) m.balanced &= r.balanced, cpu.push_back(r.cpu_mpps);
+  m.cpu_mpps = median_of(cpu);
   return m;
 }
 

@@ -10,6 +10,7 @@
 
 #include "core/graph.hh"
 #include "core/result.hh"
+#include "runtime/stats.hh"
 
 namespace fulcrum::bench {
 
@@ -38,8 +39,13 @@ std::string array(const std::vector<std::string>& items, const char* indent = "\
 struct Measured {
   double mpps = 0;
   bool balanced = false;
+  // Packets per second of the worker's CPU time (M): what other processes on a shared core
+  // take out of the wall-clock rate is not in it (RunReport's WorkerReport::cpu_s).
+  double cpu_mpps = 0;
 };
 
+// Packets in per second of the workers' CPU time, in millions.
+double cpu_mpps(const RunReport& r);
 // One run of `pipeline` (Click text) on `ports` for `seconds`, one worker.
 Measured measure_once(const std::string& pipeline, const std::vector<std::string>& ports,
                       double seconds, BranchMode mode);

@@ -80,7 +80,7 @@ std::string measure_cost(const BenchContext& ctx) {
   const std::string router = router_pipeline(routes);
   const std::string io = "FromInput -> ToOutput;";
   const double s = ctx.seconds / kRepeats;
-  std::vector<double> io_mpps, router_mpps;
+  std::vector<double> io_mpps, router_mpps, io_cpu, router_cpu;
   std::vector<ElementCost> costs;
   double tsc_hz = 0;
   bool balanced = true;
@@ -93,6 +93,8 @@ std::string measure_cost(const BenchContext& ctx) {
     }
     io_mpps.push_back(a.value().mpps_in());
     router_mpps.push_back(b.value().mpps_in());
+    io_cpu.push_back(cpu_mpps(a.value()));
+    router_cpu.push_back(cpu_mpps(b.value()));
     balanced &= a.value().balanced() && b.value().balanced();
     tsc_hz = b.value().tsc_hz;
     costs.resize(b.value().elements.size());
@@ -106,6 +108,8 @@ std::string measure_cost(const BenchContext& ctx) {
   }
   const double io_rate = median_of(io_mpps), router_rate = median_of(router_mpps);
   const double above = io_rate > 0 && router_rate > 0 ? 1e3 / router_rate - 1e3 / io_rate : 0;
+  const double io_c = median_of(io_cpu), router_c = median_of(router_cpu);
+  const double above_cpu = io_c > 0 && router_c > 0 ? 1e3 / router_c - 1e3 / io_c : 0;
   std::vector<std::string> rows;
   double sum = 0;
   for (const ElementCost& c : costs) {
@@ -126,14 +130,19 @@ std::string measure_cost(const BenchContext& ctx) {
   const bool huge = rte_eal_has_hugepages() != 0;
   std::fprintf(stderr,
                "bench: router cost (%s): router %.2f Mpps, FromInput -> ToOutput %.2f Mpps on the "
-               "same ports: %.2f ns/packet above I/O (elements' own cycles %.2f ns/packet)\n",
-               huge ? "hugepages" : "4 KiB pages", router_rate, io_rate, above, sum);
+               "same ports: %.2f ns/packet above I/O (elements' own cycles %.2f ns/packet); "
+               "per CPU second %.2f vs %.2f Mpps: %.2f ns/packet above I/O\n",
+               huge ? "hugepages" : "4 KiB pages", router_rate, io_rate, above, sum, router_c, io_c,
+               above_cpu);
   return Obj()
       .str("pages", huge ? "hugepages" : "4k")
       .num("router_mpps", router_rate)
       .num("io_mpps", io_rate)
       .num("ns_per_packet_above_io", above)
       .num("elements_ns_per_packet", sum)
+      .num("router_cpu_mpps", router_c)
+      .num("io_cpu_mpps", io_c)
+      .num("cpu_ns_per_packet_above_io", above_cpu)
       .raw("balanced", balanced ? "true" : "false")
       .raw("per_element", array(rows, "\n        "))
       .done();
@@ -187,7 +196,8 @@ std::string bench_router_cost(const BenchContext& ctx) {
         "IPv4 router (CheckIPHeader, IPLookup 16k routes, DecIPTTL, EtherRewrite) from pcap "
         "replay to net_null vs FromInput -> ToOutput on the same ports, alternately; "
         "ns_per_packet_above_io = 1e3/router_mpps - 1e3/io_mpps; per_element: TSC cycles inside "
-        "each element per packet");
+        "each element per packet (its process_batch and the hand-off of its output); cpu_*: "
+        "rates per second of the worker thread's CPU time (what a shared core leaves)");
   o.raw("this_process", here);
   if (!ctx.other_pages) return o.done();
   const bool huge = rte_eal_has_hugepages() != 0;

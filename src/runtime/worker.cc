@@ -4,6 +4,7 @@
 #include <rte_pause.h>
 
 #include <cstring>
+#include <ctime>
 #include <thread>
 
 #include "core/heartbeat.hh"
@@ -12,6 +13,12 @@ namespace fulcrum {
 namespace {
 
 constexpr int kTxRetries = 8;
+
+double thread_cpu_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
 
 }  // namespace
 
@@ -194,6 +201,7 @@ void Worker::run(const std::atomic<bool>& stop, std::atomic<int64_t>* budget) {
   const bool deferring = pipe.has_deferring();
   const double ns_per_tsc = 1e9 / static_cast<double>(rte_get_tsc_hz());
   start_tsc_ = rte_rdtsc();
+  const double cpu_start = thread_cpu_s();
   t_heartbeat = &heartbeat_;
   tap_.ns_per_tsc = ns_per_tsc_;
   t_latency_tap = &tap_;
@@ -233,6 +241,7 @@ void Worker::run(const std::atomic<bool>& stop, std::atomic<int64_t>* budget) {
   t_heartbeat = nullptr;
   t_latency_tap = nullptr;
   end_tsc_ = rte_rdtsc();
+  cpu_s_ = thread_cpu_s() - cpu_start;
   finished_.store(true, std::memory_order_release);
 }
 

@@ -11,6 +11,10 @@
 //     and the other way round when hugepages can be had, so one `fulcrum bench` prints both.
 //   * scaling: the router from the generator to net_null on one worker and on two (each its own
 //     generator queue and TX queue); the ratio is the two-worker rate over the one-worker rate.
+//     Per worker of the two: its rate, the share of the run's time its thread was on a CPU
+//     (cpu_share: below 1 when other processes take the core) and its rate per CPU second;
+//     cpu_efficiency: packets per CPU second of both workers over one worker's (1: nothing lost
+//     to sharing between workers; the wall-clock ratio then only says how much CPU they got).
 #include <rte_eal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -219,7 +223,7 @@ std::string bench_scaling(const BenchContext& ctx) {
   const std::vector<std::string> ports = {gen, kNullTxOnly};
   const std::string router = router_pipeline(routes);
   const double s = ctx.seconds / kRepeats;
-  std::vector<double> one, two;
+  std::vector<double> one, two, one_cpu, two_cpu;
   std::vector<std::string> per_worker;
   for (int r = 0; r < kRepeats; ++r) {
     Result<RunReport> a = run_report(router, ports, s, 1);
@@ -230,22 +234,29 @@ std::string bench_scaling(const BenchContext& ctx) {
     }
     one.push_back(a.value().mpps_in());
     two.push_back(b.value().mpps_in());
+    one_cpu.push_back(cpu_mpps(a.value()));
+    two_cpu.push_back(cpu_mpps(b.value()));
     if (r == kRepeats - 1)
       for (const WorkerReport& w : b.value().per_worker)
         per_worker.push_back(
             Obj()
-                .count("cpu", static_cast<uint64_t>(w.cpu))
+                .num("cpu", w.cpu)
                 .num("mpps", b.value().duration_s > 0
                                  ? static_cast<double>(w.rx_packets) / b.value().duration_s / 1e6
                                  : 0)
+                .num("cpu_share", b.value().duration_s > 0 ? w.cpu_s / b.value().duration_s : 0)
+                .num("cpu_mpps",
+                     w.cpu_s > 0 ? static_cast<double>(w.rx_packets) / w.cpu_s / 1e6 : 0)
                 .done());
   }
   const double m1 = median_of(one), m2 = median_of(two);
+  const double c1 = median_of(one_cpu), c2 = median_of(two_cpu);
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
   std::fprintf(stderr,
                "bench: router scaling: 1 worker %.2f Mpps, 2 workers %.2f Mpps (%.2fx; %ld CPUs "
-               "online, the control thread shares the first worker's CPU when there are 2)\n",
-               m1, m2, m1 > 0 ? m2 / m1 : 0, cores);
+               "online, the control thread shares the first worker's CPU when there are 2); per "
+               "CPU second of the workers %.2f vs %.2f Mpps (efficiency %.2f)\n",
+               m1, m2, m1 > 0 ? m2 / m1 : 0, cores, c1, c2, c1 > 0 ? c2 / c1 : 0);
   return Obj()
       .str("what",
            "IPv4 router (16k routes) from the generator to net_null, 1 worker vs 2 workers "
@@ -254,6 +265,9 @@ std::string bench_scaling(const BenchContext& ctx) {
       .num("one_worker_mpps", m1)
       .num("two_workers_mpps", m2)
       .num("ratio", m1 > 0 ? m2 / m1 : 0)
+      .num("one_worker_cpu_mpps", c1)
+      .num("two_workers_cpu_mpps", c2)
+      .num("cpu_efficiency", c1 > 0 ? c2 / c1 : 0)
       .raw("two_workers_per_worker", array(per_worker, "\n        "))
       .done();
 }

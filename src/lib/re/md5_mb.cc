@@ -25,9 +25,12 @@ constexpr uint32_t kStepsPerRound = 16;
 constexpr uint32_t kLengthField = 8;  // bytes of the bit length closing the padding
 constexpr uint8_t kPadByte = 0x80;
 constexpr uint32_t kBitsPerByte = 8;
+constexpr int kStateWords = 4;      // a, b, c, d
+constexpr int kShiftsPerRound = 4;  // each round cycles through four rotation amounts
+constexpr uint32_t kWordBytes = sizeof(uint32_t);
 
 // RFC 1321, 3.3 (initial state) and 3.4 (T[i] = floor(2^32 * |sin(i + 1)|), shift amounts).
-constexpr uint32_t kInit[4] = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476};
+constexpr uint32_t kInit[kStateWords] = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476};
 constexpr uint32_t kT[kSteps] = {
     0xd76aa478, 0xe8c7b756, 0x242070db, 0xc1bdceee, 0xf57c0faf, 0x4787c62a, 0xa8304613, 0xfd469501,
     0x698098d8, 0x8b44f7af, 0xffff5bb1, 0x895cd7be, 0x6b901122, 0xfd987193, 0xa679438e, 0x49b40821,
@@ -37,7 +40,8 @@ constexpr uint32_t kT[kSteps] = {
     0x289b7ec6, 0xeaa127fa, 0xd4ef3085, 0x04881d05, 0xd9d4d039, 0xe6db99e5, 0x1fa27cf8, 0xc4ac5665,
     0xf4292244, 0x432aff97, 0xab9423a7, 0xfc93a039, 0x655b59c3, 0x8f0ccc92, 0xffeff47d, 0x85845dd1,
     0x6fa87e4f, 0xfe2ce6e0, 0xa3014314, 0x4e0811a1, 0xf7537e82, 0xbd3af235, 0x2ad7d2bb, 0xeb86d391};
-constexpr int kShift[4][4] = {{7, 12, 17, 22}, {5, 9, 14, 20}, {4, 11, 16, 23}, {6, 10, 15, 21}};
+constexpr int kShift[kSteps / kStepsPerRound][kShiftsPerRound] = {
+    {7, 12, 17, 22}, {5, 9, 14, 20}, {4, 11, 16, 23}, {6, 10, 15, 21}};
 
 // The message word step i reads (RFC 1321, 3.4: rounds 2-4 step through X in strides).
 constexpr uint32_t word_index(uint32_t i) {
@@ -100,8 +104,8 @@ __attribute__((target("avx2"))) inline __m256i round_fn(uint32_t round, __m256i 
 
 // Eight lanes' messages from the first block to the last of the longest one.
 __attribute__((target("avx2"))) void hash_lanes(const Lane* lanes, Md5Digest* out[kLanes]) {
-  __m256i st[4];
-  for (int k = 0; k < 4; ++k) st[k] = _mm256_set1_epi32(static_cast<int>(kInit[k]));
+  __m256i st[kStateWords];
+  for (int k = 0; k < kStateWords; ++k) st[k] = _mm256_set1_epi32(static_cast<int>(kInit[k]));
   uint32_t most = 0;
   for (uint32_t l = 0; l < kLanes; ++l) most = lanes[l].blocks > most ? lanes[l].blocks : most;
   for (uint32_t b = 0; b < most; ++b) {
@@ -112,30 +116,33 @@ __attribute__((target("avx2"))) void hash_lanes(const Lane* lanes, Md5Digest* ou
       const bool on = b < lanes[l].blocks;
       active[l] = on ? -1 : 0;
       const uint8_t* p = on ? lanes[l].block(b) : lanes[l].tail;
-      for (uint32_t w = 0; w < kWords; ++w) std::memcpy(&words[w][l], p + 4 * w, 4);
+      for (uint32_t w = 0; w < kWords; ++w)
+        std::memcpy(&words[w][l], p + kWordBytes * w, kWordBytes);
     }
     __m256i x[kWords];
     for (uint32_t w = 0; w < kWords; ++w)
       x[w] = _mm256_load_si256(reinterpret_cast<const __m256i*>(words[w]));
-    __m256i v[4] = {st[0], st[1], st[2], st[3]};  // a, b, c, d
+    __m256i v[kStateWords] = {st[0], st[1], st[2], st[3]};  // a, b, c, d
 #pragma GCC unroll 64
     for (uint32_t i = 0; i < kSteps; ++i) {
       const uint32_t round = i / kStepsPerRound;
       __m256i t = _mm256_add_epi32(v[0], round_fn(round, v[1], v[2], v[3]));
       t = _mm256_add_epi32(
           t, _mm256_add_epi32(x[word_index(i)], _mm256_set1_epi32(static_cast<int>(kT[i]))));
-      t = _mm256_add_epi32(v[1], rotl(t, kShift[round][i % 4]));
+      t = _mm256_add_epi32(v[1], rotl(t, kShift[round][i % kShiftsPerRound]));
       v[0] = v[3], v[3] = v[2], v[2] = v[1], v[1] = t;
     }
     const __m256i on = _mm256_load_si256(reinterpret_cast<const __m256i*>(active));
-    for (int k = 0; k < 4; ++k)
+    for (int k = 0; k < kStateWords; ++k)
       st[k] = _mm256_blendv_epi8(st[k], _mm256_add_epi32(st[k], v[k]), on);
   }
-  alignas(32) uint32_t words[4][kLanes];
-  for (int k = 0; k < 4; ++k) _mm256_store_si256(reinterpret_cast<__m256i*>(words[k]), st[k]);
+  alignas(32) uint32_t words[kStateWords][kLanes];
+  for (int k = 0; k < kStateWords; ++k)
+    _mm256_store_si256(reinterpret_cast<__m256i*>(words[k]), st[k]);
   for (uint32_t l = 0; l < kLanes; ++l) {
     if (out[l] == nullptr) continue;
-    for (int k = 0; k < 4; ++k) std::memcpy(out[l]->b + 4 * k, &words[k][l], 4);  // little-endian
+    for (int k = 0; k < kStateWords; ++k)  // little-endian words
+      std::memcpy(out[l]->b + kWordBytes * k, &words[k][l], kWordBytes);
   }
 }
 

@@ -11,6 +11,8 @@ struct BenchContext {
   double seconds = 1.0;      // per measured configuration
   std::string dir;           // a scratch directory for tables and captures
   bool large_tables = true;  // include the large-table variants
+  // Groups that measure on both page sizes run the other one in a child process (router_cost).
+  bool other_pages = true;
 };
 
 using BenchGroupFn = std::string (*)(const BenchContext&);

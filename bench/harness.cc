@@ -1,5 +1,6 @@
 #include "bench/harness.hh"
 
+#include <rte_eal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +18,8 @@ namespace fulcrum::bench {
 namespace {
 
 constexpr int kBenchMemoryMb = 2048;
+// Worker lcores: one runs every group; the scaling group runs the router on two.
+constexpr int kBenchWorkers = 2;
 
 std::vector<BenchGroup>& groups() {
   static std::vector<BenchGroup> all;
@@ -37,8 +40,9 @@ const std::vector<BenchGroup>& bench_groups() {
 
 int run_benchmarks(const BenchOptions& options) {
   EalOptions eal;
-  eal.workers = 1;
+  eal.workers = kBenchWorkers;
   eal.memory_mb = kBenchMemoryMb;
+  eal.force_no_huge = options.no_huge;
   if (Status st = init_eal(eal); !st) {
     std::fprintf(stderr, "fulcrum bench: %s\n", st.error().c_str());
     return 1;
@@ -46,6 +50,7 @@ int run_benchmarks(const BenchOptions& options) {
   BenchContext ctx;
   ctx.seconds = options.seconds;
   ctx.large_tables = options.large_tables;
+  ctx.other_pages = options.other_pages;
   ctx.dir = (std::filesystem::temp_directory_path() / ("fulcrum-bench-" + std::to_string(getpid())))
                 .string();
   std::error_code ec;
@@ -58,7 +63,8 @@ int run_benchmarks(const BenchOptions& options) {
 
   std::string json = "{\n  \"machine_cores\": " + std::to_string(sysconf(_SC_NPROCESSORS_ONLN)) +
                      ",\n  \"seconds_per_point\": " + fmt(options.seconds) +
-                     ",\n  \"workers\": 1,\n  \"batch\": 64";
+                     ",\n  \"workers\": 1,\n  \"batch\": 64,\n  \"hugepages\": " +
+                     (rte_eal_has_hugepages() != 0 ? "true" : "false");
   for (const BenchGroup& g : bench_groups()) {
     if (!options.only.empty() &&
         std::find(options.only.begin(), options.only.end(), g.name) == options.only.end())

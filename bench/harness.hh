@@ -13,6 +13,8 @@ struct BenchOptions {
   std::vector<std::string> only;  // run only these groups (exact names); empty: all
   std::string out;                // JSON file; stdout when empty
   bool large_tables = true;       // include the 500k-route router
+  bool no_huge = false;           // 4 KiB pages even where hugepages are free (--no-huge)
+  bool other_pages = true;        // BenchContext::other_pages
 };
 
 int run_benchmarks(const BenchOptions& options);

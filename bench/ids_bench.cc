@@ -69,10 +69,12 @@ std::vector<std::vector<uint8_t>> make_frames(uint32_t size, bool match, const R
   return frames;
 }
 
-// Runs `pass` (one pass over every payload) until `seconds` pass; payloads per second (M).
+// Runs `pass` (one pass over every payload) until `seconds` pass; payloads per second (M), per
+// wall-clock and per CPU second of this thread.
 template <class F>
-double rate_mpps(double seconds, size_t per_pass, F&& pass) {
+Rates pass_rates(double seconds, size_t per_pass, F&& pass) {
   const auto start = Clock::now();
+  const double cpu_start = thread_cpu_seconds();
   uint64_t n = 0;
   double elapsed = 0;
   do {
@@ -80,7 +82,13 @@ double rate_mpps(double seconds, size_t per_pass, F&& pass) {
     n += per_pass;
     elapsed = std::chrono::duration<double>(Clock::now() - start).count();
   } while (elapsed < seconds);
-  return static_cast<double>(n) / elapsed / kMega;
+  const double cpu = thread_cpu_seconds() - cpu_start;
+  const auto payloads = static_cast<double>(n);
+  return Rates{payloads / elapsed / kMega, cpu > 0 ? payloads / cpu / kMega : 0};
+}
+template <class F>
+double rate_mpps(double seconds, size_t per_pass, F&& pass) {
+  return pass_rates(seconds, per_pass, pass).mpps;
 }
 
 double median(std::vector<double> v) {
@@ -135,7 +143,7 @@ std::string point(uint32_t size, bool match, const RuleFile& rules, const ids::R
   const std::string pipe_hs = "FromInput -> IDSMatch(" + q + ", ENGINE hyperscan) -> ToOutput;";
   const std::string pipe_ac = "FromInput -> IDSMatch(" + q + ", ENGINE ac) -> ToOutput;";
   const double s = ctx.seconds / kRepeats;
-  std::vector<double> ids_hs, ids_ac, raw_hs, raw_ac, raw_ac_lanes;
+  std::vector<double> ids_hs, ids_ac, raw_hs, raw_ac, raw_ac_lanes, ids_hs_cpu, raw_hs_cpu;
   bool balanced = true;
   for (int r = 0; r < kRepeats; ++r) {
     const Measured a = measure_once(pipe_hs, ports, s, BranchMode::kReuse);
@@ -143,12 +151,17 @@ std::string point(uint32_t size, bool match, const RuleFile& rules, const ids::R
     balanced &= a.balanced && b.balanced;
     ids_hs.push_back(a.mpps);
     ids_ac.push_back(b.mpps);
-    raw_hs.push_back(rate_mpps(s / 2, views.size(), hs_pass));
+    ids_hs_cpu.push_back(a.cpu_mpps);
+    const Rates hs_rates = pass_rates(s / 2, views.size(), hs_pass);
+    raw_hs.push_back(hs_rates.mpps);
+    raw_hs_cpu.push_back(hs_rates.cpu_mpps);
     raw_ac.push_back(rate_mpps(s / 4, views.size(), ac_pass));
     raw_ac_lanes.push_back(rate_mpps(s / 4, views.size(), ac_lanes_pass));
   }
   const double hs = median(ids_hs), ac = median(ids_ac), rhs = median(raw_hs);
   const double rac = median(raw_ac), racl = median(raw_ac_lanes);
+  const double hs_cpu = median(ids_hs_cpu), rhs_cpu = median(raw_hs_cpu);
+  const double cpu_ratio = rhs_cpu > 0 ? hs_cpu / rhs_cpu : 0;
   auto gbps = [size](double mpps) { return mpps * kMega * size * kBitsPerByte / kGiga; };
   auto scan_gbps = [payload_bytes](double mpps) {
     return mpps * kMega * payload_bytes * kBitsPerByte / kGiga;
@@ -156,9 +169,10 @@ std::string point(uint32_t size, bool match, const RuleFile& rules, const ids::R
   std::fprintf(stderr,
                "bench: ids %u B %s: IDSMatch hyperscan %.2f Mpps %.2f Gbps, ac %.2f Mpps; raw "
                "hs_scan %.2f Mpps (%.2f Gbps of payload), AC %.2f / lanes %.2f Mpps; "
-               "ratio %.2f\n",
+               "ratio %.2f; per CPU second IDSMatch hyperscan %.2f vs hs_scan %.2f Mpps (ratio "
+               "%.2f)\n",
                size, match ? "~100% match" : "0% match", hs, gbps(hs), ac, rhs, scan_gbps(rhs), rac,
-               racl, rhs > 0 ? hs / rhs : 0);
+               racl, rhs > 0 ? hs / rhs : 0, hs_cpu, rhs_cpu, cpu_ratio);
   return Obj()
       .count("frame_bytes", size)
       .count("payload_bytes", static_cast<uint64_t>(payload_bytes))
@@ -174,6 +188,9 @@ std::string point(uint32_t size, bool match, const RuleFile& rules, const ids::R
       .num("raw_ac_lanes_payload_gbps", scan_gbps(racl))
       .num("ids_hyperscan_to_raw_hs_ratio", rhs > 0 ? hs / rhs : 0)
       .num("ids_ac_to_raw_ac_lanes_ratio", racl > 0 ? ac / racl : 0)
+      .num("ids_hyperscan_cpu_mpps", hs_cpu)
+      .num("raw_hs_scan_cpu_mpps", rhs_cpu)
+      .num("ids_hyperscan_to_raw_hs_cpu_ratio", cpu_ratio)
       .raw("balanced", balanced ? "true" : "false")
       .done();
 }

@@ -40,7 +40,10 @@ struct Ceiling {
   double oneshot_mpps = 0;  // MD5()
   double evp_mpps = 0;
   double chunks_mpps = 0;
+  // The same three per CPU second of the measuring thread.
+  double md5_cpu = 0, oneshot_cpu = 0, evp_cpu = 0;
   double best() const { return std::max({md5_mpps, oneshot_mpps, evp_mpps}); }
+  double best_cpu() const { return std::max({md5_cpu, oneshot_cpu, evp_cpu}); }
 };
 
 // The MD5() one-shot (deprecated in OpenSSL 3, measured for comparison).
@@ -56,25 +59,28 @@ Ceiling openssl_ceiling(uint32_t frame, double seconds) {
   const uint32_t payload = frame - kHeaders;
   std::vector<uint8_t> buf(payload, 0);
   re::Md5Digest d{};
-  c.md5_mpps = rate_mpps(seconds / 4, [&] {
+  Rates r = rates(seconds / 4, [&] {
     d = re::md5(buf.data(), payload);
     buf[0] = d.b[0];
   });
-  c.oneshot_mpps = rate_mpps(seconds / 4, [&] {
+  c.md5_mpps = r.mpps, c.md5_cpu = r.cpu_mpps;
+  r = rates(seconds / 4, [&] {
     md5_oneshot(buf.data(), payload, d.b);
     buf[0] = d.b[0];
   });
+  c.oneshot_mpps = r.mpps, c.oneshot_cpu = r.cpu_mpps;
   std::unique_ptr<EVP_MD, decltype(&EVP_MD_free)> md(EVP_MD_fetch(nullptr, "MD5", nullptr),
                                                      &EVP_MD_free);
   std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
   if (md && ctx) {
-    c.evp_mpps = rate_mpps(seconds / 4, [&] {
+    r = rates(seconds / 4, [&] {
       unsigned int len = 0;
       EVP_DigestInit_ex2(ctx.get(), md.get(), nullptr);
       EVP_DigestUpdate(ctx.get(), buf.data(), payload);
       EVP_DigestFinal_ex(ctx.get(), d.b, &len);
       buf[0] = d.b[0];
     });
+    c.evp_mpps = r.mpps, c.evp_cpu = r.cpu_mpps;
   }
   c.chunks_mpps = rate_mpps(seconds / 4, [&] {
     for (uint32_t off = 0; off + kChunk <= payload; off += kChunk) {
@@ -119,12 +125,17 @@ std::string bench_md5(const BenchContext& ctx) {
       ceilings.push_back(openssl_ceiling(size, s / kRepeats));
     }
     const Measured md = median_run(digests);
+    const double md_cpu = median(digests, [](const Measured& x) { return x.cpu_mpps; });
     const Measured re = median_run(elims);
     Ceiling c;
     c.md5_mpps = median(ceilings, [](const Ceiling& x) { return x.md5_mpps; });
     c.oneshot_mpps = median(ceilings, [](const Ceiling& x) { return x.oneshot_mpps; });
     c.evp_mpps = median(ceilings, [](const Ceiling& x) { return x.evp_mpps; });
     c.chunks_mpps = median(ceilings, [](const Ceiling& x) { return x.chunks_mpps; });
+    c.md5_cpu = median(ceilings, [](const Ceiling& x) { return x.md5_cpu; });
+    c.oneshot_cpu = median(ceilings, [](const Ceiling& x) { return x.oneshot_cpu; });
+    c.evp_cpu = median(ceilings, [](const Ceiling& x) { return x.evp_cpu; });
+    const double cpu_ratio = c.best_cpu() > 0 ? md_cpu / c.best_cpu() : 0;
     const double to_gbps = kMega * size * kBitsPerByte / kGiga;
     const double ratio = c.best() > 0 ? md.mpps / c.best() : 0;
     const bool has_chunks = size - kHeaders >= kChunk;
@@ -132,9 +143,11 @@ std::string bench_md5(const BenchContext& ctx) {
     std::fprintf(stderr,
                  "bench: md5 %u B: MD5Digest %.2f Mpps %.2f Gbps; OpenSSL MD5_Init/Update/Final "
                  "%.2f, MD5() %.2f, EVP %.2f Mpps (ratio to the best %.2f); RedundancyElim %.2f "
-                 "Mpps %.2f Gbps; MD5 per %u B chunk %.2f Mpps (ratio %.2f)\n",
+                 "Mpps %.2f Gbps; MD5 per %u B chunk %.2f Mpps (ratio %.2f); per CPU second "
+                 "MD5Digest %.2f vs OpenSSL's best %.2f Mpps (ratio %.2f)\n",
                  size, md.mpps, md.mpps * to_gbps, c.md5_mpps, c.oneshot_mpps, c.evp_mpps, ratio,
-                 re.mpps, re.mpps * to_gbps, kChunk, has_chunks ? c.chunks_mpps : 0, re_ratio);
+                 re.mpps, re.mpps * to_gbps, kChunk, has_chunks ? c.chunks_mpps : 0, re_ratio,
+                 md_cpu, c.best_cpu(), cpu_ratio);
     rows.push_back(Obj()
                        .count("size", size)
                        .count("payload", size - kHeaders)
@@ -146,6 +159,9 @@ std::string bench_md5(const BenchContext& ctx) {
                        .num("openssl_evp_md5_mpps", c.evp_mpps)
                        .num("ratio_to_openssl_best", ratio)
                        .num("ratio_to_openssl_lowlevel", c.md5_mpps > 0 ? md.mpps / c.md5_mpps : 0)
+                       .num("cpu_mpps", md_cpu)
+                       .num("openssl_best_cpu_mpps", c.best_cpu())
+                       .num("cpu_ratio_to_openssl_best", cpu_ratio)
                        .num("re_mpps", re.mpps)
                        .num("re_gbps", re.mpps * to_gbps)
                        .num("openssl_md5_chunks_mpps", has_chunks ? c.chunks_mpps : 0)

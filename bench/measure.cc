@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <ctime>
 
 #include "io/port.hh"
 #include "runtime/runtime.hh"
@@ -36,7 +37,13 @@ Measured measure_once(const std::string& pipeline, const std::vector<std::string
     std::fprintf(stderr, "bench: %s\n", r.error().c_str());
     return {};
   }
-  return Measured{r.value().mpps_in(), r.value().balanced()};
+  return Measured{r.value().mpps_in(), r.value().balanced(), cpu_mpps(r.value())};
+}
+
+double cpu_mpps(const RunReport& r) {
+  double cpu = 0;
+  for (const WorkerReport& w : r.per_worker) cpu += w.cpu_s;
+  return cpu > 0 ? static_cast<double>(r.packets_in) / cpu / 1e6 : 0;
 }
 
 Measured measure(const std::string& pipeline, const std::vector<std::string>& ports, double seconds,
@@ -47,7 +54,9 @@ Measured measure(const std::string& pipeline, const std::vector<std::string>& po
   std::sort(runs.begin(), runs.end(),
             [](const Measured& a, const Measured& b) { return a.mpps < b.mpps; });
   Measured m = runs[runs.size() / 2];
-  for (const Measured& r : runs) m.balanced &= r.balanced;
+  std::vector<double> cpu;
+  for (const Measured& r : runs) m.balanced &= r.balanced, cpu.push_back(r.cpu_mpps);
+  m.cpu_mpps = median_of(cpu);
   return m;
 }
 
@@ -62,6 +71,12 @@ std::pair<Measured, Measured> measure_pair(const std::string& a, const std::stri
   std::sort(ra.begin(), ra.end());
   std::sort(rb.begin(), rb.end());
   return {Measured{ra[ra.size() / 2], true}, Measured{rb[rb.size() / 2], true}};
+}
+
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
 double median_of(std::vector<double> v) {

@@ -10,6 +10,7 @@
 
 #include "core/graph.hh"
 #include "core/result.hh"
+#include "runtime/stats.hh"
 
 namespace fulcrum::bench {
 
@@ -38,8 +39,13 @@ std::string array(const std::vector<std::string>& items, const char* indent = "\
 struct Measured {
   double mpps = 0;
   bool balanced = false;
+  // Packets per second of the worker's CPU time (M): what other processes on a shared core
+  // take out of the wall-clock rate is not in it (RunReport's WorkerReport::cpu_s).
+  double cpu_mpps = 0;
 };
 
+// Packets in per second of the workers' CPU time, in millions.
+double cpu_mpps(const RunReport& r);
 // One run of `pipeline` (Click text) on `ports` for `seconds`, one worker.
 Measured measure_once(const std::string& pipeline, const std::vector<std::string>& ports,
                       double seconds, BranchMode mode);
@@ -50,13 +56,25 @@ Measured measure(const std::string& pipeline, const std::vector<std::string>& po
 std::pair<Measured, Measured> measure_pair(const std::string& a, const std::string& b,
                                            const std::vector<std::string>& ports, double seconds,
                                            BranchMode mode_b);
+// The CPU time this thread has had, in seconds (CLOCK_THREAD_CPUTIME_ID).
+double thread_cpu_seconds();
+
+// A rate measured against both clocks: wall-clock, and the CPU time the measuring thread got
+// (what other processes on a shared core take is not in the second).
+struct Rates {
+  double mpps = 0;
+  double cpu_mpps = 0;
+};
+
 // Calls `one` (one packet's work) in chunks of 1024 until `seconds` pass; returns calls per
-// second in millions (for library ceilings measured next to a pipeline).
+// second in millions, per wall-clock and per CPU second (for library ceilings measured next to a
+// pipeline).
 template <class F>
-double rate_mpps(double seconds, F&& one) {
+Rates rates(double seconds, F&& one) {
   using Clock = std::chrono::steady_clock;
   constexpr uint32_t kChunk = 1024;  // calls between clock reads
   const auto start = Clock::now();
+  const double cpu_start = thread_cpu_seconds();
   uint64_t n = 0;
   double elapsed = 0;
   do {
@@ -64,7 +82,14 @@ double rate_mpps(double seconds, F&& one) {
     n += kChunk;
     elapsed = std::chrono::duration<double>(Clock::now() - start).count();
   } while (elapsed < seconds);
-  return static_cast<double>(n) / elapsed / 1e6;
+  const double cpu = thread_cpu_seconds() - cpu_start;
+  const auto calls = static_cast<double>(n);
+  return Rates{calls / elapsed / 1e6, cpu > 0 ? calls / cpu / 1e6 : 0};
+}
+// rates()'s wall-clock rate.
+template <class F>
+double rate_mpps(double seconds, F&& one) {
+  return rates(seconds, one).mpps;
 }
 
 // The median of `v` (the upper one of an even count); 0 when empty.

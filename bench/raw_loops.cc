@@ -5,6 +5,8 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 
+#include <ctime>
+
 #include "io/port.hh"
 
 namespace fulcrum::bench {
@@ -16,12 +18,20 @@ struct EchoJob {
   unsigned burst;
   uint64_t packets = 0;
   double elapsed = 0;
+  double cpu_s = 0;
 };
+
+double thread_cpu_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
 
 int echo_loop(void* arg) {
   auto* job = static_cast<EchoJob*>(arg);
   Packet* pkts[256];
   const uint64_t hz = rte_get_tsc_hz();
+  const double cpu_start = thread_cpu_s();
   const uint64_t start = rte_rdtsc();
   const uint64_t end = start + static_cast<uint64_t>(job->seconds * static_cast<double>(hz));
   uint64_t n = 0;
@@ -37,21 +47,24 @@ int echo_loop(void* arg) {
   }
   job->packets = n;
   job->elapsed = static_cast<double>(now - start) / static_cast<double>(hz);
+  job->cpu_s = thread_cpu_s() - cpu_start;
   return 0;
 }
 
 }  // namespace
 
-double raw_echo_mpps(const std::string& port_spec, double seconds, unsigned burst) {
+RawRate raw_echo(const std::string& port_spec, double seconds, unsigned burst) {
   PortConfig pc;
   Result<std::unique_ptr<Port>> port = open_port(port_spec, pc);
-  if (!port) return 0;
+  if (!port) return {};
   EchoJob job{port.value().get(), seconds, burst};
   const unsigned lcore = rte_get_next_lcore(rte_get_main_lcore(), 1, 0);
   rte_eal_remote_launch(echo_loop, &job, lcore);
   rte_eal_wait_lcore(lcore);
   port.value()->stop();
-  return job.elapsed > 0 ? static_cast<double>(job.packets) / job.elapsed / 1e6 : 0;
+  const auto n = static_cast<double>(job.packets);
+  return RawRate{job.elapsed > 0 ? n / job.elapsed / 1e6 : 0,
+                 job.cpu_s > 0 ? n / job.cpu_s / 1e6 : 0};
 }
 
 }  // namespace fulcrum::bench

@@ -10,7 +10,8 @@
 // Uses:      nothing.  Sets: user[0], user[1]: the 16-byte digest (bytes 0..7 and 8..15, in
 //            memory order).
 // Counters:  bytes (payload bytes hashed).
-// Offload:   CPU: one md5_bulk per batch over the payloads (OpenSSL MD5, src/lib/re/md5.hh).
+// Offload:   CPU: one md5_bulk per batch over the payloads (multi-buffer MD5 on AVX2, eight
+//            payloads at a time; OpenSSL MD5 elsewhere; src/lib/re/md5.hh).
 //            Datablocks: in, the payload range (offset, length) of each packet; out, a 16-byte
 //            digest per packet into user[0..1].
 //

@@ -13,7 +13,8 @@
 //            bytes found, and verified byte for byte, in the store), unverified_hits
 //            (fingerprint found, bytes overwritten or different), evictions (table entries
 //            replaced), short_payloads, entries (fingerprints in the table).
-// Offload:   CPU: one md5_bulk per batch over all chunks (OpenSSL MD5). Datablocks: in, the
+// Offload:   CPU: one md5_bulk per batch over all chunks (multi-buffer MD5 on AVX2, eight
+//            chunks at a time; OpenSSL MD5 elsewhere; src/lib/re/md5.hh). Datablocks: in, the
 //            chunk ranges (offset, length) of the batch's payloads; out, a 16-byte digest per
 //            chunk (a side array). Table and store updates stay on the CPU, in packet order.
 //

@@ -16,6 +16,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 #include <vector>
 
@@ -44,7 +45,7 @@ class CheckIPHeader final : public PacketElement<CheckIPHeader> {
     if (hlen < sizeof(rte_ipv4_hdr) || hlen > room) return Verdict::drop(kDropReasons["bad-ihl"]);
     const uint32_t total = rte_be_to_cpu_16(ip->total_length);
     if (total < hlen || total > room) return Verdict::drop(kDropReasons["bad-length"]);
-    if (verify_checksum_ && rte_raw_cksum(ip, hlen) != kIpChecksumVerified)
+    if (verify_checksum_ && header_sum(ip, hlen) != kIpChecksumVerified)
       return Verdict::drop(kDropReasons["bad-checksum"]);
     if (bad_source(rte_be_to_cpu_32(ip->src_addr)))
       return Verdict::drop(kDropReasons["bad-source"]);
@@ -59,6 +60,25 @@ class CheckIPHeader final : public PacketElement<CheckIPHeader> {
   // One's complement sum of a header whose checksum verifies.
   static constexpr uint16_t kIpChecksumVerified = 0xFFFF;
   static constexpr uint32_t kLimitedBroadcast = RTE_IPV4(255, 255, 255, 255);
+  static constexpr uint64_t kLow32 = 0xFFFFFFFF;
+  static constexpr uint64_t kLow16 = 0xFFFF;
+  static constexpr int kHalf64 = 32;
+  static constexpr int kHalf32 = 16;
+
+  // The one's complement sum of the header (rte_raw_cksum's value): a header without options
+  // (most of them) as five 32-bit words added in 64 bits and folded, others through DPDK.
+  static uint16_t header_sum(const rte_ipv4_hdr* ip, uint32_t hlen) {
+    if (hlen != sizeof(rte_ipv4_hdr)) [[unlikely]]
+      return rte_raw_cksum(ip, hlen);
+    uint32_t w[sizeof(rte_ipv4_hdr) / sizeof(uint32_t)];
+    std::memcpy(w, ip, sizeof w);
+    uint64_t sum = uint64_t{w[0]} + w[1] + w[2] + w[3] + w[4];
+    sum = (sum & kLow32) + (sum >> kHalf64);
+    sum = (sum & kLow32) + (sum >> kHalf64);
+    sum = (sum & kLow16) + (sum >> kHalf32);
+    sum = (sum & kLow16) + (sum >> kHalf32);
+    return static_cast<uint16_t>(sum);
+  }
 
   bool bad_source(uint32_t src) const {
     if (src == RTE_IPV4_ANY || src == kLimitedBroadcast || RTE_IS_IPV4_MCAST(src)) return true;

@@ -53,10 +53,15 @@ int cmd_bench(const std::vector<std::string>& args) {
       }
     } else if (a == "--small") {
       opt.large_tables = false;
+    } else if (a == "--no-huge") {
+      opt.no_huge = true;
+    } else if (a == "--no-other-pages") {
+      opt.other_pages = false;
     } else {
       std::fprintf(stderr,
                    "usage: fulcrum bench [--out FILE] [--seconds S per point (1)] "
-                   "[--only GROUP,GROUP...] [--list] [--small] [--device emu:K=V,...]\n%s  groups:",
+                   "[--only GROUP,GROUP...] [--list] [--small] [--no-huge] [--no-other-pages] "
+                   "[--device emu:K=V,...]\n%s  groups:",
                    kDeviceOptionHelp);
       for (const bench::BenchGroup& g : bench::bench_groups()) std::fprintf(stderr, " %s", g.name);
       std::fprintf(stderr, "\n");

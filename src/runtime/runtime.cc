@@ -242,6 +242,8 @@ RunReport final_report(const std::vector<std::unique_ptr<Worker>>& workers,
     ptrs.push_back(&snaps[w]);
   }
   RunReport r = build_report(ptrs, workers.front()->pipeline(), ports, lcores, duration, options);
+  for (size_t w = 0; w < workers.size() && w < r.per_worker.size(); ++w)
+    r.per_worker[w].cpu_s = workers[w]->cpu_s();
   for (const auto& w : workers)
     for (OutputLoss& l : w->pipeline().output_losses()) r.output_losses.push_back(std::move(l));
   if (options.latency) {

@@ -72,7 +72,8 @@ std::string report_json(const RunReport& r) {
     const WorkerReport& w = r.per_worker[i];
     o << (i ? "," : "") << "\n    {\"worker\": " << i << ", \"lcore\": " << w.lcore
       << ", \"cpu\": " << w.cpu << ", \"rx_packets\": " << w.rx_packets
-      << ", \"tx_packets\": " << w.tx_packets << ", \"dropped\": " << w.dropped << "}";
+      << ", \"tx_packets\": " << w.tx_packets << ", \"dropped\": " << w.dropped
+      << ", \"cpu_s\": " << w.cpu_s << "}";
   }
   o << "\n  ],\n  \"elements\": [";
   for (size_t i = 0; i < r.elements.size(); ++i) {

@@ -50,6 +50,9 @@ struct WorkerReport {
   int cpu = -1;  // the CPU its lcore is pinned to
   uint64_t rx_packets = 0, tx_packets = 0;
   uint64_t dropped = 0;  // inside its pipeline and at its ports (no such port, TX ring full, ...)
+  // CPU time its thread got during the run: below the run's duration when other processes
+  // share the core (rates per CPU second are what a shared machine can still compare).
+  double cpu_s = 0;
 };
 
 // How the run was made (issue 14's "say how the run was made"): enough to tell two reports apart

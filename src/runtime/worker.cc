@@ -4,6 +4,7 @@
 #include <rte_pause.h>
 
 #include <cstring>
+#include <ctime>
 #include <thread>
 
 #include "core/heartbeat.hh"
@@ -12,6 +13,12 @@ namespace fulcrum {
 namespace {
 
 constexpr int kTxRetries = 8;
+
+double thread_cpu_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
 
 }  // namespace
 
@@ -64,8 +71,14 @@ uint16_t Worker::receive(const RxQueue& rxq, PacketBatch& batch, std::atomic<int
   const uint16_t n = ports_[rxq.port]->rx_burst(rxq.queue, pkts, want);
   if (budget != nullptr && n < want) budget->fetch_add(want - n, std::memory_order_relaxed);
   if (n == 0) return 0;
-  // Frames larger than one mbuf arrive as chains: elements see one contiguous frame, copied into
-  // a jumbo buffer, or the frame is dropped (multi-segment) when it cannot be.
+  const uint64_t rx_tsc = rte_rdtsc();
+  // timestamp_ns: the RX time with RunOptions::latency, else 0 (a balancer stamps the packets it
+  // samples; LatencyTap).
+  const uint64_t rx_ns =
+      latency_ ? static_cast<uint64_t>(static_cast<double>(rx_tsc) * ns_per_tsc_) : 0;
+  // One pass: bytes, the annotations, and frames larger than one mbuf, which arrive as chains:
+  // elements see one contiguous frame, copied into a jumbo buffer, or the frame is dropped
+  // (multi-segment) when it cannot be.
   uint64_t bytes = 0;
   uint16_t kept = 0;
   for (uint16_t i = 0; i < n; ++i) {
@@ -78,6 +91,8 @@ uint16_t Worker::receive(const RxQueue& rxq, PacketBatch& batch, std::atomic<int
         continue;
       }
     }
+    set_rx_anno(m, rxq.port, m->hash.rss);
+    anno(m).timestamp_ns = rx_ns;
     pkts[kept++] = m;
   }
   PortCounters& c = port_counters_[rxq.port];
@@ -90,15 +105,7 @@ uint16_t Worker::receive(const RxQueue& rxq, PacketBatch& batch, std::atomic<int
   a.in_port = rxq.port;
   a.in_queue = rxq.queue;
   a.batch_id = batch_seq_++;
-  a.rx_tsc = rte_rdtsc();
-  // timestamp_ns: the RX time with RunOptions::latency, else 0 (a balancer stamps the packets it
-  // samples; LatencyTap).
-  const uint64_t rx_ns =
-      latency_ ? static_cast<uint64_t>(static_cast<double>(a.rx_tsc) * ns_per_tsc_) : 0;
-  for (uint16_t i = 0; i < kept; ++i) {
-    set_rx_anno(pkts[i], rxq.port, pkts[i]->hash.rss);
-    anno(pkts[i]).timestamp_ns = rx_ns;
-  }
+  a.rx_tsc = rx_tsc;
   return kept;
 }
 
@@ -194,6 +201,7 @@ void Worker::run(const std::atomic<bool>& stop, std::atomic<int64_t>* budget) {
   const bool deferring = pipe.has_deferring();
   const double ns_per_tsc = 1e9 / static_cast<double>(rte_get_tsc_hz());
   start_tsc_ = rte_rdtsc();
+  const double cpu_start = thread_cpu_s();
   t_heartbeat = &heartbeat_;
   tap_.ns_per_tsc = ns_per_tsc_;
   t_latency_tap = &tap_;
@@ -233,6 +241,7 @@ void Worker::run(const std::atomic<bool>& stop, std::atomic<int64_t>* budget) {
   t_heartbeat = nullptr;
   t_latency_tap = nullptr;
   end_tsc_ = rte_rdtsc();
+  cpu_s_ = thread_cpu_s() - cpu_start;
   finished_.store(true, std::memory_order_release);
 }
 

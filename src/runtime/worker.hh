@@ -67,6 +67,8 @@ class Worker final : public PacketSink {
   // TSC at the start and end of run(), for exact rates.
   uint64_t start_tsc() const { return start_tsc_; }
   uint64_t end_tsc() const { return end_tsc_; }
+  // CPU time this worker's thread got in run() (WorkerReport::cpu_s).
+  double cpu_s() const { return cpu_s_; }
 
  private:
   struct TxBuffer {
@@ -103,6 +105,7 @@ class Worker final : public PacketSink {
   LatencyTap tap_;  // sampled latency for a balancer on this worker (t_latency_tap)
   double ns_per_tsc_ = 0;
   uint64_t start_tsc_ = 0, end_tsc_ = 0;
+  double cpu_s_ = 0;
   std::atomic<bool> finished_{false};
   SnapshotSlot snapshots_;
   Rcu* rcu_ = nullptr;

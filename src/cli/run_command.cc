@@ -61,6 +61,12 @@ constexpr const char* kRunUsage =
   --workers N        worker threads, each pinned to a core with its own pipeline replica (1)
   --cores LIST       the CPUs the workers run on, in worker order (2,3 or 2-5); sets --workers
                      to their number. Default: the CPUs after the first one this process may use
+  --placement SPEC   how the pipeline is laid out over the workers (docs/placement.md):
+                     clone (default: every worker runs all of it) | cut=ELEMENT[,cut=...],
+                     cores=N0+N1[+...]: stages beginning at each cut element (a name, or a
+                     class the pipeline has once), joined by rings, N0 workers for stage 0 (the
+                     RX side), N1 for stage 1, ...; a stage of several workers is a hybrid (flows
+                     spread by hash, each flow in order). The cores add up to --workers
   --batch N          packets per batch, 1..256 (64)
   --packets N        stop after N received packets
   --seconds S        stop after S seconds
@@ -152,7 +158,7 @@ int cmd_run(const std::vector<std::string>& args) {
                    a, opt,
                    {"--port", "--workers", "--batch", "--packets", "--seconds", "--branch",
                     "--watchdog", "--stats-json", "--capture", "--quiet", "--device", "--cores",
-                    "--strict-rules", "--http", "--energy-model", "--help"});
+                    "--strict-rules", "--http", "--energy-model", "--placement", "--help"});
                !e.empty()) {
       return usage_error(e);
     }

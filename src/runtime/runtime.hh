@@ -14,6 +14,7 @@
 #include "core/shared_storage.hh"
 #include "runtime/energy_model.hh"
 #include "runtime/live.hh"
+#include "runtime/placement.hh"
 #include "runtime/stats.hh"
 
 struct rte_mempool;
@@ -33,6 +34,8 @@ struct RunOptions {
   bool strict_rules = false;                      // InitContext::strict_rules
   std::vector<std::string> ports;
   int workers = 1;
+  // Clone (every worker runs the whole pipeline) or a pipelined / hybrid cut (runtime/stages.hh).
+  Placement placement;
   uint32_t batch = kDefaultBatch;
   uint64_t packets = 0;  // stop after this many received packets; 0 = no limit
   double seconds = 0;    // stop after this long; 0 = no limit

@@ -21,7 +21,7 @@ constexpr unsigned kPausesPerYield = 256;
 constexpr uint16_t kEtherIPv4 = 0x0800, kEtherIPv6 = 0x86DD, kEtherVlan = 0x8100;
 constexpr uint32_t kEtherHeader = 14, kVlanTag = 4, kMacPair = 12;
 constexpr uint8_t kTcp = 6, kUdp = 17, kSctp = 132;
-constexpr uint32_t kIPv6Header = 40;
+constexpr uint32_t kIPv6Header = 40, kIPv4Min = 20;
 
 uint16_t be16(const uint8_t* b) {
   return static_cast<uint16_t>(b[0] << 8 | b[1]);
@@ -125,15 +125,19 @@ uint32_t Pipeliner::flow_hash_of(Packet* p) {
       l3 += kVlanTag;
     }
   }
-  if (type != kEtherIPv4 && type != kEtherIPv6 && len > 0) {
-    // No Ethernet header in front (a stage after one was stripped): the IP version nibble.
+  if (type != kEtherIPv4 && type != kEtherIPv6 && len >= kIPv4Min) {
+    // No Ethernet header in front (a stage after one was stripped): an IP header whose length
+    // field fits the frame.
     const unsigned version = b[0] >> 4;
-    if ((version == 4 || version == 6) && (len < kEtherHeader || type < 0x0600)) {
-      type = version == 4 ? kEtherIPv4 : kEtherIPv6;
+    if (version == 4 && (b[0] & 0xF) >= 5 && be16(b + 2) <= len) {
+      type = kEtherIPv4;
+      l3 = 0;
+    } else if (version == 6 && len >= kIPv6Header && be16(b + 4) + kIPv6Header <= len) {
+      type = kEtherIPv6;
       l3 = 0;
     }
   }
-  constexpr uint32_t kIPv4Min = 20, kIPv4Addrs = 12, kIPv4Proto = 9, kIPv4Frag = 6;
+  constexpr uint32_t kIPv4Addrs = 12, kIPv4Proto = 9, kIPv4Frag = 6;
   constexpr uint16_t kFragMask = 0x3FFF;  // MF and the offset
   if (type == kEtherIPv4 && len >= l3 + kIPv4Min) {
     const uint8_t* ip = b + l3;

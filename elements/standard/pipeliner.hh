@@ -2,7 +2,7 @@
 // from the worker of the stage before to a worker of the stage after over a ring.
 //
 // Ports:     input 0: any packet. output 0: the same packet, on a worker of the next stage.
-// Config:    none. Which workers are on each side comes from the run's placement
+// Placement: which workers are on each side comes from the run's placement
 //            (`fulcrum run --placement cut=NAME,cores=N0+N1`, docs/placement.md): naming this
 //            element in a cut makes it a boundary; in a cloned run (the default) it passes
 //            packets through on the worker that holds them. `--placement cut=ELEMENT` puts one

@@ -134,7 +134,6 @@ int cmd_check(const std::vector<std::string>& args) {
       problems.push_back(unconnected.error());
     } else {
       for (const std::string& u : unconnected.value()) problems.push_back(u);
-      if (Status s = check_placement(config.value(), opt); !s) problems.push_back(s.error());
       std::printf("%s: %zu elements, %zu connections, ", opt.pipeline_file.c_str(),
                   config.value().elements.size(), config.value().connections.size());
       if (nports > 0)
@@ -142,6 +141,7 @@ int cmd_check(const std::vector<std::string>& args) {
       else
         std::printf("no port count given (--ports N): port numbers not checked\n");
       for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());
+      if (Status s = check_placement(config.value(), opt); !s) problems.push_back(s.error());
     }
   }
   std::fflush(stdout);

@@ -28,6 +28,7 @@ Result<size_t> find_cut(const PipelineConfig& config, const std::string& name) {
   for (size_t i = 0; i < config.elements.size(); ++i) {
     if (config.elements[i].class_name == name) of_class.push_back(i);
     names.push_back(config.elements[i].name);
+    names.push_back(config.elements[i].class_name);
   }
   if (of_class.size() == 1) return of_class.front();
   if (of_class.size() > 1) {

@@ -18,6 +18,7 @@
 #include "io/eal.hh"
 #include "io/port.hh"
 #include "runtime/runtime.hh"
+#include "runtime/stages.hh"
 
 namespace fulcrum::cli {
 namespace {
@@ -67,6 +68,7 @@ constexpr const char* kRunUsage =
                      class the pipeline has once), joined by rings, N0 workers for stage 0 (the
                      RX side), N1 for stage 1, ...; a stage of several workers is a hybrid (flows
                      spread by hash, each flow in order). The cores add up to --workers
+  --ring-size N      entries of each ring between two stages, a power of two 64..16384 (1024)
   --batch N          packets per batch, 1..256 (64)
   --packets N        stop after N received packets
   --seconds S        stop after S seconds
@@ -139,6 +141,12 @@ int cmd_run(const std::vector<std::string>& args) {
       if (!value(v) || (v != "reuse" && v != "split"))
         return usage_error("--branch is reuse or split");
       opt.branch = v == "reuse" ? BranchMode::kReuse : BranchMode::kSplit;
+    } else if (a == "--ring-size") {
+      if (!value(v) || !parse_num(v, opt.stage_ring_size) ||
+          opt.stage_ring_size < kMinStageRingSize || opt.stage_ring_size > kMaxStageRingSize ||
+          (opt.stage_ring_size & (opt.stage_ring_size - 1)) != 0)
+        return usage_error("--ring-size needs a power of two " + std::to_string(kMinStageRingSize) +
+                           ".." + std::to_string(kMaxStageRingSize));
     } else if (a == "--stats-json") {
       if (!value(stats_json)) return usage_error("--stats-json needs a file name");
     } else if (a == "--capture") {
@@ -158,7 +166,8 @@ int cmd_run(const std::vector<std::string>& args) {
                    a, opt,
                    {"--port", "--workers", "--batch", "--packets", "--seconds", "--branch",
                     "--watchdog", "--stats-json", "--capture", "--quiet", "--device", "--cores",
-                    "--strict-rules", "--http", "--energy-model", "--placement", "--help"});
+                    "--strict-rules", "--http", "--energy-model", "--placement", "--ring-size",
+                    "--help"});
                !e.empty()) {
       return usage_error(e);
     }

@@ -576,8 +576,8 @@ Result<RunReport> run(const RunOptions& options) {
     return make_error(all);
   }
   // A pipelined placement cuts the configuration into stages joined by rings.
-  Result<std::unique_ptr<StageRun>> staged =
-      StageRun::create(config.value(), options.placement, options.workers, shared);
+  Result<std::unique_ptr<StageRun>> staged = StageRun::create(
+      config.value(), options.placement, options.workers, shared, options.stage_ring_size);
   if (!staged) return make_error(staged.error());
   std::unique_ptr<StageRun> stages = std::move(staged.value());
 

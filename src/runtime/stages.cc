@@ -246,7 +246,7 @@ StageLinks::Endpoint StageLinks::endpoint(const std::string& element, int worker
 
 Result<std::unique_ptr<StageRun>> StageRun::create(PipelineConfig& config,
                                                    const Placement& placement, int workers,
-                                                   SharedStorage& shared) {
+                                                   SharedStorage& shared, unsigned ring_size) {
   Result<StagePlan> plan = plan_stages(config, placement, workers);
   if (!plan) return make_error(plan.error());
   auto run = std::unique_ptr<StageRun>(new StageRun());
@@ -256,7 +256,7 @@ Result<std::unique_ptr<StageRun>> StageRun::create(PipelineConfig& config,
   const StageLinks* made = nullptr;
   Result<std::shared_ptr<const StageLinks>> links = shared.get_or_build<StageLinks>(
       StageLinks::kSharedKey, [&]() -> Result<std::shared_ptr<StageLinks>> {
-        Result<std::shared_ptr<StageLinks>> l = StageLinks::create(run->plan_, config);
+        Result<std::shared_ptr<StageLinks>> l = StageLinks::create(run->plan_, config, ring_size);
         if (l) made = l.value().get();
         return l;
       });

@@ -30,8 +30,11 @@ namespace fulcrum {
 class SharedStorage;
 
 inline constexpr std::string_view kPipelinerClass = "Pipeliner";
-// Entries of a stage ring (a power of two; rte_ring keeps one free): 16 batches of 64.
+// Entries of a stage ring (a power of two; rte_ring keeps one free): 16 batches of 64. The
+// packets a ring holds come from the RX pools (4096 buffers per queue for a DPDK port), so a
+// ring of more than a few thousand starves RX.
 inline constexpr unsigned kStageRingSize = 1024;
+inline constexpr unsigned kMinStageRingSize = 64, kMaxStageRingSize = 16384;
 
 struct StagePlan {
   unsigned stages = 1;
@@ -113,7 +116,8 @@ class StageRun {
   // `config` is cut in place; the rings go into `shared` (the Pipeliners find them there).
   static Result<std::unique_ptr<StageRun>> create(PipelineConfig& config,
                                                   const Placement& placement, int workers,
-                                                  SharedStorage& shared);
+                                                  SharedStorage& shared,
+                                                  unsigned ring_size = kStageRingSize);
 
   bool pipelined() const { return plan_.pipelined(); }
   unsigned stage_of(int worker) const { return plan_.worker_stage[static_cast<size_t>(worker)]; }

@@ -7,7 +7,8 @@ The IPv4 router and the IPv6 router (configs/), and a pipeline whose branches me
 many flows (every packet carries its flow and sequence number in the payload) and a few
 packets the router drops, once cloned on one worker (the reference) and then with
 --placement: cloned on two workers, a 1+1 pipeline cut at each of several elements, and, where
-the machine has the CPUs (`fulcrum run` takes a worker per CPU), a 3-stage cut and a hybrid 1+2. Checks: with one
+the machine has the CPUs (`fulcrum run` takes a worker per CPU), a 3-stage cut and hybrids 1+2 and
+2+1; and a 1+1 cut over rings of 63 packets, where every full batch waits (back-pressure). Checks: with one
 worker transmitting (clone 1, a 1+1 cut) each output port's packets are byte-identical to the
 reference, in the same order; otherwise (several workers transmit) the same packets per port
 and every flow in order; drops by reason as the reference; the balance holds; the rings report
@@ -104,10 +105,10 @@ def outputs(work, tag):
     return [work.file(f"{tag}-out{p}.pcap") for p in (0, 1)]
 
 
-def run(work, config, tag, workers, placement):
+def run(work, config, tag, workers, placement, extra=()):
     outs = outputs(work, tag)
     ports = [e2e.pcap_port(0, work.file("in.pcap"), outs[0]), e2e.pcap_port(1, work.file("empty.pcap"), outs[1])]
-    extra = ["--workers", str(workers)]
+    extra = ["--workers", str(workers), *extra]
     if placement:
         extra += ["--placement", placement]
     res, stats = e2e.run_fulcrum(work, config, ports, extra)
@@ -182,16 +183,20 @@ def check_case(work, case, failures):
     if routed < FLOWS * PER_FLOW // 2 or ref_stats["dropped"] == 0:
         failures.append(f"{name}: the reference routed {routed} and dropped {ref_stats['dropped']}: "
                         "the traffic does not exercise the router")
-    placements = [(2, "clone", False)] + [(2, f"cut={c},cores=1+1", one_edge) for c, one_edge in cuts]
+    placements = [(2, "clone", False, ())] + [(2, f"cut={c},cores=1+1", one_edge, ()) for c, one_edge in cuts]
+    # A ring of 63 packets: a batch of 64 never fits at once, so the producer waits (back-pressure)
+    # and still loses nothing.
+    placements.append((2, f"cut={cuts[0][0]},cores=1+1", cuts[0][1], ("--ring-size", "64")))
     if CPUS >= 3:
-        placements += [(3, f"{three},cores=1+1+1", True), (3, f"cut={cuts[0][0]},cores=1+2", False),
-                       (3, f"cut={cuts[0][0]},cores=2+1", False)]
+        placements += [(3, f"{three},cores=1+1+1", cuts[0][1], ()),
+                       (3, f"cut={cuts[0][0]},cores=1+2", False, ()),
+                       (3, f"cut={cuts[0][0]},cores=2+1", False, ())]
     else:
         print(f"{name}: {CPUS} CPUs: the 3-stage and hybrid placements need 3 workers, one per CPU "
               "(tests/placement_test.cc runs the hybrid handoff on threads)")
-    for i, (workers, placement, ordered) in enumerate(placements):
-        tag = f"{name} --workers {workers} --placement {placement}"
-        res, stats, got = run(work, config, f"{name}-{i}", workers, placement)
+    for i, (workers, placement, ordered, extra) in enumerate(placements):
+        tag = f"{name} --workers {workers} --placement {placement} {' '.join(extra)}"
+        res, stats, got = run(work, config, f"{name}-{i}", workers, placement, extra)
         if stats is None:
             failures.append(f"{tag}: run failed ({res.returncode}): {res.stderr.strip()[-400:]}")
             continue
@@ -201,6 +206,8 @@ def check_case(work, case, failures):
         if stats["drops"] != ref_stats["drops"]:
             failures.append(f"{tag}: drops {stats['drops']} != cloned {ref_stats['drops']}")
         check_rings(tag, stats, placement, failures)
+        if extra and not any(r["back_pressure"] > 0 and r["capacity"] == 63 for r in stats["rings"]):
+            failures.append(f"{tag}: no back-pressure counted on a ring of 63: {stats['rings']}")
         compare(tag, family, ref, got, ordered, failures)
 
 
@@ -216,6 +223,8 @@ def check_errors(work, failures):
         (["--workers", "2", "--placement", "cut=IPLookup,cores=2+0"], 2, "stage 1 has no cores"),
         (["--workers", "2", "--placement", "cut=IPLookup"], 2, "no cores="),
         (["--workers", "2", "--placement", "cut=FromInput@1,cores=1+1"], 1, "ipv4-router.click:"),
+        (["--workers", "2", "--placement", "cut=IPLookup,cores=1+1", "--ring-size", "100"], 2,
+         "--ring-size needs a power of two 64..16384"),
     ]
     for extra, code, want in cases:
         res = e2e.run_cmd(["run", config, "--quiet", *ports, *extra])

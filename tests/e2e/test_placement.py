@@ -211,6 +211,29 @@ def check_case(work, case, failures):
         compare(tag, family, ref, got, ordered, failures)
 
 
+def check_budget(work, failures):
+    """--packets with the generator: stage 0 takes exactly the budget, the later stage drains
+    every ring before the run ends."""
+    config = os.path.join(e2e.SOURCE_DIR, "configs", "ipv4-router.click")
+    routes = os.path.join(e2e.SOURCE_DIR, "configs", "routes-demo.txt")
+    ports = [f"gen:size=64,flows=4096,dst=routes,routes={routes}", "net_null0,no-rx=1"]
+    budget = 300000
+    res, stats = e2e.run_fulcrum(work, config, ports, ["--workers", "2", "--packets", str(budget),
+                                                       "--placement", "cut=DecIPTTL,cores=1+1"])
+    if stats is None:
+        failures.append(f"generator run with --packets failed ({res.returncode}): {res.stderr[-400:]}")
+        return
+    if stats["packets_in"] != budget or not stats["balanced"] or stats["queued"] != 0:
+        failures.append(f"generator run: {stats['packets_in']} in (budget {budget}), balanced "
+                        f"{stats['balanced']}, queued {stats['queued']}")
+    crossed = sum(r["dequeued"] for r in stats["rings"])
+    if crossed != stats["packets_out"] + stats["dropped"] - sum(
+            v for k, v in stats["drops"].items() if k.startswith("CheckIPHeader")):
+        failures.append(f"generator run: {crossed} packets crossed the ring, {stats['packets_out']} out, "
+                        f"drops {stats['drops']}")
+    check_rings("generator run", stats, "cut=DecIPTTL,cores=1+1", failures)
+
+
 def check_errors(work, failures):
     config = os.path.join(e2e.SOURCE_DIR, "configs", "ipv4-router.click")
     ports = ["--port", e2e.pcap_port(0, work.file("in.pcap"), work.file("e0.pcap")),
@@ -250,6 +273,7 @@ def main():
     failures = []
     for case in CASES:
         check_case(work, case, failures)
+    check_budget(work, failures)
     check_errors(work, failures)
     return work.finish(failures)
 

@@ -6,17 +6,12 @@
 #include <rte_ring.h>
 
 #include <cstring>
-#include <thread>
 
 #include "core/heartbeat.hh"
 #include "core/shared_storage.hh"
 
 namespace fulcrum {
 namespace {
-
-// Waits of rte_pause between two yields of the CPU while a ring is full (a consumer on the same
-// CPU then gets to run).
-constexpr unsigned kPausesPerYield = 256;
 
 constexpr uint16_t kEtherIPv4 = 0x0800, kEtherIPv6 = 0x86DD, kEtherVlan = 0x8100;
 constexpr uint32_t kEtherHeader = 14, kVlanTag = 4, kMacPair = 12;
@@ -55,12 +50,12 @@ void Pipeliner::enqueue(StageRing& r, Packet** pkts, uint32_t n) {
   if (done < n) {
     r.back_pressure.add(1);
     back_pressure_.add(1);
-    for (unsigned waits = 1; done < n; ++waits) {
+    // Spinning, not yielding the CPU: the consumer runs on another one (a worker per CPU), and
+    // a worker that yields on a loaded machine can lose its CPU for a whole time slice while
+    // the consumer empties the ring and then idles.
+    while (done < n) {
       heartbeat();
-      if (waits % kPausesPerYield == 0)
-        std::this_thread::yield();
-      else
-        rte_pause();
+      rte_pause();
       done += rte_ring_sp_enqueue_burst(r.ring, objs + done, n - done, &free_space);
     }
   }

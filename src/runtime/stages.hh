@@ -73,7 +73,8 @@ struct StageRing {
   std::string link;  // the Pipeliner's name
   int producer = 0, consumer = 0;
   unsigned capacity = 0;
-  LiveCounter enqueued, dequeued, back_pressure, max_occupancy;
+  LiveCounter enqueued, back_pressure, max_occupancy;
+  alignas(64) LiveCounter dequeued;  // the consumer's, on a line of its own
 };
 
 // The rings of a run (shared storage key kSharedKey): every Pipeliner replica finds its own.

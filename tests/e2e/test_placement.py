@@ -258,6 +258,9 @@ def check_errors(work, failures):
     if res.returncode != 0 or "stage 1 (1 worker): IPLookup@3 DecIPTTL@4 EtherRewrite@5 ToOutput@6 " \
             "IPLookup@3/ring" not in res.stdout:
         failures.append(f"check --placement: exit {res.returncode}: {res.stdout} {res.stderr}")
+    res = e2e.run_cmd(["check", config, "--ports", "2", "--workers", "3", "--placement", "cut=IPLookup,cores=1+2"])
+    if res.returncode != 0 or "stage 1 (2 workers): IPLookup@3" not in res.stdout:
+        failures.append(f"check of a hybrid: exit {res.returncode}: {res.stdout} {res.stderr}")
     res = e2e.run_cmd(["check", config, "--ports", "2", "--workers", "3", "--placement", "cut=IPLookup,cores=1+1"])
     if res.returncode != 1 or "adds up to 2 workers but the run has 3" not in res.stderr:
         failures.append(f"check with cores not adding up: exit {res.returncode}: {res.stderr}")

@@ -69,6 +69,8 @@ constexpr const char* kRunUsage =
                      RX side), N1 for stage 1, ...; a stage of several workers is a hybrid (flows
                      spread by hash, each flow in order). The cores add up to --workers
   --ring-size N      entries of each ring between two stages, a power of two 64..16384 (1024)
+  --oversubscribe    allow more workers than CPUs (they share CPUs, each at a fraction of its
+                     rate: for testing placements that need more workers than the machine has)
   --batch N          packets per batch, 1..256 (64)
   --packets N        stop after N received packets
   --seconds S        stop after S seconds
@@ -122,6 +124,7 @@ int cmd_run(const std::vector<std::string>& args) {
   std::vector<int> cores;
   std::string http;
   bool quiet = false;
+  bool oversubscribe = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&](std::string& out) { return option_value(args, i, out); };
@@ -158,6 +161,8 @@ int cmd_run(const std::vector<std::string>& args) {
       cores = list.value();
     } else if (a == "--quiet") {
       quiet = true;
+    } else if (a == "--oversubscribe") {
+      oversubscribe = true;
     } else if (a == "--http") {
       if (!value(http)) return usage_error("--http needs ADDR:PORT, e.g. 127.0.0.1:9090");
     } else if (std::optional<std::string> e = shared_run_option(args, i, opt, devices)) {
@@ -167,7 +172,7 @@ int cmd_run(const std::vector<std::string>& args) {
                    {"--port", "--workers", "--batch", "--packets", "--seconds", "--branch",
                     "--watchdog", "--stats-json", "--capture", "--quiet", "--device", "--cores",
                     "--strict-rules", "--http", "--energy-model", "--placement", "--ring-size",
-                    "--help"});
+                    "--oversubscribe", "--help"});
                !e.empty()) {
       return usage_error(e);
     }
@@ -184,7 +189,7 @@ int cmd_run(const std::vector<std::string>& args) {
   if (opt.ports.empty()) return usage_error("no --port given");
   opt.progress = !quiet && isatty(STDERR_FILENO);
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  if (opt.workers > cpus)
+  if (opt.workers > cpus && !oversubscribe)
     return usage_error("--workers " + std::to_string(opt.workers) + ": this machine has " +
                        std::to_string(cpus) + " CPUs (one worker per core)");
 

@@ -191,7 +191,8 @@ int cmd_run(const std::vector<std::string>& args) {
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   if (opt.workers > cpus && !oversubscribe)
     return usage_error("--workers " + std::to_string(opt.workers) + ": this machine has " +
-                       std::to_string(cpus) + " CPUs (one worker per core)");
+                       std::to_string(cpus) +
+                       " CPUs (one worker per core; --oversubscribe shares them)");
 
   // An output that cannot be written is found now, not after the run.
   if (!stats_json.empty())

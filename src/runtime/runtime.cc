@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <map>
 #include <thread>
 
@@ -40,10 +41,20 @@ class NullSink final : public PacketSink {
   }
 };
 
+// The CPU time the calling thread has had, seconds.
+double thread_cpu_s() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
+}
+
 int worker_main(void* arg) {
   auto* ctx =
-      static_cast<std::tuple<Worker*, const std::atomic<bool>*, std::atomic<int64_t>*>*>(arg);
+      static_cast<std::tuple<Worker*, const std::atomic<bool>*, std::atomic<int64_t>*, double*>*>(
+          arg);
+  const double cpu0 = thread_cpu_s();
   std::get<0>(*ctx)->run(*std::get<1>(*ctx), std::get<2>(*ctx));
+  *std::get<3>(*ctx) = thread_cpu_s() - cpu0;
   return 0;
 }
 
@@ -415,7 +426,8 @@ void account_port_losses(const std::vector<std::unique_ptr<Port>>& ports, RunRep
 struct WorkerShared {
   std::atomic<bool> stop{false};
   std::atomic<int64_t> budget{0};
-  std::vector<std::tuple<Worker*, const std::atomic<bool>*, std::atomic<int64_t>*>> args;
+  std::vector<double> cpu_s;  // per worker: the CPU time its thread had in run()
+  std::vector<std::tuple<Worker*, const std::atomic<bool>*, std::atomic<int64_t>*, double*>> args;
 };
 
 // Reports a worker whose heartbeat has not moved for RunOptions::watchdog_s (stderr and
@@ -646,9 +658,11 @@ Result<RunReport> run(const RunOptions& options) {
   std::atomic<int64_t>* budget_ptr = options.packets > 0 ? &shared_state->budget : nullptr;
   auto& args = shared_state->args;
   args.reserve(workers.size());
+  shared_state->cpu_s.assign(workers.size(), 0);
   for (int w = 0; w < options.workers; ++w)
     args.emplace_back(workers[static_cast<size_t>(w)].get(), stages->stop_flag(w, stop),
-                      stages->stage_of(w) == 0 ? budget_ptr : nullptr);
+                      stages->stage_of(w) == 0 ? budget_ptr : nullptr,
+                      &shared_state->cpu_s[static_cast<size_t>(w)]);
   auto stage_finished = [&](size_t w) { return workers[w]->finished(); };
   Watchdog watchdog(workers.size(), options);
   if (options.live != nullptr)
@@ -759,6 +773,8 @@ Result<RunReport> run(const RunOptions& options) {
   if (options.progress) std::fprintf(stderr, "\n");
 
   RunReport report = final_report(workers, ports, lcores, duration, options);
+  for (size_t w = 0; w < report.per_worker.size() && w < shared_state->cpu_s.size(); ++w)
+    report.per_worker[w].cpu_s = shared_state->cpu_s[w];
   stages->report(options.placement, report);
   report.meta.notes = notes;
   report.devices = device_reports(shared);

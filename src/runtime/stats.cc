@@ -79,7 +79,9 @@ std::string report_json(const RunReport& r) {
       << ", \"cpu\": " << w.cpu << ", \"rx_packets\": " << w.rx_packets
       << ", \"tx_packets\": " << w.tx_packets << ", \"dropped\": " << w.dropped
       << ", \"stage\": " << w.stage << ", \"stage_packets\": " << w.stage_packets
-      << ", \"stage_mpps\": " << number(mpps(w.stage_packets, r.duration_s)) << "}";
+      << ", \"stage_mpps\": " << number(mpps(w.stage_packets, r.duration_s))
+      << ", \"cpu_s\": " << number(w.cpu_s)
+      << ", \"stage_mpps_per_cpu\": " << number(mpps(w.stage_packets, w.cpu_s)) << "}";
   }
   o << "\n  ],\n  \"rings\": [";
   for (size_t i = 0; i < r.rings.size(); ++i) {
@@ -170,9 +172,9 @@ std::string report_text(const RunReport& r) {
                     static_cast<unsigned long long>(w.dropped));
       o << line;
       if (r.stages > 1) {
-        std::snprintf(line, sizeof line, "  stage %u: in %llu (%.2f Mpps)", w.stage,
-                      static_cast<unsigned long long>(w.stage_packets),
-                      mpps(w.stage_packets, r.duration_s));
+        std::snprintf(line, sizeof line, "  stage %u: in %llu (%.2f Mpps; %.2f per CPU-second)",
+                      w.stage, static_cast<unsigned long long>(w.stage_packets),
+                      mpps(w.stage_packets, r.duration_s), mpps(w.stage_packets, w.cpu_s));
         o << line;
       }
       o << "\n";

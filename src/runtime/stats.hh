@@ -54,6 +54,10 @@ struct WorkerReport {
   // entered the stage on it: received from the ports and taken from its input rings.
   unsigned stage = 0;
   uint64_t stage_packets = 0;
+  // The CPU time its thread had while it ran (less than the run's duration where the CPU is
+  // shared): stage_packets / cpu_s is the stage's rate per CPU-second, which a loaded machine
+  // changes less than the rate per wall-clock second. Polling without work counts as CPU time.
+  double cpu_s = 0;
 };
 
 // One ring between the workers of two stages (runtime/stages.hh): packets enqueued by the

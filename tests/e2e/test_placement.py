@@ -138,6 +138,8 @@ def check_rings(name, stats, placement, failures):
         if r["max_occupancy"] > r["capacity"]:
             failures.append(f"{name}: ring {r} held more than its capacity")
     for w, ws in enumerate(stats["per_worker"]):
+        if ws["cpu_s"] <= 0:
+            failures.append(f"{name}: worker {w} reports no CPU time")
         into = sum(r["dequeued"] for r in stats["rings"] if r["consumer"] == w)
         if ws["stage"] > 0 and (ws["rx_packets"] != 0 or ws["stage_packets"] != into):
             failures.append(f"{name}: worker {w} of stage {ws['stage']} received {ws['rx_packets']} "

@@ -1,6 +1,7 @@
-// Stages of a pipelined or hybrid placement (runtime/placement.hh; paper 002's pipelining):
-// which stage each element and each worker is in, the rings packets cross between stages, and
-// the end of such a run, stage after stage.
+// Stages of a pipelined or hybrid placement (runtime/placement.hh; the pipelining of Dobrescu et
+// al., "Controlling Parallelism in a Multicore Software Router"): which stage each element and each
+// worker is in, the rings packets cross between stages, and the end of such a run, stage after
+// stage.
 //
 // A cut's stage boundary is a Pipeliner element (elements/standard/pipeliner.hh) on every edge
 // into the cut element; a cut that names a Pipeliner is that Pipeliner. Packets cross from a

@@ -410,3 +410,62 @@ TEST(Pipeliner, FlowHashWithoutAnnotationComesFromTheHeaders) {
 
 }  // namespace
 }  // namespace fulcrum
+
+namespace fulcrum {
+namespace {
+
+TEST(StageRun, StagesStopInOrderOnceEveryWorkerBeforeThemHasFinished) {
+  PipelineConfig c = parse(kChain);
+  SharedStorage shared;
+  Result<std::unique_ptr<StageRun>> made =
+      StageRun::create(c, placement("cut=b,cut=c,cores=2+1+1"), 4, shared);
+  ASSERT_TRUE(made.ok()) << made.error();
+  StageRun& run = *made.value();
+  ASSERT_TRUE(run.pipelined());
+  EXPECT_EQ(run.receivers(), (std::vector<int>{0, 1}));
+  std::atomic<bool> run_stop{false};
+  EXPECT_EQ(run.stop_flag(0, run_stop), &run_stop);
+  EXPECT_EQ(run.stop_flag(1, run_stop), &run_stop);
+  const std::atomic<bool>* s1 = run.stop_flag(2, run_stop);
+  const std::atomic<bool>* s2 = run.stop_flag(3, run_stop);
+  ASSERT_NE(s1, &run_stop);
+  ASSERT_NE(s1, s2);
+  std::vector<bool> finished(4, false);
+  auto done = [&](size_t w) { return static_cast<bool>(finished[w]); };
+  run.advance(done);
+  EXPECT_FALSE(s1->load() || s2->load());
+  finished[0] = true;  // one of stage 0's two workers
+  run.advance(done);
+  EXPECT_FALSE(s1->load() || s2->load());
+  finished[1] = true;
+  run.advance(done);
+  EXPECT_TRUE(s1->load());
+  EXPECT_FALSE(s2->load());
+  finished[2] = true;
+  run.advance(done);
+  EXPECT_TRUE(s2->load());
+  // The rings are in the shared storage, where the Pipeliner replicas find them.
+  const auto links = shared.find<StageLinks>(StageLinks::kSharedKey);
+  ASSERT_NE(links, nullptr);
+  EXPECT_EQ(links->rings().size(), 2u + 1u);  // 2 producers x 1 consumer, then 1 x 1
+}
+
+TEST(StageRun, ACloneRunReceivesOnEveryWorkerAndMakesNoRings) {
+  PipelineConfig c = parse(kChain);
+  SharedStorage shared;
+  Result<std::unique_ptr<StageRun>> made = StageRun::create(c, Placement{}, 3, shared);
+  ASSERT_TRUE(made.ok()) << made.error();
+  EXPECT_FALSE(made.value()->pipelined());
+  EXPECT_EQ(made.value()->receivers(), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(shared.find<StageLinks>(StageLinks::kSharedKey), nullptr);
+  RunReport r;
+  r.per_worker.resize(3);
+  r.per_worker[1].rx_packets = 5;
+  made.value()->report(Placement{}, r);
+  EXPECT_EQ(r.placement, "clone");
+  EXPECT_TRUE(r.rings.empty());
+  EXPECT_EQ(r.per_worker[1].stage_packets, 5u);
+}
+
+}  // namespace
+}  // namespace fulcrum

@@ -15,6 +15,7 @@
 #include "io/mempool.hh"
 #include "io/port.hh"
 #include "runtime/runtime.hh"
+#include "runtime/stages.hh"
 
 namespace fulcrum::cli {
 namespace {
@@ -31,6 +32,8 @@ constexpr const char* kCheckUsage =
                      tables and arguments are not checked)
   --port SPEC        a port as `fulcrum run` takes it (checked, not opened); counts as one port
   --workers N        worker threads (1)
+  --placement SPEC   the placement the run would use (clone | cut=ELEMENT,...,cores=N0+N1...,
+                     docs/placement.md): its cuts and cores are checked against the pipeline
   --batch N          packets per batch (64)
   --stats-json FILE  the statistics file the run would write
   --strict-rules     an IDS rule Fulcrum cannot load is a problem (default: it is skipped, and
@@ -39,6 +42,24 @@ Exit status: 0 no problem; 1 problems (listed on stderr); 2 usage.
 )";
 
 constexpr int kMaxPortCount = 1024;
+
+// The placement's cuts and cores against the pipeline (on a copy: the check reports the
+// pipeline as written); a pipelined one is described on stdout.
+Status check_placement(PipelineConfig config, const RunOptions& opt) {
+  if (opt.placement.automatic) return {};
+  Result<StagePlan> plan = plan_stages(config, opt.placement, opt.workers);
+  if (!plan) return make_error(plan.error());
+  if (!plan.value().pipelined()) return {};
+  std::printf("placement %s: %u stages\n", to_string(opt.placement).c_str(), plan.value().stages);
+  for (unsigned s = 0; s < plan.value().stages; ++s) {
+    std::string names;
+    for (size_t e = 0; e < config.elements.size(); ++e)
+      if (plan.value().reach[s][e]) names += " " + config.elements[e].name;
+    std::printf("  stage %u (%zu worker%s):%s\n", s, plan.value().workers_of(s).size(),
+                plan.value().workers_of(s).size() == 1 ? "" : "s", names.c_str());
+  }
+  return {};
+}
 
 int usage_error(const std::string& msg) {
   std::fprintf(stderr, "fulcrum check: %s\n\n%s%s", msg.c_str(), kCheckUsage, kDeviceOptionHelp);
@@ -66,10 +87,10 @@ int cmd_check(const std::vector<std::string>& args) {
       if (!value(stats_json)) return usage_error("--stats-json needs a file name");
     } else if (std::optional<std::string> e = shared_run_option(args, i, opt, devices)) {
       if (!e->empty()) return usage_error(*e);
-    } else if (std::string e =
-                   positional_pipeline(a, opt,
-                                       {"--ports", "--stats-json", "--help", "--port", "--workers",
-                                        "--batch", "--device", "--strict-rules", "--energy-model"});
+    } else if (std::string e = positional_pipeline(
+                   a, opt,
+                   {"--ports", "--stats-json", "--help", "--port", "--workers", "--batch",
+                    "--device", "--strict-rules", "--energy-model", "--placement"});
                !e.empty()) {
       return usage_error(e);
     }
@@ -120,6 +141,7 @@ int cmd_check(const std::vector<std::string>& args) {
       else
         std::printf("no port count given (--ports N): port numbers not checked\n");
       for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());
+      if (Status s = check_placement(config.value(), opt); !s) problems.push_back(s.error());
     }
   }
   std::fflush(stdout);

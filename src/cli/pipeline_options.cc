@@ -28,6 +28,14 @@ std::optional<std::string> shared_run_option(const std::vector<std::string>& arg
     options.energy_model = m.value();
     return "";
   }
+  if (a == "--placement") {
+    if (i + 1 >= args.size())
+      return "--placement needs clone, auto or cut=ELEMENT[,cut=ELEMENT...],cores=N0+N1[+...]";
+    Result<Placement> p = parse_placement(args[++i]);
+    if (!p) return p.error();
+    options.placement = p.value();
+    return "";
+  }
   if (a != "--port" && a != "--workers" && a != "--batch" && a != "--device") return std::nullopt;
   if (i + 1 >= args.size()) {
     if (a == "--port" || a == "--device") return a + " needs a value";

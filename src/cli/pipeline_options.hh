@@ -1,6 +1,7 @@
 // What the commands that read a pipeline share on their command line: the options --port,
-// --workers, --batch, --device and --strict-rules (run, check, profile), and the one positional
-// argument, PIPELINE, next to which anything else starting with '-' is an unknown option; and
+// --workers, --placement, --batch, --device and --strict-rules (run, check, profile), and the one
+// positional argument, PIPELINE, next to which anything else starting with '-' is an unknown
+// option; and
 // --capture, which edits the pipeline as it is loaded (run).
 #pragma once
 
@@ -16,8 +17,9 @@ namespace fulcrum::cli {
 // The value after option args[i] into `out` (i moves onto it); false when there is none.
 bool option_value(const std::vector<std::string>& args, size_t& i, std::string& out);
 
-// Reads args[i] when it is --port, --workers, --batch or --device, with its value (i moves past
-// it), or --strict-rules. nullopt: args[i] is none of them; "": read; otherwise the usage error.
+// Reads args[i] when it is --port, --workers, --placement, --batch or --device, with its value (i
+// moves past it), or --strict-rules. nullopt: args[i] is none of them; "": read; otherwise the
+// usage error.
 std::optional<std::string> shared_run_option(const std::vector<std::string>& args, size_t& i,
                                              RunOptions& options, DeviceOption& devices);
 

@@ -36,6 +36,7 @@ constexpr const char* kProfileUsage =
                       without a gen: port there are none)
   --rate-seconds S    per rate (half of --seconds)
   --workers N         worker threads (1)
+  --placement SPEC    clone (default) or a pipelined cut, as `fulcrum run` takes it
   --batch N           packets per batch (64)
   --power K=V,...     the power model where RAPL cannot be read, watts: cpu_idle, cpu_busy (per
                       worker core), device_idle, device_busy (50% busy: halfway) (defaults
@@ -147,7 +148,7 @@ int cmd_profile(const std::vector<std::string>& args) {
                    a, opt,
                    {"--out", "--seconds", "--fractions", "--aggregates", "--power", "--rates",
                     "--rate-seconds", "--help", "--energy-model", "--energy-out", "--port",
-                    "--workers", "--batch", "--device", "--strict-rules"});
+                    "--workers", "--batch", "--device", "--strict-rules", "--placement"});
                !e.empty()) {
       return usage_error(e);
     }

@@ -18,6 +18,7 @@
 #include "io/eal.hh"
 #include "io/port.hh"
 #include "runtime/runtime.hh"
+#include "runtime/stages.hh"
 
 namespace fulcrum::cli {
 namespace {
@@ -61,6 +62,15 @@ constexpr const char* kRunUsage =
   --workers N        worker threads, each pinned to a core with its own pipeline replica (1)
   --cores LIST       the CPUs the workers run on, in worker order (2,3 or 2-5); sets --workers
                      to their number. Default: the CPUs after the first one this process may use
+  --placement SPEC   how the pipeline is laid out over the workers (docs/placement.md):
+                     clone (default: every worker runs all of it) | cut=ELEMENT[,cut=...],
+                     cores=N0+N1[+...]: stages beginning at each cut element (a name, or a
+                     class the pipeline has once), joined by rings, N0 workers for stage 0 (the
+                     RX side), N1 for stage 1, ...; a stage of several workers is a hybrid (flows
+                     spread by hash, each flow in order). The cores add up to --workers
+  --ring-size N      entries of each ring between two stages, a power of two 64..16384 (1024)
+  --oversubscribe    allow more workers than CPUs (they share CPUs, each at a fraction of its
+                     rate: for testing placements that need more workers than the machine has)
   --batch N          packets per batch, 1..256 (64)
   --packets N        stop after N received packets
   --seconds S        stop after S seconds
@@ -114,6 +124,7 @@ int cmd_run(const std::vector<std::string>& args) {
   std::vector<int> cores;
   std::string http;
   bool quiet = false;
+  bool oversubscribe = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&](std::string& out) { return option_value(args, i, out); };
@@ -133,6 +144,12 @@ int cmd_run(const std::vector<std::string>& args) {
       if (!value(v) || (v != "reuse" && v != "split"))
         return usage_error("--branch is reuse or split");
       opt.branch = v == "reuse" ? BranchMode::kReuse : BranchMode::kSplit;
+    } else if (a == "--ring-size") {
+      if (!value(v) || !parse_num(v, opt.stage_ring_size) ||
+          opt.stage_ring_size < kMinStageRingSize || opt.stage_ring_size > kMaxStageRingSize ||
+          (opt.stage_ring_size & (opt.stage_ring_size - 1)) != 0)
+        return usage_error("--ring-size needs a power of two " + std::to_string(kMinStageRingSize) +
+                           ".." + std::to_string(kMaxStageRingSize));
     } else if (a == "--stats-json") {
       if (!value(stats_json)) return usage_error("--stats-json needs a file name");
     } else if (a == "--capture") {
@@ -144,6 +161,8 @@ int cmd_run(const std::vector<std::string>& args) {
       cores = list.value();
     } else if (a == "--quiet") {
       quiet = true;
+    } else if (a == "--oversubscribe") {
+      oversubscribe = true;
     } else if (a == "--http") {
       if (!value(http)) return usage_error("--http needs ADDR:PORT, e.g. 127.0.0.1:9090");
     } else if (std::optional<std::string> e = shared_run_option(args, i, opt, devices)) {
@@ -152,7 +171,8 @@ int cmd_run(const std::vector<std::string>& args) {
                    a, opt,
                    {"--port", "--workers", "--batch", "--packets", "--seconds", "--branch",
                     "--watchdog", "--stats-json", "--capture", "--quiet", "--device", "--cores",
-                    "--strict-rules", "--http", "--energy-model", "--help"});
+                    "--strict-rules", "--http", "--energy-model", "--placement", "--ring-size",
+                    "--oversubscribe", "--help"});
                !e.empty()) {
       return usage_error(e);
     }
@@ -169,9 +189,10 @@ int cmd_run(const std::vector<std::string>& args) {
   if (opt.ports.empty()) return usage_error("no --port given");
   opt.progress = !quiet && isatty(STDERR_FILENO);
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  if (opt.workers > cpus)
+  if (opt.workers > cpus && !oversubscribe)
     return usage_error("--workers " + std::to_string(opt.workers) + ": this machine has " +
-                       std::to_string(cpus) + " CPUs (one worker per core)");
+                       std::to_string(cpus) +
+                       " CPUs (one worker per core; --oversubscribe shares them)");
 
   // An output that cannot be written is found now, not after the run.
   if (!stats_json.empty())

@@ -199,6 +199,14 @@ uint64_t Pipeline::poll_deferred(uint64_t now_ns) {
   return handed;
 }
 
+void Pipeline::keep_entry_points(const std::vector<bool>& runs) {
+  auto elsewhere = [&](int node) {
+    return static_cast<size_t>(node) >= runs.size() || !runs[static_cast<size_t>(node)];
+  };
+  std::erase_if(schedulable_, elsewhere);
+  std::erase_if(deferring_, elsewhere);
+}
+
 uint64_t Pipeline::held() const {
   uint64_t n = 0;
   for (int idx : deferring_) n += nodes_[static_cast<size_t>(idx)].element->held();

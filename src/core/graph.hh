@@ -73,6 +73,10 @@ class Pipeline {
   // returns how many.
   uint64_t poll_deferred(uint64_t now_ns);
   bool has_deferring() const { return !deferring_.empty(); }
+  // A stage of a pipelined placement (runtime/stages.hh): of the schedulable and deferring
+  // elements, only those with `runs[node]` set run their tasks and hand on packets on this
+  // replica; the others are left to the workers of their stages.
+  void keep_entry_points(const std::vector<bool>& runs);
   // Packets deferring elements hold (taken or made, not yet handed back).
   uint64_t held() const;
   // The input has ended: deferring elements give up what waits for more input (Element::drain).

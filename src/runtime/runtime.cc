@@ -18,6 +18,7 @@
 #include "runtime/energy.hh"
 #include "runtime/nvml.hh"
 #include "runtime/reload.hh"
+#include "runtime/stages.hh"
 #include "runtime/worker.hh"
 
 namespace fulcrum {
@@ -576,6 +577,11 @@ Result<RunReport> run(const RunOptions& options) {
     for (const std::string& u : unconnected.value()) all += (all.empty() ? "" : "\n") + u;
     return make_error(all);
   }
+  // A pipelined placement cuts the configuration into stages joined by rings.
+  Result<std::unique_ptr<StageRun>> staged = StageRun::create(
+      config.value(), options.placement, options.workers, shared, options.stage_ring_size);
+  if (!staged) return make_error(staged.error());
+  std::unique_ptr<StageRun> stages = std::move(staged.value());
 
   std::vector<std::unique_ptr<Port>> ports;
   for (size_t i = 0; i < options.ports.size(); ++i) {
@@ -590,12 +596,14 @@ Result<RunReport> run(const RunOptions& options) {
   std::vector<Port*> port_ptrs;
   for (auto& p : ports) port_ptrs.push_back(p.get());
 
-  // RX queues are dealt to workers round-robin, queue q of every port to worker q % workers.
+  // RX queues are dealt to the receiving workers (all, or stage 0's when pipelined)
+  // round-robin, queue q of every port to receiver q % receivers.
   std::vector<std::vector<RxQueue>> rx(static_cast<size_t>(options.workers));
+  const std::vector<int> receivers = stages->receivers();
   const auto nports = static_cast<uint16_t>(ports.size());
   for (uint16_t p = 0; p < nports; ++p)
     for (uint16_t q = 0; q < ports[p]->rx_queues(); ++q)
-      rx[q % options.workers].push_back(RxQueue{p, q});
+      rx[static_cast<size_t>(receivers[q % receivers.size()])].push_back(RxQueue{p, q});
 
   std::vector<PoolHandle> jumbo_pools;  // declared before the workers: it outlives them
   std::vector<std::unique_ptr<Worker>> workers;
@@ -618,6 +626,7 @@ Result<RunReport> run(const RunOptions& options) {
     ctx.strict_rules = options.strict_rules;
     Result<std::unique_ptr<Pipeline>> pipe = Pipeline::build(config.value(), ctx, options.branch);
     if (!pipe) return make_error(pipe.error());
+    if (stages->pipelined()) pipe.value()->keep_entry_points(stages->stage_elements(w));
     worker->set_pipeline(std::move(pipe.value()));
     workers.push_back(std::move(worker));
   }
@@ -639,7 +648,10 @@ Result<RunReport> run(const RunOptions& options) {
   std::atomic<int64_t>* budget_ptr = options.packets > 0 ? &shared_state->budget : nullptr;
   auto& args = shared_state->args;
   args.reserve(workers.size());
-  for (auto& w : workers) args.emplace_back(w.get(), &stop, budget_ptr);
+  for (int w = 0; w < options.workers; ++w)
+    args.emplace_back(workers[static_cast<size_t>(w)].get(), stages->stop_flag(w, stop),
+                      stages->stage_of(w) == 0 ? budget_ptr : nullptr);
+  auto stage_finished = [&](size_t w) { return workers[w]->finished(); };
   Watchdog watchdog(workers.size(), options);
   if (options.live != nullptr)
     options.live->set_graph(std::make_shared<LiveGraph>(live_graph(workers.front()->pipeline())));
@@ -672,6 +684,7 @@ Result<RunReport> run(const RunOptions& options) {
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     watchdog.check(workers, elapsed);
+    stages->advance(stage_finished);
     if (sampler.active()) sampler.tick(elapsed);
     if (options.reload_signal != nullptr && options.reload_signal->exchange(false)) {
       if (reloader->empty())
@@ -714,6 +727,7 @@ Result<RunReport> run(const RunOptions& options) {
   // Workers drain what they hold and stop; one that makes no progress for the watchdog's time
   // meanwhile is stuck for good: the run ends without it, leaving it what it uses.
   for (bool all_finished = false; !all_finished;) {
+    stages->advance(stage_finished);
     all_finished = true;
     for (auto& w : workers) all_finished &= w->finished();
     if (all_finished) break;
@@ -724,6 +738,7 @@ Result<RunReport> run(const RunOptions& options) {
       reload_scope.close();
       static_cast<void>(rcu.release());
       static_cast<void>(shared_state.release());
+      static_cast<void>(stages.release());
       for (auto& w : workers) static_cast<void>(w.release());
       for (auto& p : ports) static_cast<void>(p.release());
       for (auto& pool : source_pools) static_cast<void>(pool.release());
@@ -746,6 +761,7 @@ Result<RunReport> run(const RunOptions& options) {
   if (options.progress) std::fprintf(stderr, "\n");
 
   RunReport report = final_report(workers, ports, lcores, duration, options);
+  stages->report(options.placement, report);
   report.meta.notes = notes;
   report.devices = device_reports(shared);
   const std::vector<uint64_t> energy_end = rapl.read();

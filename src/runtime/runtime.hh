@@ -14,6 +14,8 @@
 #include "core/shared_storage.hh"
 #include "runtime/energy_model.hh"
 #include "runtime/live.hh"
+#include "runtime/placement.hh"
+#include "runtime/stages.hh"
 #include "runtime/stats.hh"
 
 struct rte_mempool;
@@ -33,6 +35,10 @@ struct RunOptions {
   bool strict_rules = false;                      // InitContext::strict_rules
   std::vector<std::string> ports;
   int workers = 1;
+  // Clone (every worker runs the whole pipeline) or a pipelined / hybrid cut (runtime/stages.hh).
+  Placement placement;
+  // Entries of each ring between two stages (a power of two; runtime/stages.hh).
+  unsigned stage_ring_size = kStageRingSize;
   uint32_t batch = kDefaultBatch;
   uint64_t packets = 0;  // stop after this many received packets; 0 = no limit
   double seconds = 0;    // stop after this long; 0 = no limit

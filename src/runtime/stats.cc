@@ -38,6 +38,10 @@ std::string pairs_json(const std::vector<std::pair<std::string, uint64_t>>& pair
   return out + "}";
 }
 
+double mpps(uint64_t packets, double seconds) {
+  return seconds > 0 ? static_cast<double>(packets) / seconds / 1e6 : 0;
+}
+
 const char* pages(const RunMeta& m) {
   return m.hugepages ? "hugepages" : "4 KiB pages";
 }
@@ -47,7 +51,8 @@ const char* pages(const RunMeta& m) {
 std::string report_json(const RunReport& r) {
   std::ostringstream o;
   o << "{\n  \"duration_s\": " << number(r.duration_s) << ",\n  \"workers\": " << r.workers
-    << ",\n  \"batch\": " << r.batch << ",\n  \"version\": " << quoted(r.meta.version)
+    << ",\n  \"batch\": " << r.batch << ",\n  \"placement\": " << quoted(r.placement)
+    << ",\n  \"stages\": " << r.stages << ",\n  \"version\": " << quoted(r.meta.version)
     << ",\n  \"git_hash\": " << quoted(r.meta.git_hash)
     << ",\n  \"pages\": " << quoted(pages(r.meta))
     << ",\n  \"pipeline\": " << quoted(r.meta.pipeline) << ",\n  \"notes\": [";
@@ -73,9 +78,21 @@ std::string report_json(const RunReport& r) {
     o << (i ? "," : "") << "\n    {\"worker\": " << i << ", \"lcore\": " << w.lcore
       << ", \"cpu\": " << w.cpu << ", \"rx_packets\": " << w.rx_packets
       << ", \"tx_packets\": " << w.tx_packets << ", \"dropped\": " << w.dropped
-      << ", \"cpu_s\": " << w.cpu_s << "}";
+      << ", \"stage\": " << w.stage << ", \"stage_packets\": " << w.stage_packets
+      << ", \"stage_mpps\": " << number(mpps(w.stage_packets, r.duration_s))
+      << ", \"cpu_s\": " << number(w.cpu_s)
+      << ", \"stage_mpps_per_cpu\": " << number(mpps(w.stage_packets, w.cpu_s)) << "}";
   }
-  o << "\n  ],\n  \"elements\": [";
+  o << "\n  ],\n  \"rings\": [";
+  for (size_t i = 0; i < r.rings.size(); ++i) {
+    const RingReport& g = r.rings[i];
+    o << (i ? "," : "") << "\n    {\"link\": " << quoted(g.link) << ", \"producer\": " << g.producer
+      << ", \"consumer\": " << g.consumer << ", \"capacity\": " << g.capacity
+      << ", \"enqueued\": " << g.enqueued << ", \"dequeued\": " << g.dequeued
+      << ", \"back_pressure\": " << g.back_pressure << ", \"max_occupancy\": " << g.max_occupancy
+      << "}";
+  }
+  o << (r.rings.empty() ? "]" : "\n  ]") << ",\n  \"elements\": [";
   for (size_t i = 0; i < r.elements.size(); ++i) {
     const ElementReport& e = r.elements[i];
     o << (i ? "," : "") << "\n    {\"name\": " << quoted(e.name)
@@ -126,9 +143,9 @@ std::string report_json(const RunReport& r) {
 std::string report_text(const RunReport& r) {
   std::ostringstream o;
   char line[256];
-  std::snprintf(line, sizeof line, "%.3f s, %d worker(s), batch %u\n", r.duration_s, r.workers,
+  std::snprintf(line, sizeof line, "%.3f s, %d worker(s), batch %u", r.duration_s, r.workers,
                 r.batch);
-  o << line;
+  o << line << (r.stages > 1 ? ", placement " + r.placement : std::string()) << "\n";
   o << "fulcrum " << r.meta.version << " (git " << r.meta.git_hash << "), " << pages(r.meta)
     << (r.meta.pipeline.empty() ? "" : ", " + r.meta.pipeline) << "\n";
   std::snprintf(line, sizeof line, "in   %12llu packets  %8.2f Mpps  %8.2f Gbps\n",
@@ -149,12 +166,31 @@ std::string report_text(const RunReport& r) {
     o << "workers:\n";
     for (size_t i = 0; i < r.per_worker.size(); ++i) {
       const WorkerReport& w = r.per_worker[i];
-      std::snprintf(line, sizeof line, "  [%zu] cpu %-3d rx %12llu  tx %12llu  dropped %llu\n", i,
+      std::snprintf(line, sizeof line, "  [%zu] cpu %-3d rx %12llu  tx %12llu  dropped %llu", i,
                     w.cpu, static_cast<unsigned long long>(w.rx_packets),
                     static_cast<unsigned long long>(w.tx_packets),
                     static_cast<unsigned long long>(w.dropped));
       o << line;
+      if (r.stages > 1) {
+        std::snprintf(line, sizeof line, "  stage %u: in %llu (%.2f Mpps; %.2f per CPU-second)",
+                      w.stage, static_cast<unsigned long long>(w.stage_packets),
+                      mpps(w.stage_packets, r.duration_s), mpps(w.stage_packets, w.cpu_s));
+        o << line;
+      }
+      o << "\n";
     }
+  }
+  if (!r.rings.empty()) o << "rings:\n";
+  for (const RingReport& g : r.rings) {
+    std::snprintf(line, sizeof line,
+                  "  %-24s worker %d -> %d  enqueued %llu  dequeued %llu  back-pressure %llu  "
+                  "max %llu of %u\n",
+                  g.link.c_str(), g.producer, g.consumer,
+                  static_cast<unsigned long long>(g.enqueued),
+                  static_cast<unsigned long long>(g.dequeued),
+                  static_cast<unsigned long long>(g.back_pressure),
+                  static_cast<unsigned long long>(g.max_occupancy), g.capacity);
+    o << line;
   }
   o << "elements:\n";
   for (const ElementReport& e : r.elements) {

@@ -50,9 +50,24 @@ struct WorkerReport {
   int cpu = -1;  // the CPU its lcore is pinned to
   uint64_t rx_packets = 0, tx_packets = 0;
   uint64_t dropped = 0;  // inside its pipeline and at its ports (no such port, TX ring full, ...)
-  // CPU time its thread got during the run: below the run's duration when other processes
-  // share the core (rates per CPU second are what a shared machine can still compare).
+  // Its stage in a pipelined placement (runtime/stages.hh; 0 when cloned), and the packets that
+  // entered the stage on it: received from the ports and taken from its input rings.
+  unsigned stage = 0;
+  uint64_t stage_packets = 0;
+  // The CPU time its thread had while it ran (less than the run's duration where the CPU is
+  // shared): stage_packets / cpu_s is the stage's rate per CPU-second, which a loaded machine
+  // changes less than the rate per wall-clock second. Polling without work counts as CPU time.
   double cpu_s = 0;
+};
+
+// One ring between the workers of two stages (runtime/stages.hh): packets enqueued by the
+// producer and dequeued by the consumer, enqueues that found it full and waited, and the most
+// packets it held.
+struct RingReport {
+  std::string link;  // the Pipeliner
+  int producer = 0, consumer = 0;
+  unsigned capacity = 0;
+  uint64_t enqueued = 0, dequeued = 0, back_pressure = 0, max_occupancy = 0;
 };
 
 // How the run was made (issue 14's "say how the run was made"): enough to tell two reports apart
@@ -86,6 +101,8 @@ struct RunReport {
   double tsc_hz = 0;  // the TSC's rate, for cycles to nanoseconds
   int workers = 0;
   uint32_t batch = 0;
+  std::string placement = "clone";  // runtime/placement.hh's form
+  unsigned stages = 1;
   RunMeta meta;
   std::vector<WorkerReport> per_worker;
   uint64_t packets_in = 0, bytes_in = 0;
@@ -95,6 +112,7 @@ struct RunReport {
   uint64_t queued = 0;  // neither transmitted nor dropped at exit
   std::vector<PortReport> ports;
   std::vector<ElementReport> elements;
+  std::vector<RingReport> rings;      // between stages, when pipelined
   std::vector<DeviceReport> devices;  // offload devices, when an offloadable element ran
   EnergyReport energy;                // CPU packages' energy over the run, when RAPL can be read
   std::vector<std::pair<std::string, uint64_t>> drops;  // "element/reason" -> count

@@ -2,8 +2,9 @@
 //
 // `clone` (the default) runs the whole pipeline to completion on every worker. A pipelined
 // placement cuts the graph into stages: a cut names an element, and every edge into that element
-// crosses a ring from one stage to the next (as if a `Pipeliner` stood in front of it; Pipeliner
-// elements written in the configuration are cuts too). Stage 0 holds the inputs; `cores` gives
+// crosses a ring from one stage to the next (a `Pipeliner` goes in front of it; a cut that names
+// a Pipeliner written in the configuration makes that one the boundary, and Pipeliners no cut
+// names pass packets through). Stage 0 holds the inputs; `cores` gives
 // the workers of each stage, in order, and sums to the run's worker count. A stage over several
 // cores is a hybrid: it is cloned on them, and packets enter it by flow hash, so a flow keeps its
 // order. `auto` asks the planner (fulcrum plan) for the placement it predicts fastest.

@@ -109,6 +109,22 @@ TEST(BatchModel, PerCallOverheadFavoursLargerBatchesUntilTheirStateOverflowsL1) 
   EXPECT_EQ(choose_batch(tiny_machine(), tiny_latency(), e, {32, 128, 256}, {16}).batch, 128u);
 }
 
+TEST(BatchModel, AMeasuredHotCostReplacesComputeAndOverheads) {
+  LookupProfile e = memory_bound_lookup();
+  e.call_cycles = 128;
+  // Batch 64 (row 3), group 16 (column 4): 22 cycles per lookup with the data in L1, the call's
+  // 2 per lookup in it. Work under the misses: 16 x 20 = 320 > 300: no stall.
+  e.hot[3][4] = 22;
+  const BatchPoint p = predict_batch(tiny_machine(), tiny_latency(), e, 64, 16);
+  EXPECT_DOUBLE_EQ(p.compute, 22);
+  EXPECT_DOUBLE_EQ(p.overhead, 0);
+  EXPECT_DOUBLE_EQ(p.stall, 0);
+  EXPECT_DOUBLE_EQ(p.cycles_per_packet, 22);
+  // Off the grid (batch 100), or not measured (group 8): the analytic terms.
+  EXPECT_DOUBLE_EQ(predict_batch(tiny_machine(), tiny_latency(), e, 64, 8).overhead, 5 + 2);
+  EXPECT_DOUBLE_EQ(predict_batch(tiny_machine(), tiny_latency(), e, 100, 16).compute, 10);
+}
+
 TEST(BatchModel, GroupsAboveTheBatchAreNotCandidates) {
   const BatchPoint best =
       choose_batch(tiny_machine(), tiny_latency(), memory_bound_lookup(), {8}, group_grid());

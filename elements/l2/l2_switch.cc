@@ -108,8 +108,10 @@ Status L2Switch::initialize(const InitContext& ctx) {
 MemoryProfile L2Switch::memory_profile() const {
   if (!table_) return {};
   if (!probed_) {
-    // Key 0 is never learned (a group address): both of its buckets are read, and stay in L1.
-    alignas(64) uint64_t keys[kMaxBatch] = {};
+    // Distinct addresses not in the table (the same key repeated is not what traffic does): both
+    // of each one's buckets are read, and stay in L1 or L2 over the probe.
+    alignas(64) uint64_t keys[kMaxBatch];
+    for (uint32_t i = 0; i < kMaxBatch; ++i) keys[i] = kProbeKeyBase + i;
     alignas(64) uint16_t found[kMaxBatch];
     plan::probe_lookup(
         [&](size_t n, unsigned g) {

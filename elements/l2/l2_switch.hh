@@ -88,6 +88,7 @@ class L2Switch final : public ElementBase<L2Switch>, public MemoryProfiled {
   static constexpr double kDependentPasses = 2;
   // Per packet in a batch: keys, ports, slots (~40 bytes) and the mbuf and first data lines.
   static constexpr double kBatchStateBytes = 40 + 128;
+  static constexpr uint64_t kProbeKeyBase = 0x0200000000F0ull;  // locally administered unicast
 
   // The MacTable key of the 6 bytes at `p` (8 bytes must be readable).
   static uint64_t load_mac(const uint8_t* p) {

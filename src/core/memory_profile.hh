@@ -8,9 +8,16 @@
 // dynamic_cast (control path only).
 #pragma once
 
+#include <array>
 #include <cstddef>
 
 namespace fulcrum {
+
+// The grid of the hot measurements: batches 8, 16, ..., 256 (row i: batch 2^(i+3)) by groups
+// 1, 2, ..., 64 (column j: group 2^j).
+inline constexpr size_t kProbedBatches = 6;
+inline constexpr size_t kProbedGroups = 7;
+inline constexpr unsigned kSmallestProbedBatch = 8;
 
 struct MemoryProfile {
   size_t working_set_bytes = 0;    // bytes its lookups can touch (S(i))
@@ -24,6 +31,9 @@ struct MemoryProfile {
   double levels = 0;                  // dependent accesses per lookup
   double lines_per_level = 0;         // lines fetched together per access
   double state_bytes_per_packet = 0;  // what a batch keeps per packet (keys, results)
+  // Cycles per lookup with the data in L1, per batch (lookups per call) and group, overheads
+  // and the lookups' overlap in the core included; 0: not measured (a group above the batch).
+  std::array<std::array<double, kProbedGroups>, kProbedBatches> hot_cycles{};
 };
 
 class MemoryProfiled {

@@ -1,6 +1,7 @@
 #include "plan/batch_model.hh"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 namespace fulcrum::plan {
@@ -13,6 +14,15 @@ constexpr double kTieCycles = 1e-9;
 
 double held(double level_bytes, double bytes) {
   return bytes <= 0 ? 1 : std::min(1.0, level_bytes / bytes);
+}
+
+// The measured hot cycles at (batch, group), 0 when not on the grid or not measured.
+double hot_cycles(const LookupProfile& e, unsigned batch, unsigned group) {
+  if (batch < kSmallestProbedBatch || (batch & (batch - 1)) != 0 || (group & (group - 1)) != 0)
+    return 0;
+  const size_t row = static_cast<size_t>(std::countr_zero(batch / kSmallestProbedBatch));
+  const size_t col = static_cast<size_t>(std::countr_zero(group));
+  return row < e.hot.size() && col < e.hot[row].size() ? e.hot[row][col] : 0;
 }
 
 }  // namespace
@@ -42,10 +52,18 @@ BatchPoint predict_batch(const MachineInfo& m, const MemoryLatency& lat, const L
   const double miss_share = 1 - level_shares(m, e.working_set_bytes).l1;
   const double issue = d * e.lines_per_level * miss_share * a / std::max(1.0, lat.parallel_misses);
   const double memory = std::max(exposed, issue);
-  const double work = d * e.compute_cycles / levels;  // per level, for the whole group
-  p.compute = e.compute_cycles;
+  const double hot = hot_cycles(e, p.batch, p.group);
+  // The work that overlaps a group's misses: its lookups' compute without the per-call part.
+  const double per_lookup =
+      hot > 0 ? std::max(0.0, hot - e.call_cycles / p.batch) : e.compute_cycles;
+  const double work = d * per_lookup / levels;  // per level, for the whole group
   p.stall = levels * std::max(0.0, memory - work) / d;
-  p.overhead = e.group_cycles / d + e.call_cycles / p.batch;
+  if (hot > 0) {
+    p.compute = hot;
+  } else {
+    p.compute = e.compute_cycles;
+    p.overhead = e.group_cycles / d + e.call_cycles / p.batch;
+  }
   const double line = static_cast<double>(m.line_bytes);
   const double footprint =
       p.batch * e.state_bytes_per_packet + kGroupsInFlight * d * levels * e.lines_per_level * line;
@@ -73,6 +91,19 @@ BatchPoint choose_batch(const MachineInfo& m, const MemoryLatency& lat, const Lo
       }
     }
   return best;
+}
+
+LookupProfile to_lookup_profile(const MemoryProfile& m) {
+  LookupProfile e;
+  e.compute_cycles = m.compute_cycles;
+  e.call_cycles = m.call_cycles;
+  e.group_cycles = m.group_cycles;
+  e.levels = m.levels;
+  e.lines_per_level = m.lines_per_level;
+  e.working_set_bytes = static_cast<double>(m.working_set_bytes);
+  e.state_bytes_per_packet = m.state_bytes_per_packet;
+  e.hot = m.hot_cycles;
+  return e;
 }
 
 const std::vector<unsigned>& batch_grid() {

@@ -9,6 +9,7 @@
 //   t(B, d) = c                                  compute, data in L1 (measured)
 //           + levels * max(0, M(d) - d*c/levels) / d    exposed memory stall
 //           + o_g / d + o_b / B                  per-group and per-call (per-batch) overheads
+//   (where the hot cost h(B, d) was measured, c + o_g/d + o_b/B is h(B, d))
 //           + pollution(B, d)                    lines evicted before use (P4C §3.5's dip)
 //   M(d)    = max(L, d * lines * miss_share * A / P)   latency, or the misses' issue bound
 //
@@ -18,6 +19,7 @@
 // of them that does not fit is refetched from L2. Assumptions: docs/placement-model.md.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <vector>
 
@@ -43,7 +45,13 @@ struct LookupProfile {
   double lines_per_level = 1;         // cache lines fetched (in parallel) per access
   double working_set_bytes = 0;       // bytes the lookups touch
   double state_bytes_per_packet = 0;  // what the batch keeps per packet (keys, results)
+  // Measured cycles per lookup with the data in L1 per batch and group (MemoryProfile's grid):
+  // where present they replace c + o_g/d + o_b/B (they hold the overlap of independent lookups
+  // in the core and what the batch's size does to it).
+  std::array<std::array<double, kProbedGroups>, kProbedBatches> hot{};
 };
+
+LookupProfile to_lookup_profile(const MemoryProfile& m);
 
 struct BatchPoint {
   unsigned batch = 0;

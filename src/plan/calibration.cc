@@ -22,7 +22,8 @@ json memory_json(const MemoryProfile& m) {
                    {"group_cycles", m.group_cycles},
                    {"levels", m.levels},
                    {"lines_per_level", m.lines_per_level},
-                   {"state_bytes_per_packet", m.state_bytes_per_packet}};
+                   {"state_bytes_per_packet", m.state_bytes_per_packet},
+                   {"hot_cycles", m.hot_cycles}};
   return j;
 }
 
@@ -122,6 +123,26 @@ void read_memory_profile(Reader& r, MemoryProfile& m) {
   l.number("levels", m.levels);
   l.number("lines_per_level", m.lines_per_level);
   l.number("state_bytes_per_packet", m.state_bytes_per_packet);
+  if (const json* hot = l.field("hot_cycles"); hot != nullptr) {
+    const std::string name = l.name("hot_cycles");
+    if (!hot->is_array() || hot->size() != m.hot_cycles.size())
+      l.fail(name, "must be an array of " + std::to_string(m.hot_cycles.size()) + " rows");
+    for (size_t b = 0; l.error().empty() && b < m.hot_cycles.size(); ++b) {
+      const json& row = (*hot)[b];
+      if (!row.is_array() || row.size() != m.hot_cycles[b].size()) {
+        l.fail(name + "[" + std::to_string(b) + "]",
+               "must be an array of " + std::to_string(m.hot_cycles[b].size()) + " numbers");
+        break;
+      }
+      for (size_t g = 0; l.error().empty() && g < row.size(); ++g) {
+        if (!row[g].is_number() || row[g].get<double>() < 0)
+          l.fail(name + "[" + std::to_string(b) + "][" + std::to_string(g) + "]",
+                 "must be a number >= 0");
+        else
+          m.hot_cycles[b][g] = row[g].get<double>();
+      }
+    }
+  }
   r.take(l);
 }
 

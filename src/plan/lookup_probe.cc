@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <mutex>
+#include <vector>
 
 #include "core/args.hh"
 #include "lib/prefetch_group.hh"
@@ -16,21 +17,22 @@ namespace {
 
 constexpr size_t kProbeBatch = 256;
 constexpr unsigned kProbeGroup = 16;
-constexpr size_t kProbeLookups = 1u << 18;  // per shape
-constexpr int kProbeRounds = 3;             // the least of these per shape
+constexpr size_t kChunkLookups = 4096;  // lookups per timed chunk
+constexpr int kProbeChunks = 31;        // chunks per shape (the median is kept)
 
-// Cycles per lookup of run_hot(n, group), the least of a few rounds (noise only adds).
+// Cycles per lookup of run_hot(n, group): the median over chunks of calls (noise only adds:
+// a chunk during which the thread was preempted is an outlier).
 double per_lookup(const std::function<void(size_t, unsigned)>& run_hot, size_t n, unsigned group) {
-  double best = 0;
-  const size_t calls = std::max<size_t>(1, kProbeLookups / n);
+  const size_t calls = std::max<size_t>(1, kChunkLookups / n);
+  std::vector<double> chunks;
   run_hot(n, group);
-  for (int r = 0; r < kProbeRounds; ++r) {
+  for (int r = 0; r < kProbeChunks; ++r) {
     const uint64_t t0 = rte_rdtsc();
     for (size_t i = 0; i < calls; ++i) run_hot(n, group);
-    const double c = static_cast<double>(rte_rdtsc() - t0) / static_cast<double>(calls * n);
-    best = r == 0 ? c : std::min(best, c);
+    chunks.push_back(static_cast<double>(rte_rdtsc() - t0) / static_cast<double>(calls * n));
   }
-  return best;
+  std::nth_element(chunks.begin(), chunks.begin() + chunks.size() / 2, chunks.end());
+  return chunks[chunks.size() / 2];
 }
 
 }  // namespace
@@ -44,6 +46,11 @@ void probe_lookup(const std::function<void(size_t, unsigned)>& run_hot, MemoryPr
   m.call_cycles = std::max(0.0, (t_one - t_single) / (1 - 1 / big));
   m.compute_cycles =
       std::max(t_grouped / 2, t_grouped - m.call_cycles / big - m.group_cycles / kProbeGroup);
+  for (size_t b = 0; b < m.hot_cycles.size(); ++b)
+    for (size_t g = 0; g < m.hot_cycles[b].size(); ++g) {
+      const unsigned batch = kSmallestProbedBatch << b, group = 1u << g;
+      m.hot_cycles[b][g] = group <= batch ? per_lookup(run_hot, batch, group) : 0;
+    }
 }
 
 Result<Calibration> process_calibration() {
@@ -71,15 +78,7 @@ Result<Calibration> process_calibration() {
 }
 
 unsigned auto_prefetch_group(const Calibration& c, const MemoryProfile& m, unsigned batch) {
-  LookupProfile e;
-  e.compute_cycles = m.compute_cycles;
-  e.call_cycles = m.call_cycles;
-  e.group_cycles = m.group_cycles;
-  e.levels = m.levels;
-  e.lines_per_level = m.lines_per_level;
-  e.working_set_bytes = static_cast<double>(m.working_set_bytes);
-  e.state_bytes_per_packet = m.state_bytes_per_packet;
-  return choose_batch(c.machine, c.memory, e, {batch}, group_grid()).group;
+  return choose_batch(c.machine, c.memory, to_lookup_profile(m), {batch}, group_grid()).group;
 }
 
 bool parse_prefetch(const std::string& text, unsigned& group, bool& automatic) {

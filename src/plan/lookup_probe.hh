@@ -17,7 +17,8 @@ namespace fulcrum::plan {
 
 // Runs `run_hot(n, group)` (n lookups of keys whose table data is in L1, in groups of `group`)
 // and fills m.compute_cycles, call_cycles and group_cycles from three shapes:
-//   t(256, 16) = c + o_b/256 + o_g/16,  t(256, 1) = c + o_b/256 + o_g,  t(1, 1) = c + o_b + o_g.
+//   t(256, 16) = c + o_b/256 + o_g/16,  t(256, 1) = c + o_b/256 + o_g,  t(1, 1) = c + o_b + o_g,
+// and m.hot_cycles: t(B, g) for every batch B and group g <= B of the grid.
 void probe_lookup(const std::function<void(size_t n, unsigned group)>& run_hot, MemoryProfile& m);
 
 // The machine part of a calibration for models run inside elements: the file named by the

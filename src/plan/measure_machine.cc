@@ -29,7 +29,7 @@ constexpr size_t kKiB = 1024;
 // Accesses per chase: enough to take tens of milliseconds out of memory, many passes in L1.
 constexpr size_t kMinAccesses = 100000;
 constexpr size_t kMaxAccesses = 400000;
-constexpr unsigned kParallelChains = 16;
+constexpr unsigned kParallelChains = 64;
 constexpr double kTscMeasureS = 0.05;
 constexpr unsigned kRingSize = 4096;
 constexpr unsigned kRingPackets = 2048;       // packets circulating between the two cores

@@ -40,18 +40,6 @@ std::string bytes_text(double b) {
   return printf_string("%.0f B", b);
 }
 
-LookupProfile lookup_profile(const MemoryProfile& m) {
-  LookupProfile e;
-  e.compute_cycles = m.compute_cycles;
-  e.call_cycles = m.call_cycles;
-  e.group_cycles = m.group_cycles;
-  e.levels = m.levels;
-  e.lines_per_level = m.lines_per_level;
-  e.working_set_bytes = static_cast<double>(m.working_set_bytes);
-  e.state_bytes_per_packet = m.state_bytes_per_packet;
-  return e;
-}
-
 const std::vector<std::string>& assumptions() {
   static const std::vector<std::string> a = {
       "the CPU is the bottleneck (no NIC, PCIe or memory-bandwidth limit; paper 002 §3.1)",
@@ -292,7 +280,7 @@ Plan make_plan(const Calibration& c, const Chain& chain, unsigned cores) {
     a.element = e.name;
     a.class_name = e.class_name;
     a.memory = e.memory;
-    const LookupProfile lp = lookup_profile(e.memory);
+    const LookupProfile lp = to_lookup_profile(e.memory);
     a.now = predict_batch(p.server.machine, p.server.memory, lp, p.server.batch,
                           e.memory.prefetch_group);
     a.at_batch =

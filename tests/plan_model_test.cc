@@ -4,9 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "plan/batch_model.hh"
 #include "plan/placement_model.hh"
+#include "plan/planner.hh"
 
 namespace fulcrum::plan {
 namespace {
@@ -294,6 +299,76 @@ TEST(PlacementModel, TheExplanationNamesTheBottleneckStageAndItsLargestTerm) {
   const std::string why = explain(clone, chain);
   EXPECT_NE(why.find("stage 0 (A -> B)"), std::string::npos) << why;
   EXPECT_NE(why.find("cache contention"), std::string::npos) << why;
+}
+
+// A pipeline FromInput -> A -> B -> ToOutput with B's output 1 to a Counter C (off the path).
+PipelineConfig branched_pipeline() {
+  PipelineConfig c;
+  c.file = "p.click";
+  for (const auto& [name, cls] :
+       std::vector<std::pair<std::string, std::string>>{{"in", "FromInput"},
+                                                        {"A", "Synthetic"},
+                                                        {"B", "Synthetic"},
+                                                        {"out", "ToOutput"},
+                                                        {"C", "Counter"}})
+    c.elements.push_back(ConfigElement{name, cls, {}, {}, false});
+  c.connections = {{0, 0, 1, 0, {}}, {1, 0, 2, 0, {}}, {2, 0, 3, 0, {}}, {2, 1, 4, 0, {}}};
+  return c;
+}
+
+Calibration branched_calibration() {
+  Calibration cal;
+  cal.machine = server().machine;
+  cal.memory = server().memory;
+  cal.ring = server().ring;
+  cal.pipeline.file = "p.click";
+  cal.pipeline.workers = 1;
+  cal.pipeline.batch = 64;
+  for (const auto& [name, cycles, share] : std::vector<std::tuple<std::string, double, double>>{
+           {"in", 0, 1}, {"A", 100, 1}, {"B", 50, 1}, {"out", 20, 0.5}, {"C", 40, 0.5}}) {
+    ElementMeasure e;
+    e.name = name;
+    e.cycles_per_packet = cycles;
+    e.packet_share = share;
+    cal.pipeline.elements.push_back(e);
+  }
+  return cal;
+}
+
+TEST(Planner, TheChainFollowsOutputZeroAndFoldsBranchesIntoTheirElement) {
+  Result<Chain> chain = chain_of(branched_pipeline(), branched_calibration());
+  ASSERT_TRUE(chain) << chain.error();
+  std::vector<std::string> names;
+  for (const ChainElement& e : chain.value().measured) names.push_back(e.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"in", "A", "B", "out"}));
+  // C (40 cycles for half the packets) is folded into B; ToOutput counts half the packets too.
+  EXPECT_DOUBLE_EQ(chain.value().measured[2].cycles_per_packet, 50 + 20);
+  EXPECT_DOUBLE_EQ(chain.value().measured[3].cycles_per_packet, 10);
+  EXPECT_EQ(chain.value().folded, (std::vector<std::string>{"C (into B)"}));
+  EXPECT_EQ(chain.value().cut_ok, (std::vector<bool>{false, true, true, false}));
+  EXPECT_TRUE(calibration_matches(branched_calibration(), branched_pipeline()));
+}
+
+TEST(Planner, APlanListsEveryPlacementAndScalingPredictions) {
+  Result<Chain> chain = chain_of(branched_pipeline(), branched_calibration());
+  ASSERT_TRUE(chain) << chain.error();
+  const Plan p = make_plan(branched_calibration(), chain.value(), 2);
+  ASSERT_EQ(p.placements.size(), 3u);  // clone, cut=A, cut=B
+  EXPECT_EQ(p.scaling.size(), 7u);
+  EXPECT_EQ(p.scaling.back().cores, 64u);
+  const std::string text = plan_text(p);
+  for (const char* want : {"clone", "cut=A,cores=1+1", "cut=B,cores=1+1", "PREDICTIONS",
+                           "bottleneck", "folded: C (into B)"})
+    EXPECT_NE(text.find(want), std::string::npos) << want;
+}
+
+TEST(Planner, ACalibrationWithoutTheElementIsAnError) {
+  Calibration cal = branched_calibration();
+  cal.pipeline.elements.erase(cal.pipeline.elements.begin() + 1);  // A
+  Result<Chain> chain = chain_of(branched_pipeline(), cal);
+  ASSERT_FALSE(chain);
+  EXPECT_NE(chain.error().find("no measurement of element A"), std::string::npos);
+  EXPECT_FALSE(calibration_matches(cal, branched_pipeline()));
 }
 
 }  // namespace

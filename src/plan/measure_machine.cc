@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -54,7 +55,7 @@ size_t parse_size(const std::string& s) {
   return v;
 }
 
-// CPUs in a list such as "0-3,8".
+// CPUs in a list such as "0-3,8"; an item that does not parse counts as one.
 unsigned count_cpus(const std::string& list) {
   unsigned n = 0;
   size_t pos = 0;
@@ -62,11 +63,13 @@ unsigned count_cpus(const std::string& list) {
     const size_t comma = std::min(list.find(',', pos), list.size());
     const std::string part = list.substr(pos, comma - pos);
     const size_t dash = part.find('-');
-    if (dash == std::string::npos)
-      n += part.empty() ? 0 : 1;
-    else
-      n += static_cast<unsigned>(std::stoul(part.substr(dash + 1)) -
-                                 std::stoul(part.substr(0, dash)) + 1);
+    unsigned lo = 0, hi = 0;
+    const bool range =
+        dash != std::string::npos &&
+        std::from_chars(part.data(), part.data() + dash, lo).ec == std::errc() &&
+        std::from_chars(part.data() + dash + 1, part.data() + part.size(), hi).ec == std::errc() &&
+        hi >= lo;
+    n += range ? hi - lo + 1 : (part.empty() ? 0 : 1);
     pos = comma + 1;
   }
   return n;

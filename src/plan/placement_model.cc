@@ -165,14 +165,16 @@ std::string explain(const PlacementPrediction& p, const std::vector<ChainElement
   const auto* top =
       std::max_element(std::begin(terms), std::end(terms),
                        [](const auto& x, const auto& y) { return x.second < y.second; });
-  char buf[512];
-  std::snprintf(buf, sizeof buf,
-                "bottleneck: stage %zu (%s) on %u core%s, %.1f cycles/packet, mostly %s (%.1f); "
-                "working set %s on its core (L2 miss share %.2f), %s on the LLC (miss share %.2f)",
-                p.bottleneck, elems.c_str(), b.stage.cores, b.stage.cores == 1 ? "" : "s",
-                b.cycles_per_packet, top->first, top->second, fmt_bytes(b.stage_bytes).c_str(),
-                b.pi_l2, fmt_bytes(p.socket_bytes).c_str(), b.pi_llc);
-  return buf;
+  char numbers[256];
+  std::snprintf(numbers, sizeof numbers,
+                " on %u core%s, %.1f cycles/packet, mostly %s (%.1f); working set ", b.stage.cores,
+                b.stage.cores == 1 ? "" : "s", b.cycles_per_packet, top->first, top->second);
+  char shares[128];
+  std::snprintf(shares, sizeof shares, " on its core (L2 miss share %.2f), ", b.pi_l2);
+  char llc[64];
+  std::snprintf(llc, sizeof llc, " on the LLC (miss share %.2f)", b.pi_llc);
+  return "bottleneck: stage " + std::to_string(p.bottleneck) + " (" + elems + ")" + numbers +
+         fmt_bytes(b.stage_bytes) + shares + fmt_bytes(p.socket_bytes) + llc;
 }
 
 }  // namespace fulcrum::plan

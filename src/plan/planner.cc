@@ -26,12 +26,16 @@ constexpr double kKiB = 1024;
 
 std::string printf_string(const char* format, ...) __attribute__((format(printf, 1, 2)));
 std::string printf_string(const char* format, ...) {
-  char buf[1024];
   va_list ap;
   va_start(ap, format);
-  std::vsnprintf(buf, sizeof buf, format, ap);
+  va_list again;
+  va_copy(again, ap);
+  const int n = std::vsnprintf(nullptr, 0, format, ap);
   va_end(ap);
-  return buf;
+  std::string out(n > 0 ? static_cast<size_t>(n) : 0, '\0');
+  if (n > 0) std::vsnprintf(out.data(), out.size() + 1, format, again);
+  va_end(again);
+  return out;
 }
 
 std::string bytes_text(double b) {

@@ -1,6 +1,9 @@
 // `fulcrum plan`: the performance models of paper 002 (cloning vs pipelining) and paper 003
 // (batch size and prefetch group) on this machine's calibration (src/plan/,
 // docs/placement-model.md).
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -37,6 +40,8 @@ constexpr const char* kPlanUsage =
   --seconds S         how long the pipeline runs to be measured (0.5)
   --batch N           packets per batch (64)
   --json              the plan as JSON
+  --verify S          then run each placement this build can run for S seconds on --cores
+                      workers and print what it measured beside the prediction
 )";
 
 int usage_error(const std::string& msg) {
@@ -57,7 +62,7 @@ int cmd_plan(const std::vector<std::string>& args) {
   std::string calibration_file, out;
   bool calibrate = false, as_json = false;
   unsigned cores = 0;
-  double seconds = plan::kDefaultMeasureSeconds;
+  double seconds = plan::kDefaultMeasureSeconds, verify_seconds = 0;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     std::string v;
@@ -77,6 +82,9 @@ int cmd_plan(const std::vector<std::string>& args) {
       if (!option_value(args, i, v) || !parse_value(v, cores) || cores == 0 ||
           cores > kMaxPlanCores)
         return usage_error("--cores needs a number from 1 to " + std::to_string(kMaxPlanCores));
+    } else if (a == "--verify") {
+      if (!option_value(args, i, v) || !parse_value(v, verify_seconds) || verify_seconds <= 0)
+        return usage_error("--verify needs a positive number of seconds");
     } else if (a == "--seconds") {
       if (!option_value(args, i, v) || !parse_value(v, seconds) || seconds <= 0)
         return usage_error("--seconds needs a positive number");
@@ -112,12 +120,16 @@ int cmd_plan(const std::vector<std::string>& args) {
   }
   const bool need_run =
       calibrate ? have_pipeline : !cal || !plan::calibration_matches(cal.value(), config.value());
+  if (verify_seconds > 0 && (calibrate || opt.ports.empty()))
+    return usage_error("--verify runs the pipeline: it needs --port and no --calibrate");
   if (need_run && opt.ports.empty())
     return usage_error("no --port given (the pipeline is measured on its ports: the calibration " +
                        std::string(cal ? "holds no measurement of it" : "was not given") + ")");
 
+  if (cores == 0 && verify_seconds > 0)
+    cores = std::max(1u, static_cast<unsigned>(sysconf(_SC_NPROCESSORS_ONLN)));
   EalOptions eal;
-  eal.workers = 1;
+  eal.workers = verify_seconds > 0 ? static_cast<int>(cores) : 1;
   for (const std::string& p : opt.ports)
     if (eal_device_for(p).is_pci) eal.pci.push_back(p);
   if (Status s = init_eal(eal); !s) return fail(s.error());
@@ -143,7 +155,10 @@ int cmd_plan(const std::vector<std::string>& args) {
   Result<plan::Chain> chain = plan::chain_of(config.value(), cal.value());
   if (!chain) return fail(chain.error());
   if (cores == 0) cores = cal.value().machine.cpus;
-  const plan::Plan p = plan::make_plan(cal.value(), chain.value(), cores);
+  plan::Plan p = plan::make_plan(cal.value(), chain.value(), cores);
+  if (verify_seconds > 0)
+    if (Result<size_t> ran = plan::verify_plan(p, opt, verify_seconds); !ran)
+      return fail(ran.error());
   std::fputs(as_json ? plan::plan_json(p).c_str() : plan::plan_text(p).c_str(), stdout);
   return 0;
 }

@@ -81,7 +81,8 @@ struct PlacementPrediction {
   double pps = 0;
   size_t bottleneck = 0;  // the stage that bounds R
   double socket_bytes = 0;
-  std::string kind;  // "clone", "pipeline", "hybrid"
+  std::string kind;          // "clone", "pipeline", "hybrid"
+  double measured_pps = -1;  // what a run of it gave (fulcrum plan --verify); < 0: not run
 };
 
 PlacementPrediction predict(const ServerProfile& s, const std::vector<ChainElement>& chain,

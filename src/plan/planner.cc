@@ -89,6 +89,7 @@ json placement_json(const PlacementPrediction& p, const Chain& chain) {
           {"kind", p.kind},
           {"mpps", p.pps / kMega},
           {"bottleneck_stage", p.bottleneck},
+          {"measured_mpps", p.measured_pps >= 0 ? json(p.measured_pps / kMega) : json(nullptr)},
           {"why", explain(p, chain.isolated)},
           {"stages", stages}};
 }
@@ -340,6 +341,9 @@ std::string plan_text(const Plan& p) {
     const PlacementPrediction& x = p.placements[i];
     o += printf_string("  %-3zu %-9s %9.3f  %s\n", i + 1, x.kind.c_str(), x.pps / kMega,
                        to_string(x.placement).c_str());
+    if (x.measured_pps >= 0)
+      o += printf_string("        measured: %.3f Mpps (predicted / measured %.3f)\n",
+                         x.measured_pps / kMega, x.measured_pps > 0 ? x.pps / x.measured_pps : 0);
     for (size_t j = 0; j < x.stages.size(); ++j) {
       const StagePrediction& st = x.stages[j];
       o += printf_string(
@@ -428,6 +432,25 @@ std::string plan_json(const Plan& p) {
                   {"scaling", scaling},
                   {"assumptions", p.assumptions}};
   return j.dump(2) + "\n";
+}
+
+Result<size_t> verify_plan(Plan& p, const RunOptions& options, double seconds) {
+  size_t ran = 0;
+  for (PlacementPrediction& x : p.placements) {
+    // Cloning is what this runtime runs; pipelined and hybrid placements need the pipelined
+    // runtime's RunOptions::placement (runtime/placement.hh), set from x.placement here.
+    if (!x.placement.cloned()) continue;
+    RunOptions o = options;
+    o.workers = static_cast<int>(p.cores);
+    o.seconds = seconds;
+    o.packets = 0;
+    o.progress = false;
+    Result<RunReport> r = run(o);
+    if (!r) return make_error(to_string(x.placement) + ": " + r.error());
+    x.measured_pps = r.value().mpps_in() * kMega;
+    ++ran;
+  }
+  return ran;
 }
 
 bool calibration_matches(const Calibration& c, const PipelineConfig& config) {

@@ -70,6 +70,11 @@ Plan make_plan(const Calibration& c, const Chain& chain, unsigned cores);
 std::string plan_text(const Plan& p);
 std::string plan_json(const Plan& p);
 
+// Runs every placement of `p` that this runtime can run, `seconds` each on p.cores workers
+// (the EAL must have that many), and records its throughput (received packets per second) as
+// measured_pps. Returns how many ran; a placement it cannot run keeps measured_pps < 0.
+Result<size_t> verify_plan(Plan& p, const RunOptions& options, double seconds);
+
 // Whether `c` holds a pipeline measurement of `config` (the same file and element names).
 bool calibration_matches(const Calibration& c, const PipelineConfig& config);
 

@@ -13,7 +13,8 @@
    FULCRUM_CALIBRATION) and the run loses nothing; 12 is refused naming the key.
 4. Mistakes: a calibration that is not JSON (FILE:LINE:COL), one with a field missing (its path),
    no pipeline, --cores 0.
-5. Where `fulcrum run` has --placement (the pipelined runtime), every printed placement runs and
+5. `--verify` runs cloning on 2 workers and reports a measured throughput beside the prediction.
+6. Where `fulcrum run` has --placement (the pipelined runtime), every printed placement runs and
    loses nothing.
 No assertion is about how fast anything ran.
 """
@@ -112,6 +113,15 @@ def main():
                           p["placement"].split("cores=")[1] !=
                           "+".join(str(s["cores"]) for s in p["stages"])):
             failures.append(f"4 cores: {p['placement']} has {total} cores")
+
+    # --verify: cloning runs (this build's runtime) and gets a measurement; the others do not
+    # unless the pipelined runtime is here.
+    res = e2e.run_cmd(["plan", config, "--cores", "2", *ports, "--calibration", cal_path,
+                       "--json", "--verify", "0.2"])
+    verified = json.loads(res.stdout) if res.returncode == 0 else {"placements": []}
+    clone = [p for p in verified["placements"] if p["placement"] == "clone"]
+    if res.returncode != 0 or len(clone) != 1 or not (clone[0]["measured_mpps"] or 0) > 0:
+        failures.append(f"--verify: {res.returncode} {res.stderr} {clone}")
 
     prefetch = work.file("prefetch.click", text.replace(
         "IPLookup(routes-demo.txt)", f"IPLookup({routes}, PREFETCH 8)"))

@@ -150,6 +150,9 @@ Result<Calibration> calibrate_machine(unsigned batch) {
 }
 
 Result<PipelineMeasure> measure_pipeline(const RunOptions& options, double seconds) {
+  // One cloned worker. With the pipelined runtime merged, its RunOptions::placement must be
+  // reset to clone here too: the measurement is of the whole chain on one core, and `auto`
+  // would call back into auto_placement.
   RunOptions o = options;
   o.workers = 1;
   o.seconds = seconds;

@@ -22,7 +22,7 @@ Calibration sample() {
   c.machine.llc_sysfs_bytes = 32 << 20;
   c.machine.llc_shared_cpus = 2;
   c.memory = {4, 14, 50, 300, 8};
-  c.ring = {true, 64, 12.5, 30.25, 9};
+  c.ring = {true, 64, 12.5, 30.25, 9, 160, 320};
   c.pipeline.file = "configs/ipv4-router.click";
   c.pipeline.batch = 64;
   c.pipeline.workers = 1;
@@ -52,6 +52,15 @@ TEST(Calibration, WrittenAndReadBackAlike) {
   EXPECT_EQ(calibration_json(back.value()), calibration_json(c));
   EXPECT_EQ(back.value().pipeline.elements.at(0).memory.prefetch_group, 16u);
   EXPECT_DOUBLE_EQ(back.value().ring.dequeue_cycles_per_packet, 30.25);
+  EXPECT_DOUBLE_EQ(back.value().ring.dequeue_cycles_per_burst, 320);
+}
+
+TEST(Calibration, TheHandOffPerPacketScalesItsBurstPartWithTheBurstSize) {
+  const RingCost r = sample().ring;  // 12.5 / 30.25 per packet at 64, 160 / 320 per burst
+  EXPECT_DOUBLE_EQ(enqueue_cycles(r, 64), 12.5);
+  EXPECT_DOUBLE_EQ(enqueue_cycles(r, 32), 12.5 + 160 * (1.0 / 32 - 1.0 / 64));
+  EXPECT_DOUBLE_EQ(dequeue_cycles(r, 8), 30.25 + 320 * (1.0 / 8 - 1.0 / 64));
+  EXPECT_DOUBLE_EQ(dequeue_cycles(r, 256), 30.25 + 320 * (1.0 / 256 - 1.0 / 64));
 }
 
 TEST(Calibration, ElementsWithoutLookupCostsRoundTrip) {

@@ -1,5 +1,6 @@
 #include "plan/calibration.hh"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -162,6 +163,18 @@ std::pair<size_t, size_t> line_col(const std::string& text, size_t offset) {
 
 }  // namespace
 
+double enqueue_cycles(const RingCost& r, unsigned b) {
+  if (b == 0 || r.batch == 0) return r.enqueue_cycles_per_packet;
+  return std::max(
+      0.0, r.enqueue_cycles_per_packet + r.enqueue_cycles_per_burst * (1.0 / b - 1.0 / r.batch));
+}
+
+double dequeue_cycles(const RingCost& r, unsigned b) {
+  if (b == 0 || r.batch == 0) return r.dequeue_cycles_per_packet;
+  return std::max(
+      0.0, r.dequeue_cycles_per_packet + r.dequeue_cycles_per_burst * (1.0 / b - 1.0 / r.batch));
+}
+
 std::string calibration_json(const Calibration& c) {
   json elements = json::array();
   for (const ElementMeasure& e : c.pipeline.elements)
@@ -193,7 +206,9 @@ std::string calibration_json(const Calibration& c) {
                     {"batch", c.ring.batch},
                     {"enqueue_cycles_per_packet", c.ring.enqueue_cycles_per_packet},
                     {"dequeue_cycles_per_packet", c.ring.dequeue_cycles_per_packet},
-                    {"same_core_cycles_per_packet", c.ring.same_core_cycles_per_packet}}},
+                    {"same_core_cycles_per_packet", c.ring.same_core_cycles_per_packet},
+                    {"enqueue_cycles_per_burst", c.ring.enqueue_cycles_per_burst},
+                    {"dequeue_cycles_per_burst", c.ring.dequeue_cycles_per_burst}}},
                   {"pipeline",
                    {{"file", c.pipeline.file},
                     {"batch", c.pipeline.batch},
@@ -251,6 +266,8 @@ Result<Calibration> parse_calibration(const std::string& text, const std::string
   ring.number("enqueue_cycles_per_packet", c.ring.enqueue_cycles_per_packet);
   ring.number("dequeue_cycles_per_packet", c.ring.dequeue_cycles_per_packet);
   ring.number("same_core_cycles_per_packet", c.ring.same_core_cycles_per_packet);
+  ring.number("enqueue_cycles_per_burst", c.ring.enqueue_cycles_per_burst);
+  ring.number("dequeue_cycles_per_burst", c.ring.dequeue_cycles_per_burst);
   r.take(ring);
 
   Reader p = r.sub("pipeline");

@@ -47,7 +47,15 @@ struct RingCost {
   double enqueue_cycles_per_packet = 0;    // producer: touch, enqueue, take back returned buffers
   double dequeue_cycles_per_packet = 0;    // consumer: dequeue, touch the packet, return it
   double same_core_cycles_per_packet = 0;  // both sides on one core (no hand-off): the baseline
+  // The part of each side's cost that is per burst (from a second burst size, batch / 8):
+  // per packet at burst B = cycles_per_packet + cycles_per_burst x (1/B - 1/batch).
+  double enqueue_cycles_per_burst = 0;
+  double dequeue_cycles_per_burst = 0;
 };
+
+// The hand-off per packet at burst size `b` (RingCost's two sides together when both).
+double enqueue_cycles(const RingCost& r, unsigned b);
+double dequeue_cycles(const RingCost& r, unsigned b);
 
 // One element of the pipeline as measured (the element profile of paper 002 §3.2: C(i), S(i),
 // N(i)): cycles in process_batch per packet and per batch, and its tables.

@@ -36,6 +36,7 @@ constexpr unsigned kRingSize = 4096;
 constexpr unsigned kRingPackets = 2048;       // packets circulating between the two cores
 constexpr uint64_t kRingHandOffs = 1u << 21;  // packets handed over per measurement
 constexpr size_t kPacketBytes = 128;          // an mbuf header and the packet's first line
+constexpr unsigned kSmallBurstDivisor = 8;    // the second burst size: batch / 8
 
 std::string read_line(const std::string& path) {
   std::ifstream in(path);
@@ -226,7 +227,10 @@ MemoryLatency measure_memory_latency(MachineInfo& m) {
   return lat;
 }
 
-Result<RingCost> measure_ring(unsigned batch, unsigned cpus) {
+namespace {
+
+// The hand-off at one burst size (measure_ring).
+Result<RingCost> ring_at(unsigned batch, unsigned cpus) {
   batch = std::clamp(batch, 1u, kRingPackets / 4);
   static std::atomic<unsigned> serial{0};
   const std::string tag = std::to_string(getpid()) + "_" + std::to_string(serial++);
@@ -317,6 +321,25 @@ Result<RingCost> measure_ring(unsigned batch, unsigned cpus) {
   rte_ring_free(back);
   cost.enqueue_cycles_per_packet = p.median();
   cost.dequeue_cycles_per_packet = c.median();
+  return cost;
+}
+
+}  // namespace
+
+Result<RingCost> measure_ring(unsigned batch, unsigned cpus) {
+  Result<RingCost> big = ring_at(batch, cpus);
+  if (!big) return big;
+  const unsigned small_batch = std::max(1u, big.value().batch / kSmallBurstDivisor);
+  if (small_batch == big.value().batch) return big;
+  Result<RingCost> small = ring_at(small_batch, cpus);
+  if (!small) return small;
+  // Per packet at burst B = a + b / B: b, the cost of a burst, from the two sizes.
+  RingCost cost = big.value();
+  const double inv = 1.0 / small_batch - 1.0 / cost.batch;
+  cost.enqueue_cycles_per_burst = std::max(
+      0.0, (small.value().enqueue_cycles_per_packet - cost.enqueue_cycles_per_packet) / inv);
+  cost.dequeue_cycles_per_burst = std::max(
+      0.0, (small.value().dequeue_cycles_per_packet - cost.dequeue_cycles_per_packet) / inv);
   return cost;
 }
 

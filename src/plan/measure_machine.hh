@@ -30,7 +30,8 @@ MemoryLatency measure_memory_latency(MachineInfo& m);
 double chase_cycles(size_t bytes, size_t line_bytes, unsigned chains = 1);
 
 // The ring hand-off (calibration.hh RingCost): producer on one CPU, consumer on another when the
-// machine has two; bursts of `batch` packets. Needs the EAL (rte_ring lives in its memory).
+// machine has two; bursts of `batch` packets, and of batch / 8 for the cost of a burst. Needs the
+// EAL (rte_ring lives in its memory).
 Result<RingCost> measure_ring(unsigned batch, unsigned cpus);
 
 }  // namespace fulcrum::plan

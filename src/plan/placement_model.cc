@@ -94,8 +94,8 @@ PlacementPrediction predict(const ServerProfile& s, const std::vector<ChainEleme
       sp.compute += chain[i].cycles_per_packet;
       sp.contention += chain[i].exposed * chain[i].memory.accesses_per_packet * per_access;
     }
-    if (j > 0) sp.sync += s.ring.dequeue_cycles_per_packet;
-    if (j + 1 < stages.size()) sp.sync += s.ring.enqueue_cycles_per_packet;
+    if (j > 0) sp.sync += dequeue_cycles(s.ring, s.batch);
+    if (j + 1 < stages.size()) sp.sync += enqueue_cycles(s.ring, s.batch);
     if (j == 0) sp.io = s.io_cycles_per_packet;
     sp.cycles_per_packet = sp.compute + sp.sync + sp.contention + sp.io;
     sp.pps = sp.cycles_per_packet > 0 ? st.cores * hz / sp.cycles_per_packet : 0;

@@ -319,10 +319,11 @@ std::string plan_text(const Plan& p) {
       s.memory.parallel_misses);
   o += printf_string(
       "ring hand-off (cycles/packet, bursts of %u, %s): enqueue %.1f, dequeue %.1f (both on one "
-      "core: %.1f)\n",
+      "core: %.1f); of which per burst: enqueue %.1f, dequeue %.1f\n",
       s.ring.batch, s.ring.cross_core ? "two cores" : "one core only",
       s.ring.enqueue_cycles_per_packet, s.ring.dequeue_cycles_per_packet,
-      s.ring.same_core_cycles_per_packet);
+      s.ring.same_core_cycles_per_packet, s.ring.enqueue_cycles_per_burst,
+      s.ring.dequeue_cycles_per_burst);
   o += printf_string("RX/TX and loop, first stage: %.1f cycles/packet; batch %u\n",
                      s.io_cycles_per_packet, s.batch);
   o += "\nelements (cycles per received packet: measured -> in isolation C(i); working set S(i); "

@@ -297,9 +297,9 @@ TEST_F(IP6LookupTest, AlgorithmErrors) {
   EXPECT_EQ(err,
             "test.click:1:1: test :: IP6Lookup: ALGORITHM: expected trie or bsearch, got 'dir24'");
   EXPECT_EQ(testing::make_element("IP6Lookup", {path_, "STRIDE 8"}, &err), nullptr);
-  EXPECT_EQ(
-      err,
-      "test.click:1:1: test :: IP6Lookup: unknown keyword 'STRIDE'; IP6Lookup takes ALGORITHM");
+  EXPECT_EQ(err,
+            "test.click:1:1: test :: IP6Lookup: unknown keyword 'STRIDE'; IP6Lookup takes "
+            "ALGORITHM, PREFETCH");
 }
 
 // Random bytes after a valid Ethernet + IPv6 start: no element may crash or read past the frame

@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 
-COMMANDS = ["run", "check", "graph", "profile", "pcap", "bench", "devices", "elements", "proxy"]
+COMMANDS = ["run", "check", "graph", "profile", "plan", "pcap", "bench", "devices", "elements", "proxy"]
 
 
 def roff(text):

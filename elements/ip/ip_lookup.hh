@@ -8,6 +8,7 @@
 // Uses:      nothing.  Sets: out_port (the matching route's port).
 // Counters:  none (the graph counts packets per port and drops per reason).
 // Offload:   none.
+// PREFETCH n|auto: lookups per prefetch group (auto: paper 003's model, src/plan/batch_model.hh).
 #pragma once
 
 #include <rte_byteorder.h>

@@ -22,18 +22,22 @@
 #include <string>
 
 #include "core/element.hh"
+#include "core/memory_profile.hh"
 #include "core/table_slot.hh"
+#include "plan/lookup_probe.hh"
 
 namespace fulcrum {
 
 template <class Derived, class Table>
-class RouteLookup : public ElementBase<Derived> {
+class RouteLookup : public ElementBase<Derived>, public MemoryProfiled {
  public:
   Status configure(Args& args) override {
     loc_ = args.loc();
     args.positional_file("FILE", file_, Derived::kFileHelp);
     if constexpr (requires(Derived & d) { d.configure_keys(args); })
       if (Status s = derived().configure_keys(args); !s) return s;
+    prefetch_.read(args);
+    if (Status s = prefetch_.check(args); !s) return s;
     return args.finish();
   }
 
@@ -61,7 +65,37 @@ class RouteLookup : public ElementBase<Derived> {
       return make_error(loc_.str() + ": " + this->name() +
                         " :: " + std::string(Derived::kTraits.class_name) + ": " + slot.error());
     slot_ = slot.value();
+    if (Status s = prefetch_.resolve(memory_profile(), ctx.batch); !s)
+      return make_error(loc_.str() + ": " + this->name() +
+                        " :: " + std::string(Derived::kTraits.class_name) + ": " + s.error());
     return {};
+  }
+
+  // The table's working set and accesses (paper 002's S(i), N(i)) and, measured once on the
+  // table with its data in L1, the lookup's costs for paper 003's model.
+  MemoryProfile memory_profile() const override {
+    if (!slot_) return {};
+    const Table& t = table();
+    if (!probed_) {
+      alignas(64) typename Derived::Addr addrs[kMaxBatch] = {};
+      alignas(64) uint16_t hops[kMaxBatch];
+      plan::probe_lookup(
+          [&](size_t n, unsigned g) {
+            t.lookup_bulk(addrs, hops, n, g);
+            asm volatile("" : : "r"(hops) : "memory");
+          },
+          probe_);
+      probed_ = true;
+    }
+    MemoryProfile m = probe_;
+    m.working_set_bytes = t.working_set_bytes();
+    m.accesses_per_packet = t.accesses_per_lookup();
+    m.levels = t.accesses_per_lookup();
+    m.lines_per_level = 1;
+    m.state_bytes_per_packet =
+        kPacketStateBytes + sizeof(typename Derived::Addr) + sizeof(uint16_t);
+    m.prefetch_group = prefetch_.group;
+    return m;
   }
 
   TableSlotBase* table_slot() override { return slot_.get(); }
@@ -106,7 +140,7 @@ class RouteLookup : public ElementBase<Derived> {
       const bool ok = Derived::destination(p, addrs[i]);
       wrong_family[i / kWordBits] |= uint64_t{!ok} << (i % kWordBits);
     });
-    slot_->current()->lookup_bulk(addrs, hops, n);
+    slot_->current()->lookup_bulk(addrs, hops, n, prefetch_.group);
     for (uint32_t w = 0; w < PacketBatch::kMaskWords; ++w)
       for (uint64_t bits = wrong_family[w]; bits != 0; bits &= bits - 1)
         hops[w * kWordBits + std::countr_zero(bits)] = kHopWrongFamily;
@@ -126,7 +160,13 @@ class RouteLookup : public ElementBase<Derived> {
     });
   }
 
+  // Per packet in a batch besides the keys: its mbuf header line and its first data line.
+  static constexpr size_t kPacketStateBytes = 128;
+
   std::string file_;
+  plan::PrefetchOption prefetch_{Table::kDefaultPrefetch};
+  mutable bool probed_ = false;
+  mutable MemoryProfile probe_;
   SourceLoc loc_;
   std::shared_ptr<TableSlot<Table>> slot_;
   uint16_t ports_ = 0;

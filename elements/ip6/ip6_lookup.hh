@@ -15,11 +15,13 @@
 // Uses:      nothing.  Sets: out_port (the matching route's port).
 // Counters:  none (the graph counts packets per port and drops per reason).
 // Offload:   none.
+// PREFETCH n|auto: lookups per prefetch group (auto: paper 003's model, src/plan/batch_model.hh).
 #pragma once
 
 #include <rte_byteorder.h>
 
 #include <array>
+#include <bit>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -47,6 +49,23 @@ class Ip6Routes {
       trie_->lookup_bulk(addrs, out, n);
     else
       bsearch_->lookup_bulk(addrs, out, n);
+  }
+  // With a group (PREFETCH): the trie's walks in lockstep; the hash tables keep their own.
+  void lookup_bulk(const uint8_t (*addrs)[Ip6Table::kAddrBytes], uint16_t* out, size_t n,
+                   unsigned group) const {
+    if (trie_)
+      trie_->lookup_bulk(addrs, out, n, group);
+    else
+      bsearch_->lookup_bulk(addrs, out, n);
+  }
+  static constexpr unsigned kDefaultPrefetch = Ip6Trie::kDefaultPrefetch;
+  size_t working_set_bytes() const {
+    return trie_ ? trie_->working_set_bytes() : bsearch_->memory_bytes();
+  }
+  double accesses_per_lookup() const {
+    // Binary search over the prefix lengths in use: about log2 of them hash probes.
+    return trie_ ? trie_->accesses_per_lookup()
+                 : static_cast<double>(std::bit_width(bsearch_->levels()));
   }
   size_t size() const { return trie_ ? trie_->size() : bsearch_->size(); }
   const Ip6Trie* trie() const { return trie_.get(); }

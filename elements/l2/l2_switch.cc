@@ -63,9 +63,11 @@ Status L2Switch::configure(Args& args) {
                                "static entries, lines \"MAC PORT\" with # comments: looked up "
                                "before the learned table, never aged; shared by the workers and "
                                "replaceable while the run goes on (hot reload)")
+                     .key("PREFETCH", prefetch_.text, plan::PrefetchOption::kHelp)
                      .finish();
       !s)
     return s;
+  if (Status s = prefetch_.check(args); !s) return s;
   if (capacity_ == 0 || capacity_ > MacTable::kMaxCapacity)
     return args.error("CAPACITY: expected 1.." + std::to_string(MacTable::kMaxCapacity) + ", got " +
                       std::to_string(capacity_));
@@ -84,6 +86,10 @@ Status L2Switch::initialize(const InitContext& ctx) {
     return args.error(table.error());
   }
   table_ = std::move(table.value());
+  if (Status s = prefetch_.resolve(memory_profile(), ctx.batch); !s) {
+    const Args args({}, loc_, name(), kTraits.class_name);
+    return args.error(s.error());
+  }
   if (static_file_.empty()) return {};
   const uint32_t max_port =
       ctx.ports > 0 ? static_cast<uint32_t>(ctx.ports) - 1 : uint32_t{MacTable::kMaxPort};
@@ -97,6 +103,33 @@ Status L2Switch::initialize(const InitContext& ctx) {
   }
   static_ = slot.value();
   return {};
+}
+
+MemoryProfile L2Switch::memory_profile() const {
+  if (!table_) return {};
+  if (!probed_) {
+    // Distinct addresses not in the table (the same key repeated is not what traffic does): both
+    // of each one's buckets are read, and stay in L1 or L2 over the probe.
+    alignas(64) uint64_t keys[kMaxBatch];
+    for (uint32_t i = 0; i < kMaxBatch; ++i) keys[i] = kProbeKeyBase + i;
+    alignas(64) uint16_t found[kMaxBatch];
+    plan::probe_lookup(
+        [&](size_t n, unsigned g) {
+          table_->lookup_bulk(keys, found, n, nullptr, g);
+          asm volatile("" : : "r"(found) : "memory");
+        },
+        probe_);
+    probed_ = true;
+  }
+  MemoryProfile m = probe_;
+  m.working_set_bytes = table_->memory_bytes();
+  m.per_worker = true;
+  m.accesses_per_packet = kLinesPerPacket;
+  m.levels = kDependentPasses;
+  m.lines_per_level = kLinesPerPacket / kDependentPasses;
+  m.state_bytes_per_packet = kBatchStateBytes;
+  m.prefetch_group = prefetch_.group;
+  return m;
 }
 
 void L2Switch::counters(std::vector<Counter>& out) const {

@@ -10,6 +10,7 @@
 // Counters:  entries (addresses in the table), learn_failures (source addresses not learned
 //            because the table was full), static_entries.
 // Offload:   none.
+// PREFETCH n|auto: keys per prefetch group in both passes (auto: paper 003's model, src/plan/).
 //
 // Per batch: one insert_bulk over the source addresses (learn or refresh; multicast sources are
 // not learned), then one lookup_bulk over the destinations, both with group prefetch
@@ -38,13 +39,15 @@
 
 #include "core/element.hh"
 #include "core/location.hh"
+#include "core/memory_profile.hh"
 #include "core/registry.hh"
 #include "core/table_slot.hh"
 #include "lib/mac_table.hh"
+#include "plan/lookup_probe.hh"
 
 namespace fulcrum {
 
-class L2Switch final : public ElementBase<L2Switch> {
+class L2Switch final : public ElementBase<L2Switch>, public MemoryProfiled {
  public:
   static constexpr DropReasons kDropReasons{"truncated", "same-port", "unknown-destination"};
   static constexpr int kFloodOutput = 1;
@@ -59,6 +62,9 @@ class L2Switch final : public ElementBase<L2Switch> {
   Status initialize(const InitContext& ctx) override;
   void counters(std::vector<Counter>& out) const override;
   TableSlotBase* table_slot() override { return static_.get(); }
+  // The learned table (per worker), the buckets a packet reads, and the lookup's costs measured
+  // once with its buckets in L1 (src/plan/lookup_probe.hh).
+  MemoryProfile memory_profile() const override;
 
   void process_batch(PacketBatch& batch) override {
     if (!batch.has_mask()) [[likely]] {
@@ -76,6 +82,13 @@ class L2Switch final : public ElementBase<L2Switch> {
 
  private:
   static constexpr uint32_t kKeyShift = 16;  // an 8-byte big-endian load holds the MAC on top
+  // Per packet: learning reads both buckets of the source (2 lines), forwarding the first
+  // bucket of the destination and, for about half the keys, the second: two dependent passes.
+  static constexpr double kLinesPerPacket = 3.5;
+  static constexpr double kDependentPasses = 2;
+  // Per packet in a batch: keys, ports, slots (~40 bytes) and the mbuf and first data lines.
+  static constexpr double kBatchStateBytes = 40 + 128;
+  static constexpr uint64_t kProbeKeyBase = 0x0200000000F0ull;  // locally administered unicast
 
   // The MacTable key of the 6 bytes at `p` (8 bytes must be readable).
   static uint64_t load_mac(const uint8_t* p) {
@@ -116,8 +129,8 @@ class L2Switch final : public ElementBase<L2Switch> {
       slot[nfwd++] = static_cast<uint16_t>(i);
     });
     const uint32_t now = now_s();
-    learn_failures_ += table_->insert_bulk(learn_keys, learn_ports, nlearn, now);
-    table_->lookup_bulk(dst_keys, found, nfwd, aging_s_ != 0 ? seen : nullptr);
+    learn_failures_ += table_->insert_bulk(learn_keys, learn_ports, nlearn, now, prefetch_.group);
+    table_->lookup_bulk(dst_keys, found, nfwd, aging_s_ != 0 ? seen : nullptr, prefetch_.group);
     alignas(64) uint16_t fixed[kMaxBatch];
     if (static_) [[unlikely]] {
       static_->current()->lookup_bulk(dst_keys, fixed, nfwd);
@@ -150,6 +163,9 @@ class L2Switch final : public ElementBase<L2Switch> {
   bool flood_ = false;
   uint64_t learn_failures_ = 0;
   std::unique_ptr<MacTable> table_;
+  plan::PrefetchOption prefetch_{MacTable::kDefaultPrefetch};
+  mutable bool probed_ = false;
+  mutable MemoryProfile probe_;
   std::string static_file_;
   std::shared_ptr<TableSlot<MacTable>> static_;
   SourceLoc loc_;

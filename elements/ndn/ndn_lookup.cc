@@ -37,12 +37,41 @@ Result<std::shared_ptr<NameTable>> load_names(const std::string& file, uint32_t 
 
 Status NDNLookup::configure(Args& args) {
   loc_ = args.loc();
-  return args
-      .positional_file("FILE", file_,
+  args.positional_file("FILE", file_,
                        "name file, lines \"/a/b/c PORT\" (NDN URIs, %XX escapes, at most 16 "
                        "components; \"/\" is the default route) with # comments; loaded once "
-                       "per process and shared by every worker")
-      .finish();
+                       "per process and shared by every worker");
+  prefetch_.read(args);
+  if (Status s = prefetch_.check(args); !s) return s;
+  return args.finish();
+}
+
+MemoryProfile NDNLookup::memory_profile() const {
+  if (!slot_) return {};
+  const NameTable& t = table();
+  if (!probed_) {
+    // One name of one component: its bucket stays in L1 across the probe.
+    static constexpr uint8_t kWire[] = {0x08, 0x01, 'a'};
+    alignas(64) ParsedName names[kMaxBatch];
+    alignas(64) uint16_t ports[kMaxBatch];
+    NameTable::parse_name(kWire, sizeof kWire, names[0]);
+    for (uint32_t i = 1; i < kMaxBatch; ++i) names[i] = names[0];
+    plan::probe_lookup(
+        [&](size_t n, unsigned g) {
+          t.lookup_bulk(names, ports, n, g);
+          asm volatile("" : : "r"(ports) : "memory");
+        },
+        probe_);
+    probed_ = true;
+  }
+  MemoryProfile m = probe_;
+  m.working_set_bytes = t.memory_bytes();
+  m.accesses_per_packet = NameTable::kPrefetchDepths;
+  m.levels = 1;
+  m.lines_per_level = NameTable::kPrefetchDepths;
+  m.state_bytes_per_packet = sizeof(ParsedName) + sizeof(uint16_t) + kPacketStateBytes;
+  m.prefetch_group = prefetch_.group;
+  return m;
 }
 
 Status NDNLookup::initialize(const InitContext& ctx) {
@@ -56,6 +85,10 @@ Status NDNLookup::initialize(const InitContext& ctx) {
     return args.error(slot.error());
   }
   slot_ = slot.value();
+  if (Status s = prefetch_.resolve(memory_profile(), ctx.batch); !s) {
+    const Args args({}, loc_, name(), kTraits.class_name);
+    return args.error(s.error());
+  }
   return {};
 }
 

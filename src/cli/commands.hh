@@ -15,5 +15,6 @@ int cmd_check(const std::vector<std::string>& args);
 int cmd_graph(const std::vector<std::string>& args);
 int cmd_pcap(const std::vector<std::string>& args);
 int cmd_proxy(const std::vector<std::string>& args);
+int cmd_plan(const std::vector<std::string>& args);
 
 }  // namespace fulcrum::cli

@@ -23,6 +23,10 @@ usage:
   fulcrum devices [--json]         list the offload backends and devices (GPUs, OpenCL)
   fulcrum profile PIPELINE.click --port SPEC ... --out PROFILE.json
                                    measure every device mix for PolicyBalancer
+  fulcrum plan PIPELINE.click --cores N --port SPEC ... [--calibration FILE] [--json]
+                                   predict cloning, pipelining and hybrid placements
+                                   (paper 002) and batch/prefetch (paper 003); --calibrate
+                                   measures this machine (docs/placement-model.md)
   fulcrum proxy CONFIG --listen 127.0.0.1:PORT --backend A.B.C.D:PORT [...]
                                    the L7 reverse proxy with an NF chain (docs/l7.md)
   fulcrum help | --help
@@ -54,9 +58,10 @@ int main(int argc, char** argv) {
   if (cmd == "profile") return fulcrum::cli::cmd_profile(args);
   if (cmd == "pcap") return fulcrum::cli::cmd_pcap(args);
   if (cmd == "proxy") return fulcrum::cli::cmd_proxy(args);
+  if (cmd == "plan") return fulcrum::cli::cmd_plan(args);
   std::fprintf(stderr, "fulcrum: unknown command '%s'%s\n\n%s", cmd.c_str(),
                fulcrum::did_you_mean(cmd, {"run", "check", "graph", "elements", "bench", "devices",
-                                           "profile", "pcap", "proxy", "help", "--version"})
+                                           "profile", "pcap", "proxy", "plan", "help", "--version"})
                    .c_str(),
                kUsage);
   return 2;

@@ -25,6 +25,7 @@
 
 #include "core/result.hh"
 #include "kernels/common/dir24_8_layout.h"
+#include "lib/prefetch_group.hh"
 #include "lib/table_memory.hh"
 
 namespace fulcrum {
@@ -43,6 +44,7 @@ class Dir24_8 {
   static constexpr uint8_t kMaxPrefixLen = 32;
   // lookup_bulk resolves addresses in groups of this many, prefetching one group ahead.
   static constexpr size_t kPrefetchGroup = 16;
+  static constexpr unsigned kDefaultPrefetch = kPrefetchGroup;
 
   Dir24_8();
   ~Dir24_8();
@@ -65,10 +67,19 @@ class Dir24_8 {
   // are prefetched before the current group is resolved, so the table accesses of two groups are
   // in flight together.
   void lookup_bulk(const uint32_t* addrs, uint16_t* out, size_t n) const {
-    prefetch(addrs, 0, std::min(n, kPrefetchGroup));
-    for (size_t i = 0; i < n; i += kPrefetchGroup) {
-      const size_t end = std::min(n, i + kPrefetchGroup);
-      prefetch(addrs, end, std::min(n, end + kPrefetchGroup));
+    lookup_grouped<kPrefetchGroup>(addrs, out, n);
+  }
+  // The same in groups of `group` (valid_prefetch_group; another value: kPrefetchGroup).
+  void lookup_bulk(const uint32_t* addrs, uint16_t* out, size_t n, unsigned group) const {
+    with_prefetch_group<kPrefetchGroup>(
+        group, [&](auto g) { lookup_grouped<decltype(g)::value>(addrs, out, n); });
+  }
+  template <size_t G>
+  void lookup_grouped(const uint32_t* addrs, uint16_t* out, size_t n) const {
+    prefetch(addrs, 0, std::min(n, G));
+    for (size_t i = 0; i < n; i += G) {
+      const size_t end = std::min(n, i + G);
+      prefetch(addrs, end, std::min(n, end + G));
       for (size_t j = i; j < end; ++j) out[j] = lookup(addrs[j]);
     }
   }
@@ -78,6 +89,11 @@ class Dir24_8 {
   size_t segments() const { return segments_; }
   // Bytes of lookup tables: TBL24 plus the TBLlong segments in use.
   size_t memory_bytes() const;
+  // Bytes lookups can touch (the cache lines of TBL24 that hold a route, plus the segments), and
+  // the table accesses per lookup (one, two for the /24s with longer prefixes): the element
+  // profile of the placement model (src/plan/). As of the last build().
+  size_t working_set_bytes() const { return working_set_; }
+  double accesses_per_lookup() const { return accesses_; }
   bool built() const { return tbl24_ != nullptr; }
   // The tables themselves, for copying to a device (offload/ipv4_lookup.hh); empty before
   // build().
@@ -96,6 +112,8 @@ class Dir24_8 {
     uint16_t next_hop;
   };
 
+  void measure_working_set();
+
   void prefetch(const uint32_t* addrs, size_t begin, size_t end) const {
     for (size_t j = begin; j < end; ++j) __builtin_prefetch(&tbl24_[addrs[j] >> kSegmentBits]);
   }
@@ -113,6 +131,8 @@ class Dir24_8 {
   uint16_t* tbl24_ = nullptr;
   const uint16_t* tbllong_ = nullptr;
   size_t segments_ = 0;
+  size_t working_set_ = 0;
+  double accesses_ = 1;
 };
 
 }  // namespace fulcrum

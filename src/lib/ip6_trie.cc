@@ -140,21 +140,68 @@ Status Ip6Trie::build() {
   merged_ = b.merged;
   depth_ = b.depth;
   built_ = true;
+  measure_working_set();
   return {};
 }
 
+void Ip6Trie::measure_working_set() {
+  constexpr size_t kLineBytes = 64;
+  constexpr size_t kEntriesPerLine = kLineBytes / sizeof(uint32_t);
+  size_t lines = 0;
+  for (size_t l = 0; l < kTbl24Entries / kEntriesPerLine; ++l) {
+    bool used = false;
+    for (size_t k = 0; k < kEntriesPerLine; ++k)
+      used |= tbl24_[l * kEntriesPerLine + k] != kNoRoute;
+    lines += used ? 1 : 0;
+  }
+  working_set_ =
+      lines * kLineBytes + groups_n_ * (kGroupEntries * sizeof(uint32_t) + sizeof(Header));
+  // The mean walk over (a sample of) the routes' own addresses: TBL24 plus the groups visited.
+  constexpr size_t kSample = 4096;
+  const size_t step = std::max<size_t>(1, routes_.size() / kSample);
+  size_t walks = 0, steps = 0;
+  for (size_t i = 0; i < routes_.size(); i += step, ++walks)
+    steps += walk_levels(routes_[i].prefix);
+  levels_ = walks == 0 ? 1 : static_cast<double>(steps) / static_cast<double>(walks);
+}
+
+size_t Ip6Trie::walk_levels(Addr6 a) const {
+  uint32_t e = tbl24_[a.hi >> kTbl24Shift];
+  size_t n = 1;
+  uint32_t expect = kFirstGroupByte;
+  while (e & kLink) {
+    const uint32_t byte = link_byte(e), g = e & kGroupMask;
+    ++n;
+    if (byte != expect && !on_path(headers_[g], a, byte)) break;
+    expect = byte + 1;
+    e = groups_[size_t{g} * kGroupEntries + byte_of(a, byte)];
+  }
+  return n;
+}
+
 void Ip6Trie::lookup_bulk(const uint8_t (*addrs)[kAddrBytes], uint16_t* out, size_t n) const {
+  lookup_grouped<kGroup>(addrs, out, n);
+}
+
+void Ip6Trie::lookup_bulk(const uint8_t (*addrs)[kAddrBytes], uint16_t* out, size_t n,
+                          unsigned group) const {
+  with_prefetch_group<kGroup>(group,
+                              [&](auto g) { lookup_grouped<decltype(g)::value>(addrs, out, n); });
+}
+
+template <size_t G>
+void Ip6Trie::lookup_grouped(const uint8_t (*addrs)[kAddrBytes], uint16_t* out, size_t n) const {
   if (tbl24_ == nullptr) [[unlikely]] {
     std::fill_n(out, n, kNoRoute);
     return;
   }
-  for (size_t base = 0; base < n; base += kGroup) {
-    const uint32_t g = static_cast<uint32_t>(std::min(kGroup, n - base));
-    Addr6 a[kGroup];
-    const uint32_t* slot[kGroup];  // the entry the walk reads next
-    uint32_t link[kGroup];         // the link that led to it
-    uint32_t expect[kGroup];       // the byte a link without skip leads to
-    uint8_t active[kGroup];
+  for (size_t base = 0; base < n; base += G) {
+    const uint32_t g = static_cast<uint32_t>(std::min(G, n - base));
+    Addr6 a[G];
+    const uint32_t* slot[G];  // the entry the walk reads next
+    uint32_t link[G];         // the link that led to it
+    uint32_t expect[G];       // the byte a link without skip leads to
+    uint8_t active[G];
     uint16_t* res = out + base;
     for (uint32_t j = 0; j < g; ++j) {
       a[j] = Addr6::from_bytes(addrs[base + j]);

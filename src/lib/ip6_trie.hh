@@ -40,6 +40,7 @@
 #include "core/result.hh"
 #include "kernels/common/ip6_trie_layout.h"
 #include "lib/ip6_table.hh"
+#include "lib/prefetch_group.hh"
 #include "lib/table_memory.hh"
 
 namespace fulcrum {
@@ -92,6 +93,16 @@ class Ip6Trie {
   // step's entries (and headers, behind a link that skips) are prefetched for the whole group
   // before any is read; finished walks drop out of the group's active list.
   void lookup_bulk(const uint8_t (*addrs)[kAddrBytes], uint16_t* out, size_t n) const;
+  // The same with `group` walks in lockstep (valid_prefetch_group; another value: kGroup).
+  void lookup_bulk(const uint8_t (*addrs)[kAddrBytes], uint16_t* out, size_t n,
+                   unsigned group) const;
+  static constexpr unsigned kDefaultPrefetch = kGroup;
+
+  // Bytes lookups can touch (TBL24's lines that hold a route or link, the groups and their
+  // headers) and the mean accesses per lookup over the routes' addresses: the element profile of
+  // the placement model (src/plan/). As of the last build().
+  size_t working_set_bytes() const { return working_set_; }
+  double accesses_per_lookup() const { return levels_; }
 
   size_t size() const { return routes_.size(); }  // distinct routes
   size_t groups() const { return groups_n_; }     // tbl8 groups
@@ -147,6 +158,11 @@ class Ip6Trie {
     return (((a.hi & Addr6::hi_mask(bits)) ^ h.hi) | ((a.lo & Addr6::lo_mask(bits)) ^ h.lo)) == 0;
   }
 
+  template <size_t G>
+  void lookup_grouped(const uint8_t (*addrs)[kAddrBytes], uint16_t* out, size_t n) const;
+  void measure_working_set();
+  size_t walk_levels(Addr6 a) const;  // accesses lookup(a) makes
+
   std::vector<Route> routes_;
   std::unique_ptr<TableMemory> memory_;
   const uint32_t* tbl24_ = nullptr;
@@ -156,6 +172,8 @@ class Ip6Trie {
   size_t merged_ = 0;
   int depth_ = 0;
   bool built_ = false;
+  size_t working_set_ = 0;
+  double levels_ = 1;
 };
 
 }  // namespace fulcrum

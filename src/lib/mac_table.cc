@@ -54,6 +54,19 @@ bool MacTable::lookup(uint64_t key, uint16_t& port, uint32_t& last_seen) const {
 // primary bucket (most do), instead of two.
 void MacTable::lookup_bulk(const uint64_t* keys, uint16_t* out, size_t n,
                            uint32_t* last_seen) const {
+  lookup_grouped<kPrefetchGroup>(keys, out, n, last_seen);
+}
+
+void MacTable::lookup_bulk(const uint64_t* keys, uint16_t* out, size_t n, uint32_t* last_seen,
+                           unsigned group) const {
+  with_prefetch_group<kPrefetchGroup>(
+      group, [&](auto g) { lookup_grouped<decltype(g)::value>(keys, out, n, last_seen); });
+}
+
+template <size_t G>
+void MacTable::lookup_grouped(const uint64_t* keys, uint16_t* out, size_t n,
+                              uint32_t* last_seen) const {
+  constexpr size_t kPrefetchGroup = G;
   HashPair hp[2][kPrefetchGroup];
   auto stage = [&](HashPair* dst, size_t begin, size_t end) {
     for (size_t j = begin; j < end; ++j) {
@@ -92,6 +105,19 @@ void MacTable::lookup_bulk(const uint64_t* keys, uint16_t* out, size_t n,
 }
 
 size_t MacTable::insert_bulk(const uint64_t* keys, const uint16_t* ports, size_t n, uint32_t now) {
+  return insert_grouped<kPrefetchGroup>(keys, ports, n, now);
+}
+
+size_t MacTable::insert_bulk(const uint64_t* keys, const uint16_t* ports, size_t n, uint32_t now,
+                             unsigned group) {
+  return with_prefetch_group<kPrefetchGroup>(
+      group, [&](auto g) { return insert_grouped<decltype(g)::value>(keys, ports, n, now); });
+}
+
+template <size_t G>
+size_t MacTable::insert_grouped(const uint64_t* keys, const uint16_t* ports, size_t n,
+                                uint32_t now) {
+  constexpr size_t kPrefetchGroup = G;
   HashPair hp[2][kPrefetchGroup];
   auto stage = [&](HashPair* dst, size_t begin, size_t end) {
     for (size_t j = begin; j < end; ++j) {

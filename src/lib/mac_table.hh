@@ -28,6 +28,7 @@
 #include <random>
 
 #include "core/result.hh"
+#include "lib/prefetch_group.hh"
 #include "lib/table_memory.hh"
 
 namespace fulcrum {
@@ -68,6 +69,9 @@ class MacTable {
 
   // insert() for n keys with group prefetch. Returns how many failed (kFull).
   size_t insert_bulk(const uint64_t* keys, const uint16_t* ports, size_t n, uint32_t now = 0);
+  // The same in groups of `group` (valid_prefetch_group; another value: kPrefetchGroup).
+  size_t insert_bulk(const uint64_t* keys, const uint16_t* ports, size_t n, uint32_t now,
+                     unsigned group);
 
   // The port of `key`, or kNotFound.
   uint16_t lookup(uint64_t key) const {
@@ -82,6 +86,10 @@ class MacTable {
   // (tracked tables only), last_seen[i] is the time of each found key.
   void lookup_bulk(const uint64_t* keys, uint16_t* out, size_t n,
                    uint32_t* last_seen = nullptr) const;
+  // The same in groups of `group` (valid_prefetch_group; another value: kPrefetchGroup).
+  void lookup_bulk(const uint64_t* keys, uint16_t* out, size_t n, uint32_t* last_seen,
+                   unsigned group) const;
+  static constexpr unsigned kDefaultPrefetch = kPrefetchGroup;
 
   bool erase(uint64_t key);
   // Erases every entry last seen before `before` (tracked tables only); returns how many.
@@ -166,6 +174,11 @@ class MacTable {
     return nullptr;
   }
   size_t slot_index(const uint64_t* e) const { return static_cast<size_t>(e - &buckets_[0].e[0]); }
+
+  template <size_t G>
+  void lookup_grouped(const uint64_t* keys, uint16_t* out, size_t n, uint32_t* last_seen) const;
+  template <size_t G>
+  size_t insert_grouped(const uint64_t* keys, const uint16_t* ports, size_t n, uint32_t now);
 
   InsertResult insert_hashed(uint64_t k, uint16_t port, uint32_t now, HashPair h);
   // Frees a slot in bucket b1 or b2 by moving entries along a cuckoo path; returns the slot index

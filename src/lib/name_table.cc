@@ -169,6 +169,18 @@ void NameTable::prefetch(const ParsedName& name) const {
 }
 
 void NameTable::lookup_bulk(const ParsedName* names, uint16_t* out, size_t n) const {
+  lookup_grouped<kPrefetchGroup>(names, out, n);
+}
+
+void NameTable::lookup_bulk(const ParsedName* names, uint16_t* out, size_t n,
+                            unsigned group) const {
+  with_prefetch_group<kPrefetchGroup>(
+      group, [&](auto g) { lookup_grouped<decltype(g)::value>(names, out, n); });
+}
+
+template <size_t G>
+void NameTable::lookup_grouped(const ParsedName* names, uint16_t* out, size_t n) const {
+  constexpr size_t kPrefetchGroup = G;
   for (size_t j = 0; j < std::min(n, kPrefetchGroup); ++j) prefetch(names[j]);
   for (size_t i = 0; i < n; i += kPrefetchGroup) {
     const size_t end = std::min(n, i + kPrefetchGroup);

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "core/result.hh"
+#include "lib/prefetch_group.hh"
 #include "lib/table_memory.hh"
 
 namespace fulcrum {
@@ -88,6 +89,9 @@ class NameTable {
   uint16_t lookup(std::string_view uri) const;
   // lookup() for n names with group prefetch.
   void lookup_bulk(const ParsedName* names, uint16_t* out, size_t n) const;
+  // The same in groups of `group` (valid_prefetch_group; another value: kPrefetchGroup).
+  void lookup_bulk(const ParsedName* names, uint16_t* out, size_t n, unsigned group) const;
+  static constexpr unsigned kDefaultPrefetch = kPrefetchGroup;
 
   size_t size() const { return names_.size(); }
   size_t memory_bytes() const;
@@ -120,6 +124,8 @@ class NameTable {
     uint16_t port;
   };
 
+  template <size_t G>
+  void lookup_grouped(const ParsedName* names, uint16_t* out, size_t n) const;
   uint16_t probe(uint32_t depth, uint32_t hash, const uint8_t* bytes, uint32_t len) const;
   void prefetch(const ParsedName& name) const;
 

@@ -1,0 +1,320 @@
+#include "plan/calibration.hh"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/text_file.hh"
+
+namespace fulcrum::plan {
+namespace {
+
+using nlohmann::json;
+
+json memory_json(const MemoryProfile& m) {
+  json j = {{"working_set_bytes", m.working_set_bytes},
+            {"accesses_per_packet", m.accesses_per_packet},
+            {"per_worker", m.per_worker}};
+  if (m.prefetch_group > 0)
+    j["lookup"] = {{"prefetch_group", m.prefetch_group},
+                   {"compute_cycles", m.compute_cycles},
+                   {"call_cycles", m.call_cycles},
+                   {"group_cycles", m.group_cycles},
+                   {"levels", m.levels},
+                   {"lines_per_level", m.lines_per_level},
+                   {"state_bytes_per_packet", m.state_bytes_per_packet},
+                   {"hot_cycles", m.hot_cycles}};
+  return j;
+}
+
+// Reads the fields of one JSON object, each error naming the field by its dotted path.
+class Reader {
+ public:
+  Reader(const json& j, std::string path, std::string where)
+      : j_(j), path_(std::move(path)), where_(std::move(where)) {}
+
+  const json* field(const char* key) {
+    if (!error_.empty()) return nullptr;
+    if (!j_.is_object()) {
+      fail(where_.empty() ? "the file" : where_, "must be an object");
+      return nullptr;
+    }
+    const auto it = j_.find(key);
+    if (it == j_.end()) {
+      fail(name(key), "missing");
+      return nullptr;
+    }
+    return &*it;
+  }
+  // A finite number >= `min` (> `min` when `strict`).
+  void number(const char* key, double& out, double min = 0, bool strict = false) {
+    const json* v = field(key);
+    if (v == nullptr) return;
+    if (!v->is_number() || !std::isfinite(v->get<double>()) || v->get<double>() < min ||
+        (strict && v->get<double>() == min)) {
+      fail(name(key), std::string("must be a number ") + (strict ? "> " : ">= ") + fmt(min));
+      return;
+    }
+    out = v->get<double>();
+  }
+  template <class U>
+  void count(const char* key, U& out, U min = 0) {
+    const json* v = field(key);
+    if (v == nullptr) return;
+    if (!v->is_number_unsigned() || v->get<uint64_t>() < static_cast<uint64_t>(min)) {
+      fail(name(key), "must be an integer >= " + std::to_string(min));
+      return;
+    }
+    out = static_cast<U>(v->get<uint64_t>());
+  }
+  void boolean(const char* key, bool& out) {
+    const json* v = field(key);
+    if (v == nullptr) return;
+    if (!v->is_boolean()) return fail(name(key), "must be true or false");
+    out = v->get<bool>();
+  }
+  void string(const char* key, std::string& out) {
+    const json* v = field(key);
+    if (v == nullptr) return;
+    if (!v->is_string()) return fail(name(key), "must be a string");
+    out = v->get<std::string>();
+  }
+  Reader sub(const char* key) {
+    const json* v = field(key);
+    static const json kNull;
+    Reader r(v != nullptr ? *v : kNull, path_, name(key));
+    if (v == nullptr) r.error_ = error_;
+    return r;
+  }
+  void take(const Reader& r) {
+    if (error_.empty()) error_ = r.error_;
+  }
+  const std::string& error() const { return error_; }
+  const json& value() const { return j_; }
+  std::string name(const std::string& key) const {
+    return where_.empty() ? key : where_ + "." + key;
+  }
+  void fail(const std::string& field, const std::string& what) {
+    if (error_.empty()) error_ = path_ + ": field " + field + ": " + what;
+  }
+
+ private:
+  static std::string fmt(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return buf;
+  }
+  const json& j_;
+  std::string path_;
+  std::string where_;
+  std::string error_;
+};
+
+void read_memory_profile(Reader& r, MemoryProfile& m) {
+  r.count("working_set_bytes", m.working_set_bytes);
+  r.number("accesses_per_packet", m.accesses_per_packet);
+  r.boolean("per_worker", m.per_worker);
+  if (!r.error().empty() || !r.value().is_object() || !r.value().contains("lookup")) return;
+  Reader l = r.sub("lookup");
+  l.count("prefetch_group", m.prefetch_group, 1u);
+  l.number("compute_cycles", m.compute_cycles);
+  l.number("call_cycles", m.call_cycles);
+  l.number("group_cycles", m.group_cycles);
+  l.number("levels", m.levels);
+  l.number("lines_per_level", m.lines_per_level);
+  l.number("state_bytes_per_packet", m.state_bytes_per_packet);
+  if (const json* hot = l.field("hot_cycles"); hot != nullptr) {
+    const std::string name = l.name("hot_cycles");
+    if (!hot->is_array() || hot->size() != m.hot_cycles.size())
+      l.fail(name, "must be an array of " + std::to_string(m.hot_cycles.size()) + " rows");
+    for (size_t b = 0; l.error().empty() && b < m.hot_cycles.size(); ++b) {
+      const json& row = (*hot)[b];
+      if (!row.is_array() || row.size() != m.hot_cycles[b].size()) {
+        l.fail(name + "[" + std::to_string(b) + "]",
+               "must be an array of " + std::to_string(m.hot_cycles[b].size()) + " numbers");
+        break;
+      }
+      for (size_t g = 0; l.error().empty() && g < row.size(); ++g) {
+        if (!row[g].is_number() || row[g].get<double>() < 0)
+          l.fail(name + "[" + std::to_string(b) + "][" + std::to_string(g) + "]",
+                 "must be a number >= 0");
+        else
+          m.hot_cycles[b][g] = row[g].get<double>();
+      }
+    }
+  }
+  r.take(l);
+}
+
+// Line and column of byte `offset` of `text` (1-based).
+std::pair<size_t, size_t> line_col(const std::string& text, size_t offset) {
+  size_t line = 1, col = 1;
+  for (size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return {line, col};
+}
+
+}  // namespace
+
+double enqueue_cycles(const RingCost& r, unsigned b) {
+  if (b == 0 || r.batch == 0) return r.enqueue_cycles_per_packet;
+  return std::max(
+      0.0, r.enqueue_cycles_per_packet + r.enqueue_cycles_per_burst * (1.0 / b - 1.0 / r.batch));
+}
+
+double dequeue_cycles(const RingCost& r, unsigned b) {
+  if (b == 0 || r.batch == 0) return r.dequeue_cycles_per_packet;
+  return std::max(
+      0.0, r.dequeue_cycles_per_packet + r.dequeue_cycles_per_burst * (1.0 / b - 1.0 / r.batch));
+}
+
+std::string calibration_json(const Calibration& c) {
+  json elements = json::array();
+  for (const ElementMeasure& e : c.pipeline.elements)
+    elements.push_back({{"name", e.name},
+                        {"class", e.class_name},
+                        {"cycles_per_packet", e.cycles_per_packet},
+                        {"cycles_per_batch", e.cycles_per_batch},
+                        {"packet_share", e.packet_share},
+                        {"memory", memory_json(e.memory)}});
+  const json j = {{"format", c.format},
+                  {"created", c.created},
+                  {"machine",
+                   {{"cpus", c.machine.cpus},
+                    {"tsc_hz", c.machine.tsc_hz},
+                    {"line_bytes", c.machine.line_bytes},
+                    {"l1d_bytes", c.machine.l1d_bytes},
+                    {"l2_bytes", c.machine.l2_bytes},
+                    {"llc_bytes", c.machine.llc_bytes},
+                    {"llc_sysfs_bytes", c.machine.llc_sysfs_bytes},
+                    {"llc_shared_cpus", c.machine.llc_shared_cpus}}},
+                  {"memory",
+                   {{"l1_cycles", c.memory.l1_cycles},
+                    {"l2_cycles", c.memory.l2_cycles},
+                    {"llc_cycles", c.memory.llc_cycles},
+                    {"dram_cycles", c.memory.dram_cycles},
+                    {"parallel_misses", c.memory.parallel_misses}}},
+                  {"ring",
+                   {{"cross_core", c.ring.cross_core},
+                    {"batch", c.ring.batch},
+                    {"enqueue_cycles_per_packet", c.ring.enqueue_cycles_per_packet},
+                    {"dequeue_cycles_per_packet", c.ring.dequeue_cycles_per_packet},
+                    {"same_core_cycles_per_packet", c.ring.same_core_cycles_per_packet},
+                    {"enqueue_cycles_per_burst", c.ring.enqueue_cycles_per_burst},
+                    {"dequeue_cycles_per_burst", c.ring.dequeue_cycles_per_burst}}},
+                  {"pipeline",
+                   {{"file", c.pipeline.file},
+                    {"batch", c.pipeline.batch},
+                    {"workers", c.pipeline.workers},
+                    {"seconds", c.pipeline.seconds},
+                    {"mpps", c.pipeline.mpps},
+                    {"io_cycles_per_packet", c.pipeline.io_cycles_per_packet},
+                    {"elements", elements}}}};
+  return j.dump(2) + "\n";
+}
+
+Result<Calibration> parse_calibration(const std::string& text, const std::string& path) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    const auto [line, col] = line_col(text, e.byte > 0 ? e.byte - 1 : 0);
+    std::string what = e.what();
+    // nlohmann's message: "[json.exception.parse_error.101] parse error at line L, column C: ..."
+    if (const size_t colon = what.find(": "); colon != std::string::npos)
+      what = what.substr(colon + 2);
+    return make_error(path + ":" + std::to_string(line) + ":" + std::to_string(col) +
+                      ": not JSON: " + what);
+  }
+  Calibration c;
+  Reader r(j, path, "");
+  r.count("format", c.format, 1);
+  if (r.error().empty() && c.format != kCalibrationFormat)
+    r.fail("format", "is " + std::to_string(c.format) + ", this fulcrum reads " +
+                         std::to_string(kCalibrationFormat));
+  if (r.value().is_object() && r.value().contains("created")) r.string("created", c.created);
+
+  Reader m = r.sub("machine");
+  m.count("cpus", c.machine.cpus, 1u);
+  m.number("tsc_hz", c.machine.tsc_hz, 0, true);
+  m.count("line_bytes", c.machine.line_bytes, size_t{1});
+  m.count("l1d_bytes", c.machine.l1d_bytes, size_t{1});
+  m.count("l2_bytes", c.machine.l2_bytes, size_t{1});
+  m.count("llc_bytes", c.machine.llc_bytes, size_t{1});
+  m.count("llc_sysfs_bytes", c.machine.llc_sysfs_bytes, size_t{1});
+  m.count("llc_shared_cpus", c.machine.llc_shared_cpus, 1u);
+  r.take(m);
+
+  Reader mem = r.sub("memory");
+  mem.number("l1_cycles", c.memory.l1_cycles, 0, true);
+  mem.number("l2_cycles", c.memory.l2_cycles, 0, true);
+  mem.number("llc_cycles", c.memory.llc_cycles, 0, true);
+  mem.number("dram_cycles", c.memory.dram_cycles, 0, true);
+  mem.number("parallel_misses", c.memory.parallel_misses, 1);
+  r.take(mem);
+
+  Reader ring = r.sub("ring");
+  ring.boolean("cross_core", c.ring.cross_core);
+  ring.count("batch", c.ring.batch, 1u);
+  ring.number("enqueue_cycles_per_packet", c.ring.enqueue_cycles_per_packet);
+  ring.number("dequeue_cycles_per_packet", c.ring.dequeue_cycles_per_packet);
+  ring.number("same_core_cycles_per_packet", c.ring.same_core_cycles_per_packet);
+  ring.number("enqueue_cycles_per_burst", c.ring.enqueue_cycles_per_burst);
+  ring.number("dequeue_cycles_per_burst", c.ring.dequeue_cycles_per_burst);
+  r.take(ring);
+
+  Reader p = r.sub("pipeline");
+  p.string("file", c.pipeline.file);
+  p.count("batch", c.pipeline.batch);
+  p.count("workers", c.pipeline.workers);
+  p.number("seconds", c.pipeline.seconds);
+  p.number("mpps", c.pipeline.mpps);
+  p.number("io_cycles_per_packet", c.pipeline.io_cycles_per_packet);
+  if (const json* els = p.field("elements"); els != nullptr) {
+    if (!els->is_array()) p.fail(p.name("elements"), "must be an array");
+    for (size_t i = 0; p.error().empty() && els->is_array() && i < els->size(); ++i) {
+      ElementMeasure e;
+      Reader er((*els)[i], path, p.name("elements") + "[" + std::to_string(i) + "]");
+      er.string("name", e.name);
+      er.string("class", e.class_name);
+      er.number("cycles_per_packet", e.cycles_per_packet);
+      er.number("cycles_per_batch", e.cycles_per_batch);
+      er.number("packet_share", e.packet_share);
+      Reader mr = er.sub("memory");
+      read_memory_profile(mr, e.memory);
+      er.take(mr);
+      p.take(er);
+      c.pipeline.elements.push_back(std::move(e));
+    }
+  }
+  r.take(p);
+  if (r.error().empty() && c.machine.l2_bytes < c.machine.l1d_bytes)
+    r.fail("machine.l2_bytes", "is below machine.l1d_bytes");
+  if (r.error().empty() && c.machine.llc_bytes < c.machine.l2_bytes)
+    r.fail("machine.llc_bytes", "is below machine.l2_bytes");
+  if (!r.error().empty()) return make_error(r.error());
+  return c;
+}
+
+Result<Calibration> read_calibration(const std::string& path) {
+  Result<std::string> text = read_input_file(path, "calibration");
+  if (!text) return make_error(text.error());
+  return parse_calibration(text.value(), path);
+}
+
+Status write_calibration(const Calibration& c, const std::string& path) {
+  std::ofstream out(path);
+  out << calibration_json(c);
+  out.close();
+  if (!out) return make_error("cannot write the calibration " + path);
+  return {};
+}
+
+}  // namespace fulcrum::plan

@@ -1,0 +1,57 @@
+// What the lookup elements ask of the batch model (batch_model.hh) for `PREFETCH auto`, and how
+// they measure themselves for it: a lookup's compute cycles with its data in L1, its per-call and
+// per-group overheads (paper 003's C_K + C_P + C_L and the loop costs of Algorithm 1).
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "core/args.hh"
+#include "core/memory_profile.hh"
+#include "core/result.hh"
+#include "plan/calibration.hh"
+
+namespace fulcrum::plan {
+
+// Runs `run_hot(n, group)` (n lookups of keys whose table data is in L1, in groups of `group`)
+// and fills m.compute_cycles, call_cycles and group_cycles from three shapes:
+//   t(256, 16) = c + o_b/256 + o_g/16,  t(256, 1) = c + o_b/256 + o_g,  t(1, 1) = c + o_b + o_g,
+// and m.hot_cycles: t(B, g) for every batch B and group g <= B of the grid.
+void probe_lookup(const std::function<void(size_t n, unsigned group)>& run_hot, MemoryProfile& m);
+
+// The machine part of a calibration for models run inside elements: the file named by the
+// environment variable FULCRUM_CALIBRATION when set (an error there is returned), else a quick
+// built-in measurement (sysfs, pointer chases; about half a second, once per process).
+Result<Calibration> process_calibration();
+
+// The prefetch group the batch model picks for `m` at batch size `batch`.
+unsigned auto_prefetch_group(const Calibration& c, const MemoryProfile& m, unsigned batch);
+
+// PREFETCH's value: "auto" (true in `automatic`) or a power of two 1..64 into `group`; false
+// when it is neither.
+bool parse_prefetch(const std::string& text, unsigned& group, bool& automatic);
+
+// The PREFETCH key of a group-prefetching lookup element (IPLookup, IP6Lookup, L2Switch,
+// NDNLookup): a fixed group, or `auto`, resolved when the element initializes.
+struct PrefetchOption {
+  static constexpr std::string_view kHelp =
+      "lookups per prefetch group (the prefetch distance), a power of two from 1 to 64, or auto: "
+      "chosen by paper 003's batch model (src/plan/batch_model.hh) for the run's batch size, from "
+      "the calibration file named by $FULCRUM_CALIBRATION or a quick built-in one";
+  std::string text;
+  unsigned group;
+  bool automatic = false;
+
+  explicit PrefetchOption(unsigned default_group)
+      : text(std::to_string(default_group)), group(default_group) {}
+  // Declares and reads the key (configure()).
+  void read(Args& args) { args.key("PREFETCH", text, kHelp); }
+  // Checks what was read; the error is args.error's ("FILE:LINE: NAME :: Class: PREFETCH: ...").
+  Status check(const Args& args);
+  // For auto: the group the model picks for `m` at `batch` (initialize()).
+  Status resolve(const MemoryProfile& m, unsigned batch);
+};
+
+}  // namespace fulcrum::plan

@@ -1,0 +1,346 @@
+#include "plan/measure_machine.hh"
+
+#include <pthread.h>
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_lcore.h>
+#include <rte_ring.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "io/eal.hh"
+
+namespace fulcrum::plan {
+namespace {
+
+constexpr size_t kKiB = 1024;
+// Accesses per chase: enough to take tens of milliseconds out of memory, many passes in L1.
+constexpr size_t kMinAccesses = 100000;
+constexpr size_t kMaxAccesses = 400000;
+constexpr unsigned kParallelChains = 64;
+constexpr double kTscMeasureS = 0.05;
+constexpr unsigned kRingSize = 4096;
+constexpr unsigned kRingPackets = 2048;       // packets circulating between the two cores
+constexpr uint64_t kRingHandOffs = 1u << 21;  // packets handed over per measurement
+constexpr size_t kPacketBytes = 128;          // an mbuf header and the packet's first line
+constexpr unsigned kSmallBurstDivisor = 8;    // the second burst size: batch / 8
+
+std::string read_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string s;
+  std::getline(in, s);
+  return s;
+}
+
+// "32K", "1024K", "32M" -> bytes; 0 when unreadable.
+size_t parse_size(const std::string& s) {
+  size_t v = 0, i = 0;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') v = v * 10 + static_cast<size_t>(s[i++] - '0');
+  if (i == 0) return 0;
+  if (i < s.size() && (s[i] == 'K' || s[i] == 'k')) return v * kKiB;
+  if (i < s.size() && (s[i] == 'M' || s[i] == 'm')) return v * kKiB * kKiB;
+  if (i < s.size() && (s[i] == 'G' || s[i] == 'g')) return v * kKiB * kKiB * kKiB;
+  return v;
+}
+
+// CPUs in a list such as "0-3,8"; an item that does not parse counts as one.
+unsigned count_cpus(const std::string& list) {
+  unsigned n = 0;
+  size_t pos = 0;
+  while (pos < list.size()) {
+    const size_t comma = std::min(list.find(',', pos), list.size());
+    const std::string part = list.substr(pos, comma - pos);
+    const size_t dash = part.find('-');
+    unsigned lo = 0, hi = 0;
+    const bool range =
+        dash != std::string::npos &&
+        std::from_chars(part.data(), part.data() + dash, lo).ec == std::errc() &&
+        std::from_chars(part.data() + dash + 1, part.data() + part.size(), hi).ec == std::errc() &&
+        hi >= lo;
+    n += range ? hi - lo + 1 : (part.empty() ? 0 : 1);
+    pos = comma + 1;
+  }
+  return n;
+}
+
+struct Mapping {
+  void* p = MAP_FAILED;
+  size_t n = 0;
+  explicit Mapping(size_t bytes) : n(bytes) {
+    p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p != MAP_FAILED) madvise(p, n, MADV_HUGEPAGE);
+  }
+  ~Mapping() {
+    if (p != MAP_FAILED) munmap(p, n);
+  }
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+};
+
+bool pin_to(unsigned cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
+}
+
+// One side of the hand-off: cycles per packet of each burst it moved. The median is kept: a
+// burst during which the thread was preempted (the machine is shared) is an outlier, not a cost.
+struct alignas(64) Side {
+  std::vector<float> per_packet;
+  uint64_t packets = 0;
+  void add(uint64_t cycles, unsigned n) {
+    per_packet.push_back(static_cast<float>(cycles) / static_cast<float>(n));
+    packets += n;
+  }
+  double median() {
+    if (per_packet.empty()) return 0;
+    std::nth_element(per_packet.begin(), per_packet.begin() + per_packet.size() / 2,
+                     per_packet.end());
+    return per_packet[per_packet.size() / 2];
+  }
+};
+
+void touch(void* pkt, uint64_t v) {
+  auto* w = static_cast<uint64_t*>(pkt);
+  w[0] += v;
+  w[kPacketBytes / sizeof(uint64_t) / 2] += v;
+}
+
+}  // namespace
+
+Result<MachineInfo> read_machine_info(const std::string& dir) {
+  MachineInfo m;
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  m.cpus = online > 0 ? static_cast<unsigned>(online) : 1;
+  m.tsc_hz = tsc_hz();
+  for (int i = 0;; ++i) {
+    const std::string idx = dir + "/index" + std::to_string(i);
+    std::ifstream probe(idx + "/level");
+    if (!probe) {
+      if (i == 0) return make_error("cannot read " + idx + "/level: no cache information");
+      break;
+    }
+    const int level = std::atoi(read_line(idx + "/level").c_str());
+    const std::string type = read_line(idx + "/type");
+    const size_t size = parse_size(read_line(idx + "/size"));
+    if (type == "Instruction") continue;
+    if (size == 0) return make_error("cannot read a size in " + idx + "/size");
+    if (const size_t line = parse_size(read_line(idx + "/coherency_line_size")); line > 0)
+      m.line_bytes = line;
+    if (level == 1) m.l1d_bytes = size;
+    if (level == 2) m.l2_bytes = size;
+    if (level >= 2 && size >= m.llc_bytes) {
+      m.llc_bytes = size;
+      m.llc_sysfs_bytes = size;
+      m.llc_shared_cpus = std::max(1u, count_cpus(read_line(idx + "/shared_cpu_list")));
+    }
+  }
+  if (m.l1d_bytes == 0) return make_error(dir + ": no level-1 data cache listed");
+  if (m.l2_bytes == 0) m.l2_bytes = m.l1d_bytes;
+  if (m.llc_bytes < m.l2_bytes) m.llc_bytes = m.l2_bytes;
+  m.llc_sysfs_bytes = m.llc_bytes;
+  return m;
+}
+
+double tsc_hz() {
+  if (eal_ready()) return static_cast<double>(rte_get_tsc_hz());
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  const uint64_t c0 = rte_rdtsc();
+  while (std::chrono::duration<double>(Clock::now() - t0).count() < kTscMeasureS) {
+  }
+  const uint64_t c1 = rte_rdtsc();
+  return static_cast<double>(c1 - c0) / std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double chase_cycles(size_t bytes, size_t line_bytes, unsigned chains) {
+  line_bytes = std::max(line_bytes, sizeof(void*));
+  const size_t lines = std::max<size_t>(bytes / line_bytes, 2 * chains);
+  Mapping map(lines * line_bytes);
+  if (map.p == MAP_FAILED) return 0;
+  auto* base = static_cast<uint8_t*>(map.p);
+  // A random cycle through every line (Sattolo), so the hardware prefetchers cannot follow it.
+  std::vector<uint32_t> order(lines);
+  for (size_t i = 0; i < lines; ++i) order[i] = static_cast<uint32_t>(i);
+  std::mt19937_64 rng(lines);
+  for (size_t i = lines - 1; i > 0; --i) std::swap(order[i], order[rng() % i]);
+  for (size_t i = 0; i < lines; ++i) {
+    void* next = base + size_t{order[(i + 1) % lines]} * line_bytes;
+    std::memcpy(base + size_t{order[i]} * line_bytes, &next, sizeof next);
+  }
+  std::vector<void*> at(chains);
+  for (unsigned c = 0; c < chains; ++c)
+    at[c] = base + size_t{order[c * (lines / chains)]} * line_bytes;
+  const size_t accesses = std::clamp(lines * 2, kMinAccesses, kMaxAccesses) / chains;
+  auto run = [&](size_t n) {
+    for (size_t i = 0; i < n; ++i)
+      for (unsigned c = 0; c < chains; ++c) at[c] = *static_cast<void**>(at[c]);
+  };
+  run(std::min(accesses, lines));  // warm the caches (and the TLB) that can hold it
+  const uint64_t t0 = rte_rdtsc_precise();
+  run(accesses);
+  const uint64_t t1 = rte_rdtsc_precise();
+  // Keep the chase alive.
+  uintptr_t sink = 0;
+  for (void* p : at) sink ^= reinterpret_cast<uintptr_t>(p);
+  asm volatile("" : : "r"(sink));
+  return static_cast<double>(t1 - t0) / static_cast<double>(accesses * chains);
+}
+
+MemoryLatency measure_memory_latency(MachineInfo& m) {
+  MemoryLatency lat;
+  const size_t line = m.line_bytes;
+  lat.l1_cycles = chase_cycles(m.l1d_bytes / 2, line);
+  lat.l2_cycles = std::max(lat.l1_cycles, chase_cycles(m.l2_bytes / 2, line));
+  const size_t dram = 4 * m.llc_sysfs_bytes;
+  lat.dram_cycles = std::max(lat.l2_cycles, chase_cycles(dram, line));
+  // The LLC as this core sees it: the largest buffer (doubling from twice L2 up to what sysfs
+  // says) whose chase stays under the midpoint of the L2 and memory latencies. On a shared or
+  // virtual machine it can be far below the sysfs size.
+  const double threshold = (lat.l2_cycles + lat.dram_cycles) / 2;
+  m.llc_bytes = m.l2_bytes;
+  lat.llc_cycles = lat.l2_cycles;
+  for (size_t b = 2 * m.l2_bytes; b <= m.llc_sysfs_bytes; b *= 2) {
+    const double c = chase_cycles(b, line);
+    if (c > threshold) break;
+    m.llc_bytes = b;
+    lat.llc_cycles = std::max(lat.l2_cycles, c);
+  }
+  lat.dram_cycles = std::max(lat.llc_cycles, lat.dram_cycles);
+  const double parallel = chase_cycles(dram, line, kParallelChains);
+  lat.parallel_misses =
+      parallel > 0 ? std::clamp(lat.dram_cycles / parallel, 1.0, double{kParallelChains}) : 1;
+  return lat;
+}
+
+namespace {
+
+// The hand-off at one burst size (measure_ring).
+Result<RingCost> ring_at(unsigned batch, unsigned cpus) {
+  batch = std::clamp(batch, 1u, kRingPackets / 4);
+  static std::atomic<unsigned> serial{0};
+  const std::string tag = std::to_string(getpid()) + "_" + std::to_string(serial++);
+  rte_ring* fwd = rte_ring_create(("plan_fwd_" + tag).c_str(), kRingSize, SOCKET_ID_ANY,
+                                  RING_F_SP_ENQ | RING_F_SC_DEQ);
+  rte_ring* back = rte_ring_create(("plan_back_" + tag).c_str(), kRingSize, SOCKET_ID_ANY,
+                                   RING_F_SP_ENQ | RING_F_SC_DEQ);
+  if (fwd == nullptr || back == nullptr) {
+    rte_ring_free(fwd);
+    rte_ring_free(back);
+    return make_error("cannot create an rte_ring for the hand-off measurement (EAL memory)");
+  }
+  std::vector<uint8_t> storage(size_t{kRingPackets} * kPacketBytes + 64);
+  auto* first = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(storage.data()) + 63) &
+                                           ~uintptr_t{63});
+  std::vector<void*> free_list;
+  for (unsigned i = 0; i < kRingPackets; ++i) free_list.push_back(first + size_t{i} * kPacketBytes);
+
+  RingCost cost;
+  cost.batch = batch;
+  // Producer step: take back returned buffers, write each packet, enqueue one burst.
+  auto produce = [&](Side& s, std::vector<void*>& pool) {
+    void* got[kRingPackets / 4];
+    const uint64_t t0 = rte_rdtsc();
+    const unsigned r = rte_ring_sc_dequeue_burst(back, got, batch, nullptr);
+    for (unsigned i = 0; i < r; ++i) pool.push_back(got[i]);
+    const unsigned n = std::min<unsigned>(batch, static_cast<unsigned>(pool.size()));
+    if (n == 0) return;
+    void** burst = pool.data() + pool.size() - n;
+    for (unsigned i = 0; i < n; ++i) touch(burst[i], 1);
+    const unsigned sent = rte_ring_sp_enqueue_burst(fwd, burst, n, nullptr);
+    pool.resize(pool.size() - sent);
+    if (sent == 0) return;
+    s.add(rte_rdtsc() - t0, sent);
+  };
+  // Consumer step: dequeue a burst, read and write each packet, return the buffers.
+  auto consume = [&](Side& s) {
+    void* got[kRingPackets / 4];
+    const uint64_t t0 = rte_rdtsc();
+    const unsigned n = rte_ring_sc_dequeue_burst(fwd, got, batch, nullptr);
+    if (n == 0) return;
+    for (unsigned i = 0; i < n; ++i) touch(got[i], 2);
+    unsigned back_n = 0;
+    while (back_n < n) back_n += rte_ring_sp_enqueue_burst(back, got + back_n, n - back_n, nullptr);
+    s.add(rte_rdtsc() - t0, n);
+  };
+
+  {  // Both sides on this core: the baseline without a hand-off between caches.
+    Side p, c;
+    std::vector<void*> pool = free_list;
+    while (c.packets < kRingHandOffs / 8) {
+      produce(p, pool);
+      consume(c);
+    }
+    cost.same_core_cycles_per_packet = p.median() + c.median();
+    // Drain what is left so the rings are empty for the next measurement.
+    void* got[kRingPackets / 4];
+    while (rte_ring_sc_dequeue_burst(fwd, got, batch, nullptr) > 0) {
+    }
+    while (rte_ring_sc_dequeue_burst(back, got, batch, nullptr) > 0) {
+    }
+  }
+
+  Side p, c;
+  if (cpus >= 2) {
+    std::atomic<bool> done{false};
+    std::thread consumer([&] {
+      pin_to(1);
+      while (!done.load(std::memory_order_relaxed)) consume(c);
+    });
+    std::thread producer([&] {
+      pin_to(0);
+      std::vector<void*> pool = free_list;
+      while (p.packets < kRingHandOffs) produce(p, pool);
+      done.store(true);
+    });
+    producer.join();
+    consumer.join();
+    cost.cross_core = true;
+  } else {
+    std::vector<void*> pool = free_list;
+    while (c.packets < kRingHandOffs / 8) {
+      produce(p, pool);
+      consume(c);
+    }
+  }
+  rte_ring_free(fwd);
+  rte_ring_free(back);
+  cost.enqueue_cycles_per_packet = p.median();
+  cost.dequeue_cycles_per_packet = c.median();
+  return cost;
+}
+
+}  // namespace
+
+Result<RingCost> measure_ring(unsigned batch, unsigned cpus) {
+  Result<RingCost> big = ring_at(batch, cpus);
+  if (!big) return big;
+  const unsigned small_batch = std::max(1u, big.value().batch / kSmallBurstDivisor);
+  if (small_batch == big.value().batch) return big;
+  Result<RingCost> small = ring_at(small_batch, cpus);
+  if (!small) return small;
+  // Per packet at burst B = a + b / B: b, the cost of a burst, from the two sizes.
+  RingCost cost = big.value();
+  const double inv = 1.0 / small_batch - 1.0 / cost.batch;
+  cost.enqueue_cycles_per_burst = std::max(
+      0.0, (small.value().enqueue_cycles_per_packet - cost.enqueue_cycles_per_packet) / inv);
+  cost.dequeue_cycles_per_burst = std::max(
+      0.0, (small.value().dequeue_cycles_per_packet - cost.dequeue_cycles_per_packet) / inv);
+  return cost;
+}
+
+}  // namespace fulcrum::plan

@@ -1,0 +1,37 @@
+// Measuring the machine for the calibration (calibration.hh): cache sizes from sysfs, the TSC
+// rate, memory latency by pointer chasing over buffers sized for each cache level, and the cost of
+// handing packets from one core to another through an rte_ring. Each takes well under a second.
+#pragma once
+
+#include <string>
+
+#include "core/result.hh"
+#include "plan/calibration.hh"
+
+namespace fulcrum::plan {
+
+// Cache sizes of cpu0 from `sysfs_cache` (/sys/devices/system/cpu/cpu0/cache: index*/level,
+// type, size, shared_cpu_list, coherency_line_size) and the online CPU count. Errors name the
+// file that could not be read.
+Result<MachineInfo> read_machine_info(
+    const std::string& sysfs_cache = "/sys/devices/system/cpu/cpu0/cache");
+
+// The TSC rate: DPDK's when the EAL is up, else measured against the steady clock.
+double tsc_hz();
+
+// Cycles per dependent load with the data in each level (a random cyclic pointer chase over a
+// buffer of half of L1, half of L2, and four times the LLC), and the misses to memory that
+// overlap (independent chases at once over the largest buffer). Sets m.llc_bytes to the LLC as
+// measured: the largest buffer, doubling from twice L2 to the sysfs size, whose chase stays
+// below the geometric mean of the L2 and memory latencies; its latency is the LLC's.
+MemoryLatency measure_memory_latency(MachineInfo& m);
+
+// One random pointer chase over `bytes`: cycles per access.
+double chase_cycles(size_t bytes, size_t line_bytes, unsigned chains = 1);
+
+// The ring hand-off (calibration.hh RingCost): producer on one CPU, consumer on another when the
+// machine has two; bursts of `batch` packets, and of batch / 8 for the cost of a burst. Needs the
+// EAL (rte_ring lives in its memory).
+Result<RingCost> measure_ring(unsigned batch, unsigned cpus);
+
+}  // namespace fulcrum::plan

@@ -1,0 +1,103 @@
+// The cloning-vs-pipelining model of paper 002 (Dobrescu et al., PRESTO'10, §3.2), for a chain
+// of elements cut into stages, each stage on k cores (k > 1: a hybrid, the stage cloned).
+//
+// Stage j's cycles per packet (Eq. for C_j):
+//   C_j = sum_i C(i) + O_j^s + O_j^c (+ the RX/TX work for the first stage)
+//   O_j^s = (hand-offs into and out of the stage) x the measured ring costs
+//   O_j^c = sum_i e_i x N(i) x [ (pi_j^L2 - pi^LLC) x O_l + pi^LLC x O_m ]
+//   pi_j^L2 = max(0, 1 - L2 / S_j)      S_j: the working sets of the stage's elements
+//   pi^LLC  = max(0, 1 - LLC / S)       S: every stage's working sets (the LLC is shared by
+//                                       the cores; per-worker tables count once per core)
+// The paper's pi_j = 1 - LLC/S_j is the LLC term for an LLC per processor; here the cores share
+// one LLC and each has a private L2, so the same form is applied at both levels (the private
+// one per stage). O_l, O_m: the measured LLC and DRAM latencies. Throughput (Eq. 1):
+//   R = min_j k_j x f / C_j        f: the TSC rate
+// C(i), the element in isolation, is its measured cycles per packet less the contention the
+// model puts on it in the measured configuration (one worker, the whole chain). e_i (ours, not
+// the paper's): the share of that contention the measurement leaves room for, at most 1, so that
+// the model predicts the measured configuration as measured; an element whose misses are hidden
+// (group prefetch, a traffic footprint smaller than its table) pays that share elsewhere too.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "plan/calibration.hh"
+#include "runtime/placement.hh"
+
+namespace fulcrum::plan {
+
+// The server profile the model uses, from a calibration.
+struct ServerProfile {
+  MachineInfo machine;
+  MemoryLatency memory;
+  RingCost ring;
+  unsigned batch = 64;
+  double io_cycles_per_packet = 0;  // RX, loop and TX work, on the first stage
+};
+ServerProfile server_profile(const Calibration& c);
+
+// One element of the chain (already in isolation: isolate()).
+struct ChainElement {
+  std::string name;
+  std::string class_name;
+  double cycles_per_packet = 0;  // C(i)
+  MemoryProfile memory;          // S(i), N(i)
+  // The share of the modelled miss latency the element pays (prefetching and the traffic's own
+  // locality hide the rest): fitted by isolate() so that the measured configuration predicts
+  // what was measured.
+  double exposed = 1;
+};
+
+// Contention cycles per table access for a core whose stage touches `stage_bytes` while all cores
+// together touch `socket_bytes`.
+double contention_per_access(const ServerProfile& s, double stage_bytes, double socket_bytes);
+
+// C(i) from measured cycles: each element's measured cycles less its contention in the measured
+// run (one stage of the whole chain on `workers` cores), never below `floor_share` of what was
+// measured; `exposed` is what is left of the modelled contention there over the modelled one
+// (1 when the model's whole contention fits in the measurement).
+std::vector<ChainElement> isolate(const ServerProfile& s, const std::vector<ChainElement>& measured,
+                                  unsigned workers, double floor_share = 0.1);
+
+struct Stage {
+  size_t first = 0;  // elements [first, last] of the chain
+  size_t last = 0;
+  unsigned cores = 1;
+};
+
+struct StagePrediction {
+  Stage stage;
+  double compute = 0, sync = 0, contention = 0, io = 0;  // cycles per packet, by term
+  double cycles_per_packet = 0;                          // C_j
+  double stage_bytes = 0;                                // S_j
+  double pi_l2 = 0, pi_llc = 0;
+  double pps = 0;  // k_j x f / C_j
+};
+
+struct PlacementPrediction {
+  Placement placement;
+  std::vector<StagePrediction> stages;
+  double pps = 0;
+  size_t bottleneck = 0;  // the stage that bounds R
+  double socket_bytes = 0;
+  std::string kind;          // "clone", "pipeline", "hybrid"
+  double measured_pps = -1;  // what a run of it gave (fulcrum plan --verify); < 0: not run
+};
+
+PlacementPrediction predict(const ServerProfile& s, const std::vector<ChainElement>& chain,
+                            const std::vector<Stage>& stages);
+
+// Every cut set of the chain at the allowed boundaries (cut_ok[i]: a stage may begin at element
+// i) with at most `cores` stages, each with its cores split to raise the bottleneck (one each,
+// then one more at a time to the slowest stage), beside cloning on all `cores`. Sorted by
+// predicted throughput, best first; cloning first among equals.
+std::vector<PlacementPrediction> enumerate(const ServerProfile& s,
+                                           const std::vector<ChainElement>& chain,
+                                           const std::vector<bool>& cut_ok, unsigned cores,
+                                           size_t max_cut_sets = 4096);
+
+// One line saying which stage bounds the throughput and why (its largest term).
+std::string explain(const PlacementPrediction& p, const std::vector<ChainElement>& chain);
+
+}  // namespace fulcrum::plan

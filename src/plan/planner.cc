@@ -1,0 +1,487 @@
+#include "plan/planner.hh"
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "core/graph.hh"
+#include "core/memory_profile.hh"
+#include "core/shared_storage.hh"
+#include "io/mempool.hh"
+#include "plan/measure_machine.hh"
+
+namespace fulcrum::plan {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kInputClass = "FromInput";
+constexpr std::string_view kOutputClass = "ToOutput";
+constexpr unsigned kScalingCores[] = {1, 2, 4, 8, 16, 32, 64};
+constexpr double kMega = 1e6;
+constexpr double kKiB = 1024;
+
+std::string printf_string(const char* format, ...) __attribute__((format(printf, 1, 2)));
+std::string printf_string(const char* format, ...) {
+  va_list ap;
+  va_start(ap, format);
+  va_list again;
+  va_copy(again, ap);
+  const int n = std::vsnprintf(nullptr, 0, format, ap);
+  va_end(ap);
+  std::string out(n > 0 ? static_cast<size_t>(n) : 0, '\0');
+  if (n > 0) std::vsnprintf(out.data(), out.size() + 1, format, again);
+  va_end(again);
+  return out;
+}
+
+std::string bytes_text(double b) {
+  if (b >= kKiB * kKiB) return printf_string("%.1f MiB", b / (kKiB * kKiB));
+  if (b >= kKiB) return printf_string("%.0f KiB", b / kKiB);
+  return printf_string("%.0f B", b);
+}
+
+const std::vector<std::string>& assumptions() {
+  static const std::vector<std::string> a = {
+      "the CPU is the bottleneck (no NIC, PCIe or memory-bandwidth limit; paper 002 §3.1)",
+      "each element costs in isolation what it cost in the calibration run less the contention "
+      "the model puts on it there (C(i))",
+      "a table access hits a cache level with probability size/working set (paper 002 §3.2, "
+      "assumption 3), per private L2 (per stage) and per shared LLC (all stages)",
+      "a hand-off between stages costs the measured ring enqueue (producer) and dequeue with the "
+      "packet's two lines moving between cores (consumer), whatever the distance between cores",
+      "a stage on k cores (hybrid) runs k times as fast: flows spread evenly by hash, no "
+      "reordering cost",
+      "predictions beyond this machine's cores assume more cores of the same kind sharing one "
+      "LLC of the measured size",
+  };
+  return a;
+}
+
+json batch_point_json(const BatchPoint& p) {
+  return {{"batch", p.batch},        {"group", p.group}, {"cycles_per_packet", p.cycles_per_packet},
+          {"compute", p.compute},    {"stall", p.stall}, {"overhead", p.overhead},
+          {"pollution", p.pollution}};
+}
+
+json placement_json(const PlacementPrediction& p, const Chain& chain) {
+  json stages = json::array();
+  for (const StagePrediction& s : p.stages) {
+    json names = json::array();
+    for (size_t i = s.stage.first; i <= s.stage.last && i < chain.isolated.size(); ++i)
+      names.push_back(chain.isolated[i].name);
+    stages.push_back({{"elements", names},
+                      {"cores", s.stage.cores},
+                      {"cycles_per_packet", s.cycles_per_packet},
+                      {"compute", s.compute},
+                      {"sync", s.sync},
+                      {"contention", s.contention},
+                      {"io", s.io},
+                      {"working_set_bytes", s.stage_bytes},
+                      {"pi_l2", s.pi_l2},
+                      {"pi_llc", s.pi_llc},
+                      {"mpps", s.pps / kMega}});
+  }
+  return {{"placement", to_string(p.placement)},
+          {"kind", p.kind},
+          {"mpps", p.pps / kMega},
+          {"bottleneck_stage", p.bottleneck},
+          {"measured_mpps", p.measured_pps >= 0 ? json(p.measured_pps / kMega) : json(nullptr)},
+          {"why", explain(p, chain.isolated)},
+          {"stages", stages}};
+}
+
+// The sink of the replica built to read the elements' memory profiles; it never sees a packet.
+class DropSink final : public PacketSink {
+ public:
+  void transmit(PacketBatch& batch) override {
+    batch.for_each([](uint32_t, Packet* p) { rte_pktmbuf_free(p); });
+    batch.set_count(0);
+  }
+};
+
+constexpr unsigned kProfilePoolSize = 1023;
+
+// Every MemoryProfiled element's profile, by element name, from one replica built here (its
+// tables loaded again: the run's are gone with it).
+Result<std::map<std::string, MemoryProfile>> memory_profiles(const RunOptions& options) {
+  Result<PipelineConfig> config = load_pipeline(options);
+  if (!config) return make_error(config.error());
+  static int serial = 0;
+  Result<rte_mempool*> pool =
+      create_packet_pool("plan_profile_" + std::to_string(serial++), kProfilePoolSize);
+  if (!pool) return make_error(pool.error());
+  PoolHandle pool_handle(pool.value());
+  SharedStorage shared;
+  DropSink sink;
+  InitContext ctx;
+  ctx.workers = 1;
+  ctx.batch = options.batch;
+  ctx.ports = static_cast<int>(options.ports.size());
+  ctx.strict_rules = options.strict_rules;
+  ctx.shared = &shared;
+  ctx.sink = &sink;
+  ctx.pool = pool_handle.get();
+  Result<std::unique_ptr<Pipeline>> replica = Pipeline::build(config.value(), ctx, options.branch);
+  if (!replica) return make_error(replica.error());
+  std::map<std::string, MemoryProfile> out;
+  for (const Node& n : replica.value()->nodes())
+    if (const auto* m = dynamic_cast<const MemoryProfiled*>(n.element.get()); m != nullptr)
+      out[n.element->name()] = m->memory_profile();
+  return out;
+}
+
+}  // namespace
+
+Result<Calibration> calibrate_machine(unsigned batch) {
+  Result<MachineInfo> info = read_machine_info();
+  if (!info) return make_error(info.error());
+  Calibration c;
+  c.created = "fulcrum plan --calibrate";
+  c.machine = info.value();
+  c.memory = measure_memory_latency(c.machine);
+  Result<RingCost> ring = measure_ring(batch, c.machine.cpus);
+  if (!ring) return make_error(ring.error());
+  c.ring = ring.value();
+  return c;
+}
+
+Result<PipelineMeasure> measure_pipeline(const RunOptions& options, double seconds) {
+  // One cloned worker. With the pipelined runtime merged, its RunOptions::placement must be
+  // reset to clone here too: the measurement is of the whole chain on one core, and `auto`
+  // would call back into auto_placement.
+  RunOptions o = options;
+  o.workers = 1;
+  o.seconds = seconds;
+  o.packets = 0;
+  o.progress = false;
+  o.latency = false;
+  Result<RunReport> report = run(o);
+  if (!report) return make_error(report.error());
+  Result<std::map<std::string, MemoryProfile>> memory = memory_profiles(o);
+  if (!memory) return make_error(memory.error());
+  const RunReport& r = report.value();
+  if (r.packets_in == 0)
+    return make_error("the pipeline received no packets in " + std::to_string(seconds) +
+                      " s: calibrate it on a traffic source (--port gen:...)");
+  PipelineMeasure m;
+  m.file = options.pipeline_file;
+  m.batch = options.batch;
+  m.workers = 1;
+  m.seconds = r.duration_s;
+  m.mpps = r.mpps_in();
+  uint64_t element_cycles = 0;
+  for (const ElementReport& e : r.elements) {
+    element_cycles += e.cycles;
+    ElementMeasure em;
+    em.name = e.name;
+    em.class_name = e.class_name;
+    em.cycles_per_packet =
+        e.in_packets > 0 ? static_cast<double>(e.cycles) / static_cast<double>(e.in_packets) : 0;
+    em.cycles_per_batch =
+        e.batches > 0 ? static_cast<double>(e.cycles) / static_cast<double>(e.batches) : 0;
+    em.packet_share = static_cast<double>(e.in_packets) / static_cast<double>(r.packets_in);
+    if (const auto it = memory.value().find(e.name); it != memory.value().end())
+      em.memory = it->second;
+    m.elements.push_back(std::move(em));
+  }
+  const double busy = r.duration_s * r.tsc_hz;
+  m.io_cycles_per_packet = std::max(
+      0.0, (busy - static_cast<double>(element_cycles)) / static_cast<double>(r.packets_in));
+  return m;
+}
+
+Result<Chain> chain_of(const PipelineConfig& config, const Calibration& c) {
+  const auto& els = config.elements;
+  size_t start = els.size();
+  for (size_t i = 0; i < els.size(); ++i)
+    if (els[i].class_name == kInputClass) {
+      start = i;
+      break;
+    }
+  if (start == els.size()) return make_error("the pipeline has no FromInput: nothing to place");
+  std::map<std::string, const ElementMeasure*> measured;
+  for (const ElementMeasure& e : c.pipeline.elements) measured[e.name] = &e;
+
+  std::vector<size_t> path;
+  std::vector<int> on_path(els.size(), -1);
+  for (size_t at = start; on_path[at] < 0;) {
+    on_path[at] = static_cast<int>(path.size());
+    path.push_back(at);
+    const auto next =
+        std::find_if(config.connections.begin(), config.connections.end(),
+                     [at](const ConfigConnection& k) { return k.from == at && k.from_port == 0; });
+    if (next == config.connections.end()) break;
+    at = next->to;
+  }
+  Chain chain;
+  for (size_t i : path) {
+    const auto it = measured.find(els[i].name);
+    if (it == measured.end())
+      return make_error("the calibration has no measurement of element " + els[i].name +
+                        " (calibrate this pipeline: fulcrum plan CONFIG --calibrate)");
+    ChainElement e;
+    e.name = els[i].name;
+    e.class_name = els[i].class_name;
+    e.cycles_per_packet = it->second->cycles_per_packet * it->second->packet_share;
+    e.memory = it->second->memory;
+    chain.measured.push_back(e);
+  }
+  // Elements off the path: into the path element they are reached from (breadth first back).
+  for (size_t i = 0; i < els.size(); ++i) {
+    if (on_path[i] >= 0) continue;
+    std::vector<size_t> frontier = {i};
+    std::set<size_t> seen = {i};
+    int into = -1;
+    while (!frontier.empty() && into < 0) {
+      std::vector<size_t> next;
+      for (size_t f : frontier)
+        for (const ConfigConnection& k : config.connections) {
+          if (k.to != f || !seen.insert(k.from).second) continue;
+          if (on_path[k.from] >= 0 && into < 0) into = on_path[k.from];
+          next.push_back(k.from);
+        }
+      frontier = std::move(next);
+    }
+    if (into < 0) into = static_cast<int>(chain.measured.size()) - 1;
+    const auto it = measured.find(els[i].name);
+    if (it == measured.end()) continue;
+    ChainElement& host = chain.measured[static_cast<size_t>(into)];
+    host.cycles_per_packet += it->second->cycles_per_packet * it->second->packet_share;
+    host.memory.working_set_bytes += it->second->memory.working_set_bytes;
+    host.memory.accesses_per_packet +=
+        it->second->memory.accesses_per_packet * it->second->packet_share;
+    chain.folded.push_back(els[i].name + " (into " + host.name + ")");
+  }
+  chain.cut_ok.assign(chain.measured.size(), false);
+  for (size_t i = 1; i < chain.measured.size(); ++i)
+    chain.cut_ok[i] = chain.measured[i].class_name != kOutputClass;
+  chain.isolated = isolate(server_profile(c), chain.measured, std::max(1u, c.pipeline.workers));
+  return chain;
+}
+
+Plan make_plan(const Calibration& c, const Chain& chain, unsigned cores) {
+  Plan p;
+  p.cores = std::max(1u, cores);
+  p.pipeline = c.pipeline.file;
+  p.calibration_source = c.created;
+  p.server = server_profile(c);
+  p.chain = chain;
+  p.placements = enumerate(p.server, chain.isolated, chain.cut_ok, p.cores);
+  for (unsigned n : kScalingCores) {
+    const std::vector<PlacementPrediction> all =
+        enumerate(p.server, chain.isolated, chain.cut_ok, n);
+    if (all.empty()) continue;
+    ScalingRow row;
+    row.cores = n;
+    row.best = all.front();
+    row.clone = *std::find_if(all.begin(), all.end(),
+                              [](const PlacementPrediction& x) { return x.placement.cloned(); });
+    p.scaling.push_back(row);
+  }
+  for (const ChainElement& e : chain.measured) {
+    if (e.memory.prefetch_group == 0) continue;
+    LookupAdvice a;
+    a.element = e.name;
+    a.class_name = e.class_name;
+    a.memory = e.memory;
+    const LookupProfile lp = to_lookup_profile(e.memory);
+    a.now = predict_batch(p.server.machine, p.server.memory, lp, p.server.batch,
+                          e.memory.prefetch_group);
+    a.at_batch =
+        choose_batch(p.server.machine, p.server.memory, lp, {p.server.batch}, group_grid());
+    a.best = choose_batch(p.server.machine, p.server.memory, lp, batch_grid(), group_grid());
+    p.lookups.push_back(a);
+  }
+  p.assumptions = assumptions();
+  return p;
+}
+
+std::string plan_text(const Plan& p) {
+  const ServerProfile& s = p.server;
+  std::string o;
+  o += printf_string("fulcrum plan: %s on %u core%s (calibration: %s)\n", p.pipeline.c_str(),
+                     p.cores, p.cores == 1 ? "" : "s", p.calibration_source.c_str());
+  o += printf_string(
+      "machine: %u CPUs, L1d %s, L2 %s per core, LLC %s as measured (sysfs: %s shared by %u), "
+      "TSC %.3f GHz\n",
+      s.machine.cpus, bytes_text(static_cast<double>(s.machine.l1d_bytes)).c_str(),
+      bytes_text(static_cast<double>(s.machine.l2_bytes)).c_str(),
+      bytes_text(static_cast<double>(s.machine.llc_bytes)).c_str(),
+      bytes_text(static_cast<double>(s.machine.llc_sysfs_bytes)).c_str(), s.machine.llc_shared_cpus,
+      s.machine.tsc_hz / 1e9);
+  o += printf_string(
+      "memory latency (cycles): L1 %.1f, L2 %.1f, LLC %.1f, DRAM %.1f; %.1f misses overlap\n",
+      s.memory.l1_cycles, s.memory.l2_cycles, s.memory.llc_cycles, s.memory.dram_cycles,
+      s.memory.parallel_misses);
+  o += printf_string(
+      "ring hand-off (cycles/packet, bursts of %u, %s): enqueue %.1f, dequeue %.1f (both on one "
+      "core: %.1f); of which per burst: enqueue %.1f, dequeue %.1f\n",
+      s.ring.batch, s.ring.cross_core ? "two cores" : "one core only",
+      s.ring.enqueue_cycles_per_packet, s.ring.dequeue_cycles_per_packet,
+      s.ring.same_core_cycles_per_packet, s.ring.enqueue_cycles_per_burst,
+      s.ring.dequeue_cycles_per_burst);
+  o += printf_string("RX/TX and loop, first stage: %.1f cycles/packet; batch %u\n",
+                     s.io_cycles_per_packet, s.batch);
+  o += "\nelements (cycles per received packet: measured -> in isolation C(i); working set S(i); "
+       "table accesses N(i)):\n";
+  for (size_t i = 0; i < p.chain.measured.size(); ++i) {
+    const ChainElement& m = p.chain.measured[i];
+    o += printf_string("  %-28s %-14s %8.1f -> %8.1f  %10s  %4.1f%s\n", m.name.c_str(),
+                       m.class_name.c_str(), m.cycles_per_packet,
+                       p.chain.isolated[i].cycles_per_packet,
+                       bytes_text(static_cast<double>(m.memory.working_set_bytes)).c_str(),
+                       m.memory.accesses_per_packet, m.memory.per_worker ? "  per worker" : "");
+  }
+  for (const std::string& f : p.chain.folded) o += "  folded: " + f + "\n";
+
+  o += printf_string("\nplacements on %u core%s, predicted (paper 002's model), best first:\n",
+                     p.cores, p.cores == 1 ? "" : "s");
+  o += printf_string("  %-3s %-9s %9s  %s\n", "#", "kind", "Mpps", "--placement");
+  for (size_t i = 0; i < p.placements.size(); ++i) {
+    const PlacementPrediction& x = p.placements[i];
+    o += printf_string("  %-3zu %-9s %9.3f  %s\n", i + 1, x.kind.c_str(), x.pps / kMega,
+                       to_string(x.placement).c_str());
+    if (x.measured_pps >= 0)
+      o += printf_string("        measured: %.3f Mpps (predicted / measured %.3f)\n",
+                         x.measured_pps / kMega, x.measured_pps > 0 ? x.pps / x.measured_pps : 0);
+    for (size_t j = 0; j < x.stages.size(); ++j) {
+      const StagePrediction& st = x.stages[j];
+      o += printf_string(
+          "        stage %zu: %s..%s on %u: %.1f cycles/packet = work %.1f + hand-off %.1f + "
+          "contention %.1f + RX/TX %.1f -> %.3f Mpps%s\n",
+          j, p.chain.isolated[st.stage.first].name.c_str(),
+          p.chain.isolated[st.stage.last].name.c_str(), st.stage.cores, st.cycles_per_packet,
+          st.compute, st.sync, st.contention, st.io, st.pps / kMega,
+          j == x.bottleneck ? "  <- bottleneck" : "");
+    }
+    o += "        " + explain(x, p.chain.isolated) + "\n";
+  }
+  if (!p.placements.empty())
+    o += printf_string("\nbest: --placement \"%s\" (%.3f Mpps predicted)\n",
+                       to_string(p.placements.front().placement).c_str(),
+                       p.placements.front().pps / kMega);
+
+  if (!p.lookups.empty()) {
+    o += "\nbatch size and prefetch group (paper 003's model), predicted cycles per lookup:\n";
+    for (const LookupAdvice& a : p.lookups) {
+      o += printf_string(
+          "  %s (%s): working set %s, %.1f levels; compute %.1f, per call %.1f, per group %.1f "
+          "cycles\n",
+          a.element.c_str(), a.class_name.c_str(),
+          bytes_text(static_cast<double>(a.memory.working_set_bytes)).c_str(), a.memory.levels,
+          a.memory.compute_cycles, a.memory.call_cycles, a.memory.group_cycles);
+      o += printf_string(
+          "    now: batch %u, PREFETCH %u -> %.1f; best PREFETCH at batch %u: %u -> %.1f; best "
+          "of all: --batch %u, PREFETCH %u -> %.1f (stall %.1f, overhead %.1f, pollution %.1f)\n",
+          a.now.batch, a.now.group, a.now.cycles_per_packet, a.at_batch.batch, a.at_batch.group,
+          a.at_batch.cycles_per_packet, a.best.batch, a.best.group, a.best.cycles_per_packet,
+          a.best.stall, a.best.overhead, a.best.pollution);
+    }
+  }
+
+  o += "\nscaling: PREDICTIONS of the model, not measurements (this machine has " +
+       std::to_string(s.machine.cpus) + " CPUs):\n";
+  o += printf_string("  %6s %12s %12s  %s\n", "cores", "clone Mpps", "best Mpps", "best placement");
+  for (const ScalingRow& r : p.scaling)
+    o += printf_string("  %6u %12.3f %12.3f  %s\n", r.cores, r.clone.pps / kMega,
+                       r.best.pps / kMega, to_string(r.best.placement).c_str());
+  o += "\nassumptions:\n";
+  for (const std::string& a : p.assumptions) o += "  - " + a + "\n";
+  return o;
+}
+
+std::string plan_json(const Plan& p) {
+  json elements = json::array();
+  for (size_t i = 0; i < p.chain.measured.size(); ++i) {
+    const ChainElement& m = p.chain.measured[i];
+    elements.push_back({{"name", m.name},
+                        {"class", m.class_name},
+                        {"measured_cycles_per_packet", m.cycles_per_packet},
+                        {"isolated_cycles_per_packet", p.chain.isolated[i].cycles_per_packet},
+                        {"working_set_bytes", m.memory.working_set_bytes},
+                        {"accesses_per_packet", m.memory.accesses_per_packet},
+                        {"per_worker", m.memory.per_worker},
+                        {"cut_ok", static_cast<bool>(p.chain.cut_ok[i])}});
+  }
+  json placements = json::array();
+  for (const PlacementPrediction& x : p.placements)
+    placements.push_back(placement_json(x, p.chain));
+  json lookups = json::array();
+  for (const LookupAdvice& a : p.lookups)
+    lookups.push_back({{"element", a.element},
+                       {"class", a.class_name},
+                       {"working_set_bytes", a.memory.working_set_bytes},
+                       {"now", batch_point_json(a.now)},
+                       {"best_at_batch", batch_point_json(a.at_batch)},
+                       {"best", batch_point_json(a.best)}});
+  json scaling = json::array();
+  for (const ScalingRow& r : p.scaling)
+    scaling.push_back({{"cores", r.cores},
+                       {"clone_mpps", r.clone.pps / kMega},
+                       {"best_mpps", r.best.pps / kMega},
+                       {"best_placement", to_string(r.best.placement)},
+                       {"prediction", true}});
+  const json j = {{"pipeline", p.pipeline},
+                  {"cores", p.cores},
+                  {"calibration", p.calibration_source},
+                  {"elements", elements},
+                  {"folded", p.chain.folded},
+                  {"placements", placements},
+                  {"best", p.placements.empty() ? "" : to_string(p.placements.front().placement)},
+                  {"lookups", lookups},
+                  {"scaling", scaling},
+                  {"assumptions", p.assumptions}};
+  return j.dump(2) + "\n";
+}
+
+Result<size_t> verify_plan(Plan& p, const RunOptions& options, double seconds) {
+  size_t ran = 0;
+  for (PlacementPrediction& x : p.placements) {
+    // Cloning is what this runtime runs; pipelined and hybrid placements need the pipelined
+    // runtime's RunOptions::placement (runtime/placement.hh), set from x.placement here.
+    if (!x.placement.cloned()) continue;
+    RunOptions o = options;
+    o.workers = static_cast<int>(p.cores);
+    o.seconds = seconds;
+    o.packets = 0;
+    o.progress = false;
+    Result<RunReport> r = run(o);
+    if (!r) return make_error(to_string(x.placement) + ": " + r.error());
+    x.measured_pps = r.value().mpps_in() * kMega;
+    ++ran;
+  }
+  return ran;
+}
+
+bool calibration_matches(const Calibration& c, const PipelineConfig& config) {
+  if (c.pipeline.elements.empty() || c.pipeline.file != config.file) return false;
+  std::set<std::string> names;
+  for (const ElementMeasure& e : c.pipeline.elements) names.insert(e.name);
+  return std::all_of(config.elements.begin(), config.elements.end(),
+                     [&](const ConfigElement& e) { return names.count(e.name) != 0; });
+}
+
+Result<Placement> auto_placement(const RunOptions& options, unsigned cores,
+                                 const std::string& calibration_file) {
+  Result<PipelineConfig> config = load_pipeline(options);
+  if (!config) return make_error(config.error());
+  Result<Calibration> cal = calibration_file.empty() ? calibrate_machine(options.batch)
+                                                     : read_calibration(calibration_file);
+  if (!cal) return make_error(cal.error());
+  if (!calibration_matches(cal.value(), config.value())) {
+    Result<PipelineMeasure> m = measure_pipeline(options, kDefaultMeasureSeconds);
+    if (!m) return make_error(m.error());
+    cal.value().pipeline = m.value();
+  }
+  Result<Chain> chain = chain_of(config.value(), cal.value());
+  if (!chain) return make_error(chain.error());
+  const Plan p = make_plan(cal.value(), chain.value(), cores);
+  if (p.placements.empty()) return Placement{};
+  return p.placements.front().placement;
+}
+
+}  // namespace fulcrum::plan

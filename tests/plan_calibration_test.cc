@@ -1,0 +1,158 @@
+// The calibration file (src/plan/calibration.hh): written and read back, and every mistake in it
+// named by FILE:LINE:COL (JSON syntax) or by the field's path.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "plan/calibration.hh"
+#include "plan/measure_machine.hh"
+
+namespace fulcrum::plan {
+namespace {
+
+Calibration sample() {
+  Calibration c;
+  c.created = "test";
+  c.machine.cpus = 2;
+  c.machine.tsc_hz = 2.5e9;
+  c.machine.l1d_bytes = 32768;
+  c.machine.l2_bytes = 1 << 20;
+  c.machine.llc_bytes = 8 << 20;
+  c.machine.llc_sysfs_bytes = 32 << 20;
+  c.machine.llc_shared_cpus = 2;
+  c.memory = {4, 14, 50, 300, 8};
+  c.ring = {true, 64, 12.5, 30.25, 9, 160, 320};
+  c.pipeline.file = "configs/ipv4-router.click";
+  c.pipeline.batch = 64;
+  c.pipeline.workers = 1;
+  c.pipeline.seconds = 0.5;
+  c.pipeline.mpps = 10;
+  c.pipeline.io_cycles_per_packet = 40;
+  ElementMeasure e;
+  e.name = "IPLookup@2";
+  e.class_name = "IPLookup";
+  e.cycles_per_packet = 20;
+  e.cycles_per_batch = 1300;
+  e.packet_share = 0.5;
+  e.memory.working_set_bytes = 4096;
+  e.memory.accesses_per_packet = 1.25;
+  e.memory.prefetch_group = 16;
+  e.memory.compute_cycles = 7;
+  e.memory.levels = 1.25;
+  e.memory.lines_per_level = 1;
+  c.pipeline.elements.push_back(e);
+  return c;
+}
+
+TEST(Calibration, WrittenAndReadBackAlike) {
+  const Calibration c = sample();
+  Result<Calibration> back = parse_calibration(calibration_json(c), "cal.json");
+  ASSERT_TRUE(back) << back.error();
+  EXPECT_EQ(calibration_json(back.value()), calibration_json(c));
+  EXPECT_EQ(back.value().pipeline.elements.at(0).memory.prefetch_group, 16u);
+  EXPECT_DOUBLE_EQ(back.value().ring.dequeue_cycles_per_packet, 30.25);
+  EXPECT_DOUBLE_EQ(back.value().ring.dequeue_cycles_per_burst, 320);
+}
+
+TEST(Calibration, TheHandOffPerPacketScalesItsBurstPartWithTheBurstSize) {
+  const RingCost r = sample().ring;  // 12.5 / 30.25 per packet at 64, 160 / 320 per burst
+  EXPECT_DOUBLE_EQ(enqueue_cycles(r, 64), 12.5);
+  EXPECT_DOUBLE_EQ(enqueue_cycles(r, 32), 12.5 + 160 * (1.0 / 32 - 1.0 / 64));
+  EXPECT_DOUBLE_EQ(dequeue_cycles(r, 8), 30.25 + 320 * (1.0 / 8 - 1.0 / 64));
+  EXPECT_DOUBLE_EQ(dequeue_cycles(r, 256), 30.25 + 320 * (1.0 / 256 - 1.0 / 64));
+}
+
+TEST(Calibration, ElementsWithoutLookupCostsRoundTrip) {
+  Calibration c = sample();
+  c.pipeline.elements[0].memory = {};
+  Result<Calibration> back = parse_calibration(calibration_json(c), "cal.json");
+  ASSERT_TRUE(back) << back.error();
+  EXPECT_EQ(back.value().pipeline.elements[0].memory.prefetch_group, 0u);
+}
+
+TEST(Calibration, SyntaxErrorsNameFileLineAndColumn) {
+  Result<Calibration> r = parse_calibration("{\n  \"format\": 1,\n  \"machine\": {,}\n}", "c.json");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().rfind("c.json:3:15: not JSON", 0), 0u) << r.error();
+}
+
+TEST(Calibration, MissingAndWrongFieldsAreNamedByTheirPath) {
+  nlohmann::json j = nlohmann::json::parse(calibration_json(sample()));
+  j["memory"].erase("dram_cycles");
+  Result<Calibration> r = parse_calibration(j.dump(), "c.json");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(), "c.json: field memory.dram_cycles: missing");
+
+  j = nlohmann::json::parse(calibration_json(sample()));
+  j["pipeline"]["elements"][0]["cycles_per_packet"] = "fast";
+  r = parse_calibration(j.dump(), "c.json");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(),
+            "c.json: field pipeline.elements[0].cycles_per_packet: must be a number >= 0");
+
+  j = nlohmann::json::parse(calibration_json(sample()));
+  j["machine"]["tsc_hz"] = 0;
+  r = parse_calibration(j.dump(), "c.json");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(), "c.json: field machine.tsc_hz: must be a number > 0");
+
+  j = nlohmann::json::parse(calibration_json(sample()));
+  j["pipeline"]["elements"][0]["memory"]["lookup"]["prefetch_group"] = -1;
+  r = parse_calibration(j.dump(), "c.json");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(),
+            "c.json: field pipeline.elements[0].memory.lookup.prefetch_group: must be an integer "
+            ">= 1");
+
+  j = nlohmann::json::parse(calibration_json(sample()));
+  j["format"] = 2;
+  r = parse_calibration(j.dump(), "c.json");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(), "c.json: field format: is 2, this fulcrum reads 1");
+
+  j = nlohmann::json::parse(calibration_json(sample()));
+  j["machine"]["llc_bytes"] = 1024;
+  r = parse_calibration(j.dump(), "c.json");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(), "c.json: field machine.llc_bytes: is below machine.l2_bytes");
+
+  r = parse_calibration("[1, 2]", "c.json");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(), "c.json: field the file: must be an object");
+}
+
+TEST(Calibration, MachineInfoFromAFakeSysfs) {
+  const std::string dir = ::testing::TempDir() + "/fulcrum_cache_sysfs";
+  auto put = [&](const std::string& idx, const std::string& level, const std::string& type,
+                 const std::string& size, const std::string& shared) {
+    const std::string d = dir + "/" + idx;
+    ASSERT_EQ(std::system(("mkdir -p " + d).c_str()), 0);
+    std::FILE* f;
+    for (const auto& [name, value] : {std::pair<std::string, std::string>{"level", level},
+                                      {"type", type},
+                                      {"size", size},
+                                      {"shared_cpu_list", shared},
+                                      {"coherency_line_size", "64"}}) {
+      f = std::fopen((d + "/" + name).c_str(), "w");
+      ASSERT_NE(f, nullptr);
+      std::fprintf(f, "%s\n", value.c_str());
+      std::fclose(f);
+    }
+  };
+  put("index0", "1", "Data", "48K", "0");
+  put("index1", "1", "Instruction", "32K", "0");
+  put("index2", "2", "Unified", "2048K", "0");
+  put("index3", "3", "Unified", "96M", "0-7,16-23");
+  Result<MachineInfo> m = read_machine_info(dir);
+  ASSERT_TRUE(m) << m.error();
+  EXPECT_EQ(m.value().l1d_bytes, 48u * 1024);
+  EXPECT_EQ(m.value().l2_bytes, 2048u * 1024);
+  EXPECT_EQ(m.value().llc_bytes, 96u * 1024 * 1024);
+  EXPECT_EQ(m.value().llc_sysfs_bytes, 96u * 1024 * 1024);
+  EXPECT_EQ(m.value().llc_shared_cpus, 16u);
+  EXPECT_FALSE(read_machine_info(dir + "/none"));
+}
+
+}  // namespace
+}  // namespace fulcrum::plan

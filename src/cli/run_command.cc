@@ -4,6 +4,7 @@
 #include <charconv>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 
@@ -17,6 +18,7 @@
 #include "io/cores.hh"
 #include "io/eal.hh"
 #include "io/port.hh"
+#include "plan/planner.hh"
 #include "runtime/runtime.hh"
 #include "runtime/stages.hh"
 
@@ -67,7 +69,10 @@ constexpr const char* kRunUsage =
                      cores=N0+N1[+...]: stages beginning at each cut element (a name, or a
                      class the pipeline has once), joined by rings, N0 workers for stage 0 (the
                      RX side), N1 for stage 1, ...; a stage of several workers is a hybrid (flows
-                     spread by hash, each flow in order). The cores add up to --workers
+                     spread by hash, each flow in order). The cores add up to --workers |
+                     auto: the placement fulcrum plan predicts fastest for --workers cores
+                     (calibration from $FULCRUM_CALIBRATION, else measured first: the machine,
+                     then the pipeline for a moment on its ports; docs/placement-model.md)
   --ring-size N      entries of each ring between two stages, a power of two 64..16384 (1024)
   --oversubscribe    allow more workers than CPUs (they share CPUs, each at a fraction of its
                      rate: for testing placements that need more workers than the machine has)
@@ -225,6 +230,20 @@ int cmd_run(const std::vector<std::string>& args) {
   }
   for (const std::string& w : eal_warnings())
     std::fprintf(stderr, "fulcrum run: warning: %s\n", w.c_str());
+  // --placement auto: the planner's best placement for these workers, from the calibration named
+  // by $FULCRUM_CALIBRATION, or one measured now (machine, then the pipeline briefly on its ports).
+  if (opt.placement.automatic) {
+    const char* file = std::getenv("FULCRUM_CALIBRATION");
+    Result<Placement> chosen =
+        plan::auto_placement(opt, static_cast<unsigned>(opt.workers), file != nullptr ? file : "");
+    if (!chosen) {
+      std::fprintf(stderr, "fulcrum run: --placement auto: %s\n", chosen.error().c_str());
+      return 1;
+    }
+    opt.placement = chosen.value();
+    std::fprintf(stderr, "fulcrum run: --placement auto chose %s\n",
+                 to_string(opt.placement).c_str());
+  }
   // Ctrl-C or SIGTERM ends the run cleanly: workers stop, pcap outputs are closed, the summary
   // is printed.
   opt.interrupt = &g_interrupted;

@@ -150,10 +150,9 @@ Result<Calibration> calibrate_machine(unsigned batch) {
 }
 
 Result<PipelineMeasure> measure_pipeline(const RunOptions& options, double seconds) {
-  // One cloned worker. With the pipelined runtime merged, its RunOptions::placement must be
-  // reset to clone here too: the measurement is of the whole chain on one core, and `auto`
-  // would call back into auto_placement.
+  // One cloned worker: the measurement is of the whole chain on one core.
   RunOptions o = options;
+  o.placement = Placement{};
   o.workers = 1;
   o.seconds = seconds;
   o.packets = 0;
@@ -441,10 +440,8 @@ std::string plan_json(const Plan& p) {
 Result<size_t> verify_plan(Plan& p, const RunOptions& options, double seconds) {
   size_t ran = 0;
   for (PlacementPrediction& x : p.placements) {
-    // Cloning is what this runtime runs; pipelined and hybrid placements need the pipelined
-    // runtime's RunOptions::placement (runtime/placement.hh), set from x.placement here.
-    if (!x.placement.cloned()) continue;
     RunOptions o = options;
+    o.placement = x.placement;
     o.workers = static_cast<int>(p.cores);
     o.seconds = seconds;
     o.packets = 0;

@@ -38,12 +38,16 @@ constexpr double kMega = 1e6;
 struct Profile {
   const char* name;
   const char* emu;  // the emulated device's model; nullptr: the first real device
+  // The device thread pinned to a CPU the worker does not use (own_core_env), and tasks that
+  // fill (kOwnCoreFlush): the emulated device computes on a core of its own.
+  bool own_core = false;
 };
 
 const Profile kProfiles[] = {
     {"first-device", nullptr},
     {"emu-fast", "h2d_gbps=12,d2h_gbps=12,launch_us=5,kernel_mpps=150,lat_us=20"},
     {"emu-slow", "h2d_gbps=3,d2h_gbps=3,launch_us=50,kernel_mpps=3,lat_us=100"},
+    {"emu-fast-own-core", "h2d_gbps=12,d2h_gbps=12,launch_us=5,kernel_mpps=150,lat_us=20", true},
 };
 
 struct Rate {
@@ -105,6 +109,11 @@ struct Point {
 Point point(const App& app, const Files& f, uint32_t size, const Profile& p, int device,
             const BenchContext& ctx) {
   const std::vector<std::string> ports = {traffic(app, f, size), kNullTxOnly};
+  const auto pipeline = [&](const char* tmpl, const Files& files, const std::string& balancer,
+                            uint32_t aggregate) {
+    return p.own_core ? own_core_pipeline(bench::pipeline(tmpl, files, balancer, aggregate))
+                      : bench::pipeline(tmpl, files, balancer, aggregate);
+  };
   const std::string dev = ", DEVICE " + std::to_string(device);
   const double point_s = ctx.seconds * kPointShare;
   std::vector<std::string> rows;
@@ -183,6 +192,10 @@ std::string adaptive(const BenchContext& ctx) {
       offload::set_emulated_devices({spec.value()});
       label = "emulated: " + std::string(p.emu);
     }
+    const OwnCore own_core(p.own_core);
+    if (p.own_core)
+      label += " (device thread on CPU " + own_core.cpus() + ", FLUSH_US " +
+               std::to_string(kOwnCoreFlushUs) + ")";
     const int device = p.emu == nullptr ? 0 : static_cast<int>(real);
     std::vector<std::string> apps;
     for (const App& app : offload_apps()) {
@@ -199,6 +212,7 @@ std::string adaptive(const BenchContext& ctx) {
                            .str("profile", p.name)
                            .str("device", label)
                            .raw("emulated", p.emu != nullptr ? "true" : "false")
+                           .raw("device_thread_own_core", p.own_core ? "true" : "false")
                            .raw("apps", array(apps, "\n      "))
                            .done());
   }

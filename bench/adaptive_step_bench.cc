@@ -18,6 +18,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/groups.hh"
@@ -48,13 +49,19 @@ constexpr double kMs = 1e3;
 
 struct DeviceProfile {
   const char* name;
-  const char* emu;  // nullptr: the first real device
+  const char* emu;        // nullptr: the first real device
+  bool own_core = false;  // the device thread on a CPU of its own (offload_apps.hh, OwnCore)
 };
 
 const DeviceProfile kDevices[] = {
     {"emu-fast", "h2d_gbps=12,d2h_gbps=12,launch_us=5,kernel_mpps=150,lat_us=20"},
     {"first-device", nullptr},
+    {"emu-fast-own-core", "h2d_gbps=12,d2h_gbps=12,launch_us=5,kernel_mpps=150,lat_us=20", true},
 };
+
+std::string text_for(const DeviceProfile& d, std::string text) {
+  return d.own_core ? own_core_pipeline(std::move(text)) : text;
+}
 
 struct Window {
   double t = 0, w = 0, rate = 0;
@@ -115,7 +122,7 @@ std::string experiment(const Setup& s, const DeviceProfile& d, bool policy, bool
       (size_step ? ",step_size=" + std::to_string(kLarge) : ",step_rate=" + fmt(light_pps));
   RunOptions o;
   o.pipeline_file = "adaptive_step.click";
-  o.pipeline_text = pipeline(s.app->offload, *s.files, balancer, kAggregate);
+  o.pipeline_text = text_for(d, pipeline(s.app->offload, *s.files, balancer, kAggregate));
   o.ports = {traffic(*s.app, *s.files, kSmall) + step, kNullTxOnly};
   o.seconds = s.seconds;
   Obj j;
@@ -198,13 +205,19 @@ std::string device_runs(const DeviceProfile& d, const App& app, const Files& fil
     label = "emulated: " + std::string(d.emu);
     device = static_cast<int>(real);
   }
-  j.str("device", label).raw("emulated", d.emu != nullptr ? "true" : "false");
+  const OwnCore own_core(d.own_core);
+  if (d.own_core)
+    label += " (device thread on CPU " + own_core.cpus() + ", FLUSH_US " +
+             std::to_string(kOwnCoreFlushUs) + ")";
+  j.str("device", label)
+      .raw("emulated", d.emu != nullptr ? "true" : "false")
+      .raw("device_thread_own_core", d.own_core ? "true" : "false");
   // The profile PolicyBalancer runs on: the traffic flat out at the sizes before and after the
   // size step (64 and 1500 B; `fulcrum profile --sizes`), so the scheduler plans each size with
   // the rates measured at it.
   RunOptions base;
   base.pipeline_file = "adaptive_step.click";
-  base.pipeline_text = pipeline(app.offload, files, kCpuOnly, kAggregate);
+  base.pipeline_text = text_for(d, pipeline(app.offload, files, kCpuOnly, kAggregate));
   base.ports = {traffic(app, files, kSmall), kNullTxOnly};
   ProfileSweep sweep;
   sweep.fractions = {0.25, 0.5, 1};

@@ -11,6 +11,10 @@
 // the one of the worker's node. On a single-node machine that is one unpinned thread per device
 // (pinning to every core would change nothing). Devices report their own node
 // (DeviceInfo::numa_node, from the PCI bus id; -1 when the backend cannot tell).
+// FULCRUM_DEVICE_THREAD_CPUS=LIST (a CPU list such as 1 or 2-3) pins every device thread to those
+// CPUs instead, for experiments where the workers (`--cores`) and the device threads must not
+// share a core (an emulated device computing on a core of its own); a list that cannot be read
+// is an error.
 // The service also keeps the per-device statistics an adaptive balancer reads (the system
 // inspector: batches and packets sent, tasks completed and failed, device time per task).
 #pragma once
@@ -37,6 +41,7 @@ namespace fulcrum::offload {
 // not be taken for a silent device (the timeout path is tested with an explicit TASK_TIMEOUT_MS).
 inline constexpr uint32_t kDefaultTaskTimeoutMs = 1000;
 inline constexpr const char* kTaskTimeoutEnv = "FULCRUM_TASK_TIMEOUT_MS";
+inline constexpr const char* kDeviceThreadCpusEnv = "FULCRUM_DEVICE_THREAD_CPUS";
 uint32_t default_task_timeout_ms();
 
 struct DeviceStats {

@@ -38,12 +38,19 @@ struct EnergyModel {
   DevicePower cpu_core;  // one worker core
   DevicePower device;    // an offload device, unless its backend has its own entry
   std::map<std::string, DevicePower> backends;  // "cuda", "opencl", "emu"
-  std::string source;                           // "defaults" or the file it was read from
+  // An offload device that computes on the host's cores (an OpenCL CPU device: PoCL): no board
+  // to keep on (idle 0), and while busy the host's cores at cpu_core.busy_w each.
+  DevicePower host_device;
+  std::string source;  // "defaults" or the file it was read from
 
   // The documented defaults (docs/adaptive.md): paper 001's i7-3770 and GTX 780 Ti.
   static EnergyModel defaults();
   // The figures for an offload device of `backend` (offload::backend_name).
   const DevicePower& for_backend(const std::string& backend) const;
+  // The same, host_device for a device on the host's cores (DeviceKind::kCpu; not emulated).
+  const DevicePower& for_device(const std::string& backend, bool on_host) const {
+    return on_host ? host_device : for_backend(backend);
+  }
 };
 
 // Errors name the file and the key. Keys left out keep the defaults.
@@ -75,6 +82,7 @@ struct EnergyInputs {
     uint64_t packets = 0;
     std::optional<double> joules;  // NVML
     std::string source;            // "NVML energy counter", or why it was not measured
+    bool on_host = false;          // computes on the host's cores (EnergyModel::host_device)
   };
   std::vector<Device> devices;
 };

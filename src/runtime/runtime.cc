@@ -98,6 +98,7 @@ EnergyReport energy_report(const RaplMeter& rapl, const std::vector<uint64_t>& f
     EnergyInputs::Device dev;
     dev.label = d.label;
     dev.backend = d.backend;
+    dev.on_host = d.on_host;
     dev.busy_s = static_cast<double>(d.tasks_ok) * d.device_us / kUsPerS;
     dev.packets = d.packets;
     dev.source = "not a CUDA device (NVML measures NVIDIA GPUs only)";
@@ -122,6 +123,7 @@ std::vector<DeviceReport> device_reports(const SharedStorage& shared) {
     d.label = service->device(i).label();
     d.emulated = service->device(i).info().backend == offload::Backend::kEmu;
     d.backend = offload::backend_name(service->device(i).info().backend);
+    d.on_host = !d.emulated && service->device(i).info().kind == offload::DeviceKind::kCpu;
     d.batches = st.batches.load();
     d.packets = st.packets.load();
     d.tasks_ok = st.tasks_ok.load();

@@ -28,7 +28,8 @@ struct Config {
   int32_t device = 0;
   double fraction = 0;
   uint32_t aggregate = 1;
-  std::string backend;  // the device's, for the energy model
+  std::string backend;   // the device's, for the energy model
+  bool on_host = false;  // computes on the host's cores (EnergyModel::host_device)
 };
 
 // Watts with no traffic, from RAPL; 0 when it cannot be read.
@@ -129,7 +130,8 @@ Result<ProfilePoint> measure(const RunOptions& base, const ProfileSweep& sweep, 
   for (const DeviceReport& d : rep.devices)
     busy += static_cast<double>(d.tasks_ok) * d.device_us * 1e-6;
   busy = rep.duration_s > 0 ? std::min(1.0, busy / rep.duration_s) : 0;
-  const DevicePower* device = c.fraction > 0 ? &sweep.energy.for_backend(c.backend) : nullptr;
+  const DevicePower* device =
+      c.fraction > 0 ? &sweep.energy.for_device(c.backend, c.on_host) : nullptr;
   const PointPower power = point_power(sweep.energy, base.workers, device, busy, p.throughput_pps,
                                        p.throughput_pps * c.fraction);
   p.idle_w = power.idle_w;
@@ -219,9 +221,12 @@ Result<Profile> profile_pipeline(const RunOptions& base, const ProfileSweep& swe
   for (const std::string& p : base.ports)
     profile.traffic += (profile.traffic.empty() ? "" : " ") + p;
   std::vector<std::string> backends;
+  std::vector<bool> on_host;
   for (const auto& d : offload::discover_devices()) {
     const offload::DeviceInfo& info = d->info();
     backends.emplace_back(offload::backend_name(info.backend));
+    on_host.push_back(info.backend != offload::Backend::kEmu &&
+                      info.kind == offload::DeviceKind::kCpu);
     profile.devices.push_back(std::string(offload::backend_name(info.backend)) + ":" + info.name +
                               (info.backend == offload::Backend::kEmu ? " (emulated)" : ""));
   }
@@ -232,7 +237,7 @@ Result<Profile> profile_pipeline(const RunOptions& base, const ProfileSweep& swe
         std::find(sweep.devices.begin(), sweep.devices.end(), index) == sweep.devices.end())
       continue;
     for (double f : sweep.fractions)
-      for (uint32_t a : sweep.aggregates) configs.push_back({index, f, a, backends[d]});
+      for (uint32_t a : sweep.aggregates) configs.push_back({index, f, a, backends[d], on_host[d]});
   }
   const double idle_w = idle_watts(RaplMeter::open());
   std::vector<uint32_t> sizes = sweep.sizes;

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <string>
 
+#include "offload/service.hh"
+
 namespace fulcrum {
 namespace {
 
@@ -87,6 +89,32 @@ TEST(EnergyModel, ADeviceOnTheHostCostsTheHostsCoresWhileBusyAndNothingIdle) {
   EXPECT_DOUBLE_EQ(d.host_device.busy_w, 15.0 * static_cast<double>(sysconf(_SC_NPROCESSORS_ONLN)));
   EXPECT_EQ(&d.for_device("opencl", true), &d.host_device);
   EXPECT_EQ(&d.for_device("opencl", false), &d.device);
+}
+
+TEST(EnergyModel, ADeviceIdlesOnlyInTheWindowsItWasUsed) {
+  // A balancer that sends work to the device in a quarter of the run's windows: its idle power
+  // counts for that quarter, not the whole run (paper 001 powers an unused GPU off).
+  EnergyModel m = small_model();
+  EnergyInputs in;
+  in.seconds = 2;
+  in.bytes_out = 125'000'000;
+  in.devices.push_back({"emu:0", "emu", 0.2, 1000, std::nullopt, "not a CUDA device"});
+  in.devices.back().on_s = 0.5;
+  in.devices.push_back({"emu:1", "emu", 0.2, 1000, std::nullopt, "not a CUDA device"});
+  in.devices.back().on_s = 0.1;  // fewer windows than its busy time: on at least while busy
+  in.devices.push_back({"emu:2", "emu", 0.2, 1000, std::nullopt, "not a CUDA device"});
+  const EnergyReport r = energy_report(m, in);
+  ASSERT_EQ(r.devices.size(), 4u);
+  EXPECT_DOUBLE_EQ(r.devices[1].joules, 10 * 0.5 + 40 * 0.2);
+  EXPECT_DOUBLE_EQ(r.devices[2].joules, 10 * 0.2 + 40 * 0.2);
+  EXPECT_DOUBLE_EQ(r.devices[3].joules, 10 * 2 + 40 * 0.2);  // on_s unknown: the whole run
+
+  offload::DeviceStats st;
+  constexpr uint64_t kW = offload::DeviceStats::kOnWindowNs;
+  const uint64_t t0 = 1000 * kW;
+  for (const uint64_t t : {t0, t0 + 1, t0 + kW / 2, t0 + kW, t0 + 3 * kW, t0 + 3 * kW + 5, t0 + kW})
+    st.mark_on(t);  // windows t0, t0+1, t0+3; the late t0+1 again is not counted twice
+  EXPECT_EQ(st.on_windows.load(), 3u);
 }
 
 TEST(EnergyModel, SaysMeasuredWhereAMeterMeasured) {

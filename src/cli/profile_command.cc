@@ -1,6 +1,8 @@
 // `fulcrum profile PIPELINE --port ... --out PROFILE.json`: the thesis' offline profiling (paper
 // 001 §5.1, runtime/balancing/profiler.hh), written as the file PolicyBalancer reads
 // (docs/adaptive.md, "PolicyBalancer and fulcrum profile").
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -42,7 +44,8 @@ constexpr const char* kProfileUsage =
   --batch N           packets per batch (64)
   --power K=V,...     the power model where RAPL cannot be read, watts: cpu_idle, cpu_busy (per
                       worker core), device_idle, device_busy (50% busy: halfway) (defaults
-                      5,15,30,250: docs/adaptive.md, "Energy"); replaces --energy-model's
+                      5,15,30,250: docs/adaptive.md, "Energy"); a device on the host's cores
+                      (PoCL) costs cpu_busy per online CPU while busy; replaces --energy-model's
   --energy-model FILE the energy model (JSON, docs/adaptive.md "Energy") instead of the defaults
   --energy-out FILE   write the energy model used, its CPU figures calibrated where RAPL measured
                       (watts per worker core: the CPU point's package power and idle power over
@@ -89,6 +92,10 @@ bool parse_power(const std::string& text, EnergyModel& m) {
   }
   m.source = "--power";
   m.backends.clear();
+  // A device on the host's cores (PoCL) follows the CPU figure (energy_model.hh, host_device).
+  m.host_device.busy_w =
+      m.cpu_core.busy_w * static_cast<double>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  m.host_device.idle_w = 0;
   return m.cpu_core.idle_w <= m.cpu_core.busy_w && m.device.idle_w <= m.device.busy_w;
 }
 

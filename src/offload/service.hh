@@ -55,8 +55,25 @@ struct DeviceStats {
   std::atomic<uint64_t> queue_ns{0};
   std::atomic<uint64_t> device_ns{0};
   std::atomic<uint64_t> return_ns{0};
+  // Windows of kOnWindowNs (the thesis' 40 ms quantum) in which a task completed: the time the
+  // device was on, for the energy model (a device the balancer leaves alone for a window counts
+  // as off in it, as paper 001 powers an unused GPU off).
+  static constexpr uint64_t kOnWindowNs = 40'000'000;
+  std::atomic<uint64_t> on_windows{0};
+  std::atomic<uint64_t> last_on_window{0};
 
   void add(std::atomic<uint64_t>& c, uint64_t n) { c.fetch_add(n, std::memory_order_relaxed); }
+  // A task completed at `now_ns` (steady clock): counts its window once, whichever worker sees
+  // it first (a window older than the last counted is not counted again).
+  void mark_on(uint64_t now_ns) {
+    const uint64_t w = now_ns / kOnWindowNs;
+    uint64_t last = last_on_window.load(std::memory_order_relaxed);
+    while (w > last)
+      if (last_on_window.compare_exchange_weak(last, w, std::memory_order_relaxed)) {
+        on_windows.fetch_add(1, std::memory_order_relaxed);
+        return;
+      }
+  }
 };
 
 class OffloadService {

@@ -171,7 +171,10 @@ EnergyReport energy_report(const EnergyModel& model, const EnergyInputs& in) {
     add(d, dev.joules, dev.source + (unused ? "; unused: counted off" : ""),
         unused ? 0
                : model.for_device(dev.backend, dev.on_host)
-                     .joules(in.seconds, dev.busy_s, dev.packets));
+                     .joules(dev.on_s < 0 ? in.seconds
+                                          : std::clamp(dev.on_s, std::min(dev.busy_s, in.seconds),
+                                                       in.seconds),
+                             dev.busy_s, dev.packets));
   }
   if (r.measured) {
     r.source = r.devices.front().source;

@@ -6,8 +6,9 @@
 //   E = idle_w * T + (busy_w - idle_w) * busy_s + j_per_packet * packets
 //
 // The CPU is counted per worker core; a worker polls, so its core is busy the whole run
-// (busy_s = T). An offload device is busy for its tasks' device time (tasks x device_us); one
-// given no packet in the run counts as off (0 J), as paper 001 powers an unused GPU off.
+// (busy_s = T). An offload device is busy for its tasks' device time (tasks x device_us) and on
+// (T in the formula) only in the 40 ms windows in which it completed a task: paper 001 powers an
+// unused GPU off, and a balancer that leaves the device alone for a window leaves it off.
 // Defaults and their sources are in docs/adaptive.md ("Energy"); `--energy-model FILE` (the
 // JSON written by write_energy_model, or by `fulcrum profile --energy-out`, calibrated where
 // RAPL measures) replaces them.
@@ -83,6 +84,9 @@ struct EnergyInputs {
     std::optional<double> joules;  // NVML
     std::string source;            // "NVML energy counter", or why it was not measured
     bool on_host = false;          // computes on the host's cores (EnergyModel::host_device)
+    // Seconds the device was on: the 40 ms windows in which it completed a task (at least its
+    // busy time; it idles at idle_w only while on). A negative value: on for the whole run.
+    double on_s = -1;
   };
   std::vector<Device> devices;
 };

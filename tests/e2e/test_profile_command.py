@@ -2,7 +2,7 @@
 """End to end: `fulcrum profile` on the offloaded IPv4 router with one emulated device.
 
 1. Two shares x two device batch sizes, 0.2 s each, from the generator, and each at 30 % and
-   60 % of its measured rate (--rates, 0.1 s each): the profile (format 2) holds the CPU point
+   60 % of its measured rate (--rates, 0.1 s each): the profile (format 3) holds the CPU point
    and four points per device in order, the emulated one labelled so, every point with
    throughput, p50 <= p99, power between its idle and loaded figures, and two rate samples
    offered at those shares of its throughput, each with throughput and p50 <= p99. Where RAPL cannot be

@@ -3,7 +3,9 @@
 //   * the static sweep: FixedFraction(w) at w = 0, 0.1, ..., 1;
 //   * AdaptiveBalancer (NBA's hill climbing, 20 ms windows), its steady state, the w it settles
 //     at, the static curve's value there, and its trace (every window's time, w and Mpps, in the
-//     JSON, for tools/plot_adaptive.py).
+//     JSON, for tools/plot_adaptive.py);
+//   * PolicyBalancer (the thesis' scheduler, throughput policy) on a profile of the same
+//     pipeline made in the run (CPU; w = 0.25, 0.5, 1), its steady state and mean w.
 // Throughput is transmitted packets per second over the second half of each run (the first half
 // is the climb, and start-up for the static points alike). Devices: the first one the backends
 // find (PoCL's OpenCL CPU device on machines without a GPU, where it shares the two cores with the
@@ -12,7 +14,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "bench/groups.hh"
@@ -20,6 +25,8 @@
 #include "bench/offload_apps.hh"
 #include "offload/discovery.hh"
 #include "offload/emu/emu_spec.hh"
+#include "runtime/balancing/profile.hh"
+#include "runtime/balancing/profiler.hh"
 #include "runtime/runtime.hh"
 #include "runtime/steady_rate.hh"
 
@@ -29,21 +36,26 @@ namespace {
 constexpr int kFractionSteps = 10;
 constexpr uint32_t kAggregate = 32;
 constexpr double kWindowMs = 20;
-constexpr double kPointShare = 0.8;   // of --seconds, per static point
-constexpr double kAdaptiveShare = 4;  // of --seconds, the adaptive run
-constexpr double kMinAdaptiveS = 3;   // at least 150 windows
-constexpr double kSteadyFrom = 0.5;   // the steady state is the second half of a run
+constexpr double kPointShare = 0.8;    // of --seconds, per static point
+constexpr double kAdaptiveShare = 4;   // of --seconds, the adaptive run
+constexpr double kMinAdaptiveS = 3;    // at least 150 windows
+constexpr double kSteadyFrom = 0.5;    // the steady state is the second half of a run
+constexpr double kProfileShare = 0.4;  // of --seconds, per profile point (PolicyBalancer's)
 constexpr double kMega = 1e6;
 
 struct Profile {
   const char* name;
   const char* emu;  // the emulated device's model; nullptr: the first real device
+  // The device thread pinned to a CPU the worker does not use (own_core_env), and tasks that
+  // fill (kOwnCoreFlush): the emulated device computes on a core of its own.
+  bool own_core = false;
 };
 
 const Profile kProfiles[] = {
     {"first-device", nullptr},
     {"emu-fast", "h2d_gbps=12,d2h_gbps=12,launch_us=5,kernel_mpps=150,lat_us=20"},
     {"emu-slow", "h2d_gbps=3,d2h_gbps=3,launch_us=50,kernel_mpps=3,lat_us=100"},
+    {"emu-fast-own-core", "h2d_gbps=12,d2h_gbps=12,launch_us=5,kernel_mpps=150,lat_us=20", true},
 };
 
 struct Rate {
@@ -97,14 +109,49 @@ TraceSummary read_trace(const std::string& path) {
   return s;
 }
 
+// The mean offloaded share over the second half of a PolicyBalancer trace ("time_s rate_pps
+// full_share fraction ...") and its window count.
+std::pair<double, size_t> policy_trace_w(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::pair<double, double>> tw;
+  while (std::getline(in, line)) {
+    std::istringstream f(line);
+    double t = 0, rate = 0, full = 0, w = 0;
+    if (f >> t >> rate >> full >> w) tw.emplace_back(t, w);
+  }
+  if (tw.empty()) return {0, 0};
+  double sum = 0;
+  size_t n = 0;
+  for (const auto& [t, w] : tw)
+    if (t >= tw.back().first * kSteadyFrom) sum += w, ++n;
+  return {n > 0 ? sum / static_cast<double>(n) : 0, tw.size()};
+}
+
+// The static curve (same run) at `w`, over its best.
+double curve_at(const std::vector<double>& static_mpps, double w, double best) {
+  const double at = w * kFractionSteps;
+  const size_t lo = std::min<size_t>(static_cast<size_t>(at), kFractionSteps - 1);
+  const double v =
+      static_mpps[lo] + (static_mpps[lo + 1] - static_mpps[lo]) * (at - static_cast<double>(lo));
+  return best > 0 ? v / best : 0;
+}
+
 struct Point {
   std::string json;
-  double ratio = 0;  // adaptive over the best static point
+  double ratio = 0;         // adaptive over the best static point
+  double policy_ratio = 0;  // PolicyBalancer over the best static point
 };
 
 Point point(const App& app, const Files& f, uint32_t size, const Profile& p, int device,
             const BenchContext& ctx) {
   const std::vector<std::string> ports = {traffic(app, f, size), kNullTxOnly};
+  const auto pipeline = [&](const char* tmpl, const Files& files, const std::string& balancer,
+                            uint32_t aggregate) {
+    return p.own_core ? own_core_pipeline(bench::pipeline(tmpl, files, balancer, aggregate))
+                      : bench::pipeline(tmpl, files, balancer, aggregate);
+  };
   const std::string dev = ", DEVICE " + std::to_string(device);
   const double point_s = ctx.seconds * kPointShare;
   std::vector<std::string> rows;
@@ -132,16 +179,47 @@ Point point(const App& app, const Files& f, uint32_t size, const Profile& p, int
   const double ratio = best > 0 ? a.mpps / best : 0;
   // The static curve (same run) at the w the balancer settled at, over its best: where the
   // balancer operates, judged without the noise of comparing separate runs' rates.
-  const double at = t.mean_w_steady * kFractionSteps;
-  const size_t lo = std::min<size_t>(static_cast<size_t>(at), kFractionSteps - 1);
-  const double curve_at_w =
-      static_mpps[lo] + (static_mpps[lo + 1] - static_mpps[lo]) * (at - static_cast<double>(lo));
-  const double point_ratio = best > 0 ? curve_at_w / best : 0;
+  const double point_ratio = curve_at(static_mpps, t.mean_w_steady, best);
+
+  // PolicyBalancer (throughput policy) on a profile of the same pipeline made now: the CPU
+  // alone and w = 0.25, 0.5, 1 on this device, flat out, AGGREGATE 32.
+  RunOptions base;
+  base.pipeline_file = "adaptive.click";
+  base.pipeline_text = pipeline(app.offload, f, kCpuOnly, kAggregate);
+  base.ports = ports;
+  ProfileSweep sweep;
+  sweep.fractions = {0.25, 0.5, 1};
+  sweep.aggregates = {kAggregate};
+  sweep.rates.clear();
+  sweep.seconds = ctx.seconds * kProfileShare;
+  sweep.devices = {device};
+  const std::string stem =
+      ctx.dir + "/adaptive-" + p.name + "-" + app.name + "-" + std::to_string(size);
+  Rate pol;
+  double policy_w = 0;
+  size_t policy_windows = 0;
+  Result<fulcrum::Profile> profile = profile_pipeline(base, sweep);
+  if (profile && write_profile(profile.value(), stem + ".profile.json")) {
+    const std::string ptrace = stem + ".policy.trace";
+    pol = steady_rate(pipeline(app.offload, f,
+                               "PolicyBalancer(\"" + stem + ".profile.json\", POLICY throughput, " +
+                                   "TRACE \"" + ptrace + "\")",
+                               kAggregate),
+                      ports, adaptive_s);
+    balanced &= pol.balanced;
+    std::tie(policy_w, policy_windows) = policy_trace_w(ptrace);
+  } else {
+    std::fprintf(stderr, "bench: adaptive %s %s: profile: %s\n", p.name, app.name,
+                 profile ? "cannot write it" : profile.error().c_str());
+  }
+  const double policy_ratio = best > 0 ? pol.mpps / best : 0;
+  const double policy_curve = curve_at(static_mpps, policy_w, best);
   std::fprintf(stderr,
                "bench: adaptive %s %s %u B: best static %.3f Mpps at w=%.1f, adaptive %.3f Mpps "
-               "(%.1f %%) settling at w~%.2f (static curve there: %.1f %% of best)\n",
+               "(%.1f %%) settling at w~%.2f (static curve there: %.1f %% of best); policy "
+               "%.3f Mpps (%.1f %%) at w~%.2f (curve there: %.1f %%)\n",
                p.name, app.name, size, best, best_w, a.mpps, ratio * 100, t.mean_w_steady,
-               point_ratio * 100);
+               point_ratio * 100, pol.mpps, policy_ratio * 100, policy_w, policy_curve * 100);
   return {Obj()
               .str("app", app.name)
               .count("frame_bytes", size)
@@ -156,9 +234,14 @@ Point point(const App& app, const Files& f, uint32_t size, const Profile& p, int
               .count("adaptive_windows", t.windows)
               .num("adaptive_seconds", adaptive_s)
               .raw("trace", t.json)
+              .num("policy_mpps", pol.mpps)
+              .num("policy_vs_best_static", policy_ratio)
+              .num("policy_mean_fraction_steady", policy_w)
+              .num("static_curve_at_policy_fraction_vs_best", policy_curve)
+              .count("policy_windows", policy_windows)
               .raw("balanced", balanced ? "true" : "false")
               .done(),
-          ratio};
+          ratio, policy_ratio};
 }
 
 std::string adaptive(const BenchContext& ctx) {
@@ -183,6 +266,10 @@ std::string adaptive(const BenchContext& ctx) {
       offload::set_emulated_devices({spec.value()});
       label = "emulated: " + std::string(p.emu);
     }
+    const OwnCore own_core(p.own_core);
+    if (p.own_core)
+      label += " (device thread on CPU " + own_core.cpus() + ", FLUSH_US " +
+               std::to_string(kOwnCoreFlushUs) + ")";
     const int device = p.emu == nullptr ? 0 : static_cast<int>(real);
     std::vector<std::string> apps;
     for (const App& app : offload_apps()) {
@@ -199,6 +286,7 @@ std::string adaptive(const BenchContext& ctx) {
                            .str("profile", p.name)
                            .str("device", label)
                            .raw("emulated", p.emu != nullptr ? "true" : "false")
+                           .raw("device_thread_own_core", p.own_core ? "true" : "false")
                            .raw("apps", array(apps, "\n      "))
                            .done());
   }
@@ -208,9 +296,10 @@ std::string adaptive(const BenchContext& ctx) {
   for (double r : ratios) mean += r / static_cast<double>(ratios.size());
   return Obj()
       .str("what",
-           "AdaptiveBalancer (NBA's hill climbing, 20 ms windows) against a static sweep of the "
-           "offload fraction measured in the same run, per application and device profile; Mpps "
-           "transmitted over the second half of each run; emulated devices are models")
+           "AdaptiveBalancer (NBA's hill climbing, 20 ms windows) and PolicyBalancer (throughput "
+           "policy, on a profile made in the run) against a static sweep of the offload fraction "
+           "measured in the same run, per application and device profile; Mpps transmitted over "
+           "the second half of each run; emulated devices are models")
       .num("adaptive_vs_best_static_min", worst)
       .num("adaptive_vs_best_static_mean", mean)
       .raw("profiles", array(profiles, "\n    "))

@@ -1,6 +1,7 @@
 // Step changes in traffic and how the balancers follow them (issue 17): for AdaptiveBalancer
 // (NBA's hill climbing, 20 ms windows) and PolicyBalancer (the thesis' scheduler, energy policy,
-// 40 ms windows, on a profile of the same pipeline made in the same run), on the IPsec gateway
+// 40 ms windows, on a profile of the same pipeline made in the same run at 64 and 1500 B), on the
+// IPsec gateway
 // with an emulated GPU-like device (offload/emu/: a model, labelled so) and the first real device
 // (PoCL's OpenCL CPU device on machines without a GPU), two experiments each:
 //   * size: the generator flat out at 64 B, stepped to 1500 B halfway through the run
@@ -17,6 +18,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/groups.hh"
@@ -47,13 +49,19 @@ constexpr double kMs = 1e3;
 
 struct DeviceProfile {
   const char* name;
-  const char* emu;  // nullptr: the first real device
+  const char* emu;        // nullptr: the first real device
+  bool own_core = false;  // the device thread on a CPU of its own (offload_apps.hh, OwnCore)
 };
 
 const DeviceProfile kDevices[] = {
     {"emu-fast", "h2d_gbps=12,d2h_gbps=12,launch_us=5,kernel_mpps=150,lat_us=20"},
     {"first-device", nullptr},
+    {"emu-fast-own-core", "h2d_gbps=12,d2h_gbps=12,launch_us=5,kernel_mpps=150,lat_us=20", true},
 };
+
+std::string text_for(const DeviceProfile& d, std::string text) {
+  return d.own_core ? own_core_pipeline(std::move(text)) : text;
+}
 
 struct Window {
   double t = 0, w = 0, rate = 0;
@@ -114,7 +122,7 @@ std::string experiment(const Setup& s, const DeviceProfile& d, bool policy, bool
       (size_step ? ",step_size=" + std::to_string(kLarge) : ",step_rate=" + fmt(light_pps));
   RunOptions o;
   o.pipeline_file = "adaptive_step.click";
-  o.pipeline_text = pipeline(s.app->offload, *s.files, balancer, kAggregate);
+  o.pipeline_text = text_for(d, pipeline(s.app->offload, *s.files, balancer, kAggregate));
   o.ports = {traffic(*s.app, *s.files, kSmall) + step, kNullTxOnly};
   o.seconds = s.seconds;
   Obj j;
@@ -197,17 +205,26 @@ std::string device_runs(const DeviceProfile& d, const App& app, const Files& fil
     label = "emulated: " + std::string(d.emu);
     device = static_cast<int>(real);
   }
-  j.str("device", label).raw("emulated", d.emu != nullptr ? "true" : "false");
-  // The profile PolicyBalancer runs on, at the traffic before the step (64 B, flat out).
+  const OwnCore own_core(d.own_core);
+  if (d.own_core)
+    label += " (device thread on CPU " + own_core.cpus() + ", FLUSH_US " +
+             std::to_string(kOwnCoreFlushUs) + ")";
+  j.str("device", label)
+      .raw("emulated", d.emu != nullptr ? "true" : "false")
+      .raw("device_thread_own_core", d.own_core ? "true" : "false");
+  // The profile PolicyBalancer runs on: the traffic flat out at the sizes before and after the
+  // size step (64 and 1500 B; `fulcrum profile --sizes`), so the scheduler plans each size with
+  // the rates measured at it.
   RunOptions base;
   base.pipeline_file = "adaptive_step.click";
-  base.pipeline_text = pipeline(app.offload, files, kCpuOnly, kAggregate);
+  base.pipeline_text = text_for(d, pipeline(app.offload, files, kCpuOnly, kAggregate));
   base.ports = {traffic(app, files, kSmall), kNullTxOnly};
   ProfileSweep sweep;
   sweep.fractions = {0.25, 0.5, 1};
   sweep.aggregates = {4, 32};
   sweep.seconds = ctx.seconds * kProfileShare;
   sweep.devices = {device};
+  sweep.sizes = {kSmall, kLarge};
   Result<Profile> profile = profile_pipeline(base, sweep);
   if (!profile) return j.str("error", profile.error()).done();
   Setup s{&app,   &files,
@@ -216,12 +233,16 @@ std::string device_runs(const DeviceProfile& d, const App& app, const Files& fil
   if (Status st = write_profile(profile.value(), s.profile_file); !st)
     return j.str("error", st.error()).done();
   std::vector<std::string> points;
+  const double small_class = size_classes(profile.value().points).front();
   for (const ProfilePoint& p : profile.value().points) {
-    s.best_pps = std::max(s.best_pps, p.throughput_pps);
+    // "100 %" for the rate step (at 64 B): the best of the 64 B points.
+    if (p.frame_bytes <= small_class * (1 + kSizeClassTolerance))
+      s.best_pps = std::max(s.best_pps, p.throughput_pps);
     points.push_back(Obj()
                          .count("device", static_cast<uint64_t>(p.device))
                          .num("fraction", p.fraction)
                          .count("aggregate", p.aggregate)
+                         .num("frame_bytes", p.frame_bytes)
                          .num("mpps", p.throughput_pps / kMega)
                          .done());
   }

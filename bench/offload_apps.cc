@@ -1,12 +1,16 @@
 #include "bench/offload_apps.hh"
 
+#include <cstdlib>
 #include <fstream>
+#include <regex>
 #include <utility>
 
 #include "bench/measure.hh"
 #include "core/registry.hh"
+#include "io/cores.hh"
 #include "lib/route6_table.hh"
 #include "lib/route_table.hh"
+#include "offload/service.hh"
 
 namespace fulcrum::bench {
 namespace {
@@ -117,6 +121,23 @@ std::string traffic(const App& app, const Files& f, uint32_t size) {
 
 std::string fraction(double w) {
   return "FixedFraction(" + fmt(w) + ")";
+}
+
+OwnCore::OwnCore(bool on) : on_(on) {
+  if (!on_) return;
+  Result<CorePlan> plan = plan_cores(1, {});
+  cpus_ = std::to_string(plan ? plan.value().control_cpu : 0);
+  setenv(offload::kDeviceThreadCpusEnv, cpus_.c_str(), 1);
+}
+
+OwnCore::~OwnCore() {
+  if (on_) unsetenv(offload::kDeviceThreadCpusEnv);
+}
+
+std::string own_core_pipeline(std::string text) {
+  static const std::regex kAggregate("AGGREGATE ([0-9]+)");
+  return std::regex_replace(text, kAggregate,
+                            "AGGREGATE $1, FLUSH_US " + std::to_string(kOwnCoreFlushUs));
 }
 
 double gbps(double mpps, uint32_t size) {

@@ -52,4 +52,26 @@ std::string traffic(const App& app, const Files& f, uint32_t size);
 std::string fraction(double w);
 double gbps(double mpps, uint32_t size);
 
+// The "own core" regime (issue 17): an emulated device computes on the host, so on a machine
+// with few cores it adds capacity only when its device thread has a core the worker does not
+// use. While an OwnCore(true) lives, runs pin their device threads (FULCRUM_DEVICE_THREAD_CPUS)
+// to the CPU the runtime keeps for its control thread (the bench's one worker runs on another).
+inline constexpr uint32_t kOwnCoreFlushUs = 2000;
+class OwnCore {
+ public:
+  explicit OwnCore(bool on);
+  ~OwnCore();
+  OwnCore(const OwnCore&) = delete;
+  OwnCore& operator=(const OwnCore&) = delete;
+  const std::string& cpus() const { return cpus_; }
+
+ private:
+  bool on_;
+  std::string cpus_;
+};
+// `text` with every offloadable element's tasks waiting up to kOwnCoreFlushUs to fill
+// (AGGREGATE n -> AGGREGATE n, FLUSH_US ...): at a small offloaded share the default 100 us
+// closes tasks of 2-3 batches, and the 8 tasks in flight then bound the device path.
+std::string own_core_pipeline(std::string text);
+
 }  // namespace fulcrum::bench

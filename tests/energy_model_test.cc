@@ -10,6 +10,8 @@
 #include <fstream>
 #include <string>
 
+#include "offload/service.hh"
+
 namespace fulcrum {
 namespace {
 
@@ -18,6 +20,7 @@ EnergyModel small_model() {
   m.cpu_core = {5, 15, 1e-6, "test"};
   m.device = {30, 250, 2e-6, "test"};
   m.backends["emu"] = {10, 50, 0, "test"};
+  m.host_device = {0, 30, 0, "test"};
   m.source = "test";
   return m;
 }
@@ -65,6 +68,55 @@ TEST(EnergyModel, ModelsEveryDeviceWhereNothingMeasures) {
   EXPECT_STREQ(r.basis(), "modelled");
 }
 
+TEST(EnergyModel, ADeviceOnTheHostCostsTheHostsCoresWhileBusyAndNothingIdle) {
+  // PoCL (an OpenCL device of kind CPU) has no board to keep on: its energy is the host's cores
+  // while it computes, not the discrete GPU's figures an OpenCL GPU would get.
+  EnergyModel m = small_model();
+  m.host_device = {0, 30, 0, "test: two cores at 15 W"};
+  EnergyInputs in;
+  in.seconds = 2;
+  in.bytes_out = 125'000'000;
+  in.workers = 1;
+  in.devices.push_back({"opencl:pocl", "opencl", 0.5, 1000, std::nullopt, "not a CUDA device",
+                        /*on_host=*/true});
+  in.devices.push_back({"opencl:gpu", "opencl", 0.5, 1000, std::nullopt, "not a CUDA device"});
+  const EnergyReport r = energy_report(m, in);
+  ASSERT_EQ(r.devices.size(), 3u);
+  EXPECT_DOUBLE_EQ(r.devices[1].joules, 30 * 0.5);                          // busy 0.5 s, idle 0
+  EXPECT_DOUBLE_EQ(r.devices[2].joules, 30 * 2 + 220 * 0.5 + 2e-6 * 1000);  // the device entry
+  const EnergyModel d = EnergyModel::defaults();
+  EXPECT_DOUBLE_EQ(d.host_device.idle_w, 0);
+  EXPECT_DOUBLE_EQ(d.host_device.busy_w, 15.0 * static_cast<double>(sysconf(_SC_NPROCESSORS_ONLN)));
+  EXPECT_EQ(&d.for_device("opencl", true), &d.host_device);
+  EXPECT_EQ(&d.for_device("opencl", false), &d.device);
+}
+
+TEST(EnergyModel, ADeviceIdlesOnlyInTheWindowsItWasUsed) {
+  // A balancer that sends work to the device in a quarter of the run's windows: its idle power
+  // counts for that quarter, not the whole run (paper 001 powers an unused GPU off).
+  EnergyModel m = small_model();
+  EnergyInputs in;
+  in.seconds = 2;
+  in.bytes_out = 125'000'000;
+  in.devices.push_back({"emu:0", "emu", 0.2, 1000, std::nullopt, "not a CUDA device"});
+  in.devices.back().on_s = 0.5;
+  in.devices.push_back({"emu:1", "emu", 0.2, 1000, std::nullopt, "not a CUDA device"});
+  in.devices.back().on_s = 0.1;  // fewer windows than its busy time: on at least while busy
+  in.devices.push_back({"emu:2", "emu", 0.2, 1000, std::nullopt, "not a CUDA device"});
+  const EnergyReport r = energy_report(m, in);
+  ASSERT_EQ(r.devices.size(), 4u);
+  EXPECT_DOUBLE_EQ(r.devices[1].joules, 10 * 0.5 + 40 * 0.2);
+  EXPECT_DOUBLE_EQ(r.devices[2].joules, 10 * 0.2 + 40 * 0.2);
+  EXPECT_DOUBLE_EQ(r.devices[3].joules, 10 * 2 + 40 * 0.2);  // on_s unknown: the whole run
+
+  offload::DeviceStats st;
+  constexpr uint64_t kW = offload::DeviceStats::kOnWindowNs;
+  const uint64_t t0 = 1000 * kW;
+  for (const uint64_t t : {t0, t0 + 1, t0 + kW / 2, t0 + kW, t0 + 3 * kW, t0 + 3 * kW + 5, t0 + kW})
+    st.mark_on(t);  // windows t0, t0+1, t0+3; the late t0+1 again is not counted twice
+  EXPECT_EQ(st.on_windows.load(), 3u);
+}
+
 TEST(EnergyModel, SaysMeasuredWhereAMeterMeasured) {
   EnergyInputs in;
   in.seconds = 1;
@@ -98,6 +150,7 @@ TEST(EnergyModel, ReadsAndWritesItsParameterFile) {
   ASSERT_TRUE(back) << back.error();
   EXPECT_DOUBLE_EQ(back.value().cpu_core.j_per_packet, 1e-6);
   EXPECT_DOUBLE_EQ(back.value().for_backend("emu").busy_w, 50);
+  EXPECT_DOUBLE_EQ(back.value().host_device.busy_w, m.host_device.busy_w);
   EXPECT_EQ(back.value().source, path);
 
   std::ofstream(path) << R"({"cpu_core": {"idle_w": 20, "busy_w": 10}})";

@@ -5,12 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "offload/emu/emu_spec.hh"
 #include "offload/numa.hh"
 #include "offload/service.hh"
 #include "testing.hh"
@@ -128,6 +130,27 @@ TEST(OffloadNuma, ServiceRunsOneThreadPerDevicePerNode) {
       }
     }
   }
+}
+
+TEST(OffloadNuma, DeviceThreadCpusFromTheEnvironmentPinEveryThread) {
+  // An emulated device, so that there is a device thread on any machine.
+  Result<EmuSpec> spec = parse_emu_spec("kernel_mpps=10");
+  ASSERT_TRUE(spec) << spec.error();
+  set_emulated_devices({spec.value()});
+  setenv(kDeviceThreadCpusEnv, "0", 1);
+  Result<std::shared_ptr<OffloadService>> s = OffloadService::create();
+  setenv(kDeviceThreadCpusEnv, "0-x", 1);
+  Result<std::shared_ptr<OffloadService>> bad = OffloadService::create();
+  unsetenv(kDeviceThreadCpusEnv);
+  set_emulated_devices({});
+  ASSERT_TRUE(s) << s.error();
+  ASSERT_GE(s.value()->devices(), 1u);
+  for (size_t d = 0; d < s.value()->devices(); ++d)
+    for (size_t k = 0; k < s.value()->threads(d); ++k)
+      EXPECT_EQ(s.value()->thread_at(d, k).config().cpus, std::vector<int>{0});
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().find("FULCRUM_DEVICE_THREAD_CPUS: expected a CPU list"), std::string::npos)
+      << bad.error();
 }
 
 }  // namespace

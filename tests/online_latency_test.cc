@@ -69,6 +69,26 @@ TEST(SampledLatency, SharedBalancerWindowsCarryTheEstimate) {
   quiet.record_latency(0, 50 * kUs);
 }
 
+TEST(SharedBalancerWindow, CarriesTheMeanPacketLength) {
+  constexpr uint64_t kWindow = 40'000'000;
+  SharedBalancer<Recorder> b(kWindow);
+  const uint32_t one = b.attach(), two = b.attach();
+  b.tick(1);
+  b.count(one, 64, 64 * 84, true);  // two workers' batches: 84 B and 1520 B packets
+  b.count(two, 32, 32 * 1520, false);
+  b.tick(1 + kWindow);
+  b.tick(1 + 2 * kWindow);     // no packet: no length
+  b.count(one, 10, 0, false);  // packets counted without their bytes (AdaptiveBalancer)
+  b.tick(1 + 3 * kWindow);
+  const std::vector<BalanceWindow> w =
+      b.inspect([](const Recorder& r, const BalanceWindow&, uint64_t) { return r.windows; });
+  ASSERT_EQ(w.size(), 3u);
+  EXPECT_DOUBLE_EQ(w[0].frame_bytes, (64.0 * 84 + 32.0 * 1520) / 96);
+  EXPECT_DOUBLE_EQ(w[0].full_share, 0.5);
+  EXPECT_EQ(w[1].frame_bytes, 0);
+  EXPECT_EQ(w[2].frame_bytes, 0);
+}
+
 TEST(DeviceIndex, PastTheDevicesOfTheRunIsAnError) {
   EXPECT_TRUE(check_device_index(0, 1, "DEVICE 0").ok());
   EXPECT_TRUE(check_device_index(-1, 1, "DEVICE -1").ok());  // the CPU

@@ -365,6 +365,126 @@ TEST(OnlineLatency, AMeasuredLatencyOverTheBoundMovesAway) {
   EXPECT_EQ(t.switches(), 1u);
 }
 
+// One profile measured at two sizes (`fulcrum profile --sizes 64,1500`): at 64 B the CPU
+// carries 1 Mpps and the device mix 2.5; at 1500 B (packets 1520 B long at the balancer) the CPU
+// 0.3 and the mix 0.9. Points 0-2 are the 64 B ones, 3-5 the 1500 B ones.
+Profile two_sizes() {
+  Profile p;
+  p.devices = {"emu0"};
+  p.points = {point(0, 0, 1, 1.0, 60, 40, 30),     point(0, 0.5, 8, 2.5, 300, 120, 60),
+              point(0, 1, 16, 2.0, 500, 100, 55),  point(0, 0, 1, 0.3, 90, 40, 30),
+              point(0, 0.5, 8, 0.9, 400, 120, 60), point(0, 1, 16, 0.8, 700, 100, 55)};
+  for (size_t i = 0; i < p.points.size(); ++i) p.points[i].frame_bytes = i < 3 ? 84 : 1520;
+  return p;
+}
+
+// Windows of packets `bytes` long; the plant carries what the profile says at that size.
+class SizedDriver {
+ public:
+  SizedDriver(PolicyScheduler& s, uint64_t seed) : s_(s), rng_(seed) {}
+  void window(double offered_pps, double bytes) {
+    // The configuration in force carries its rate at the size of the traffic (not the size it
+    // was planned at); the sizes meet at their geometric middle.
+    constexpr double kMiddle = 357;
+    double carried = 0;
+    for (const ProfilePoint& p : two_sizes().points)
+      if (p.fraction == s_.current().fraction && (p.frame_bytes > kMiddle) == (bytes > kMiddle))
+        carried = p.throughput_pps;
+    std::uniform_real_distribution<double> noise(0.95, 1.05);
+    BalanceWindow w;
+    w.full_share = offered_pps > carried ? 1 : 0;
+    w.rate_pps = std::min(offered_pps, carried) * noise(rng_);
+    w.frame_bytes = bytes;
+    s_.observe(w);
+    decisions.push_back(s_.current_index());
+  }
+  void windows(int n, double offered_pps, double bytes) {
+    for (int i = 0; i < n; ++i) window(offered_pps, bytes);
+  }
+  std::vector<size_t> decisions;
+
+ private:
+  PolicyScheduler& s_;
+  std::mt19937_64 rng_;
+};
+
+TEST(SizeProfile, ClassesGroupCloseSizesAndTheNearestIsOnALogScale) {
+  std::vector<ProfilePoint> points(5);
+  const double bytes[] = {122, 126, 560, 1560, 1530};
+  for (size_t i = 0; i < points.size(); ++i) points[i].frame_bytes = bytes[i];
+  const std::vector<double> classes = size_classes(points);
+  ASSERT_EQ(classes.size(), 3u);
+  EXPECT_DOUBLE_EQ(classes[0], 124);
+  EXPECT_DOUBLE_EQ(classes[1], 560);
+  EXPECT_DOUBLE_EQ(classes[2], 1545);
+  EXPECT_EQ(nearest_size_class(classes, 64), 0u);
+  EXPECT_EQ(nearest_size_class(classes, 250), 0u);  // 2.0x over 124, 2.2x under 560
+  EXPECT_EQ(nearest_size_class(classes, 280), 1u);  // 2.3x over 124, 2.0x under 560
+  EXPECT_EQ(nearest_size_class(classes, 9000), 2u);
+  EXPECT_EQ(nearest_size_class(classes, 0), 0u);  // not measured
+  EXPECT_EQ(size_classes(std::vector<ProfilePoint>(3)), std::vector<double>{0});
+}
+
+TEST(SizeProfile, ASizeStepIsFollowedWithinTheConfirmingWindows) {
+  // Flat out at 64 B the throughput policy runs the mix (point 1). The traffic steps to 1500 B:
+  // two windows later (SIZE_PERSIST) it runs the mix measured at 1500 B (point 4), the best
+  // there too, and stays: nothing learned, no other switch. Then a rate step to 20 % of the
+  // CPU's 1500 B rate: the energy policy moves to the CPU at 1500 B (point 3) at once.
+  for (const Policy policy : {Policy::kThroughput, Policy::kEnergy}) {
+    PolicyScheduler s(two_sizes(), config(policy));
+    SizedDriver run(s, 7);
+    run.windows(50, 5 * kMpps, 84);
+    ASSERT_EQ(s.current_index(), 1u) << policy_name(policy);
+    EXPECT_EQ(s.size_class_bytes(), 84);
+    const uint64_t switches = s.switches();
+    run.windows(100, 5 * kMpps, 1520);
+    EXPECT_EQ(s.size_class_bytes(), 1520);
+    EXPECT_EQ(s.size_switches(), 1u);
+    EXPECT_EQ(s.learned(), 0u);
+    EXPECT_EQ(s.switches(), switches + 1);
+    const std::vector<size_t>& d = run.decisions;
+    EXPECT_EQ(d[50], 1u);  // the first 1500 B window: not yet confirmed
+    EXPECT_TRUE(std::all_of(d.begin() + 51, d.end(), [](size_t c) { return c == 4; }))
+        << policy_name(policy);
+    if (policy != Policy::kEnergy) continue;
+    run.windows(50, 0.06 * kMpps, 1520);
+    EXPECT_EQ(s.current_index(), 3u);
+    EXPECT_EQ(s.switches(), switches + 2);
+  }
+}
+
+TEST(SizeProfile, AProfileOfOneSizeWandersAfterTheStep) {
+  // The same step with the 64 B points only (what the profile held before --sizes): at 1500 B
+  // the backlogged rate is far under every point's, so the scheduler learns and moves among the
+  // points; this is what the size classes prevent (the test above).
+  Profile one = two_sizes();
+  one.points.resize(3);
+  for (ProfilePoint& p : one.points) p.frame_bytes = 0;
+  PolicyScheduler s(one, config(Policy::kThroughput));
+  SizedDriver run(s, 7);
+  run.windows(50, 5 * kMpps, 84);
+  run.windows(100, 5 * kMpps, 1520);
+  EXPECT_GE(s.learned(), 1u);
+  EXPECT_EQ(s.size_switches(), 0u);
+}
+
+TEST(SizeProfile, MixedSizesAtTheBoundaryDoNotMakeItAlternate) {
+  // The mean packet length jitters across the boundary between the classes (their geometric
+  // middle, ~357 B) every other window: never SIZE_PERSIST windows in a row on the far side.
+  PolicyScheduler s(two_sizes(), config(Policy::kThroughput));
+  SizedDriver run(s, 8);
+  for (int i = 0; i < 500; ++i) run.window(5 * kMpps, i % 2 == 0 ? 340 : 375);
+  EXPECT_EQ(s.size_switches(), 0u);
+  EXPECT_EQ(s.current_index(), 1u);
+  // With SIZE_PERSIST 1 the same windows move it every time.
+  PolicyConfig eager = config(Policy::kThroughput);
+  eager.size_persist = 1;
+  PolicyScheduler e(two_sizes(), eager);
+  SizedDriver run_e(e, 8);
+  for (int i = 0; i < 500; ++i) run_e.window(5 * kMpps, i % 2 == 0 ? 340 : 375);
+  EXPECT_GT(e.size_switches(), 400u);
+}
+
 namespace fs = std::filesystem;
 
 class ProfileFile : public ::testing::Test {
@@ -416,6 +536,26 @@ TEST_F(ProfileFile, RoundTrips) {
   EXPECT_TRUE(back.value().points[0].rates.empty());
 }
 
+TEST_F(ProfileFile, SizesRoundTripAndAreAllOrNone) {
+  ASSERT_TRUE(write_profile(two_sizes(), path_.string()).ok());
+  Result<Profile> back = read_profile(path_.string());
+  ASSERT_TRUE(back.ok()) << back.error();
+  EXPECT_EQ(back.value().points[0].frame_bytes, 84);
+  EXPECT_EQ(back.value().points[5].frame_bytes, 1520);
+  const std::string pt =
+      "\"device\": 0, \"fraction\": 0, \"aggregate\": 1, \"throughput_pps\": 1e6, "
+      "\"p50_us\": 10, \"p99_us\": 20, \"power_w\": 50, \"idle_w\": 20, \"power_measured\": false";
+  write("{\"format\": 3, \"points\": [{" + pt + ", \"frame_bytes\": 64}, {" + pt + "}]}");
+  EXPECT_NE(error().find("\"frame_bytes\" must be given (> 0) for every point or for none"),
+            std::string::npos);
+  write("{\"format\": 3, \"points\": [{" + pt + ", \"frame_bytes\": \"big\"}]}");
+  EXPECT_NE(error().find("point 0: \"frame_bytes\" must be a number"), std::string::npos);
+  write("{\"format\": 2, \"points\": [{" + pt + "}]}");  // format 2: no sizes, one class
+  Result<Profile> two = read_profile(path_.string());
+  ASSERT_TRUE(two.ok()) << two.error();
+  EXPECT_EQ(two.value().points[0].frame_bytes, 0);
+}
+
 TEST_F(ProfileFile, FormatOneIsStillRead) {
   write(
       "{\"format\": 1, \"points\": [{\"device\": 0, \"fraction\": 0, \"aggregate\": 1, "
@@ -435,8 +575,8 @@ TEST_F(ProfileFile, BadFilesSayWhereAndWhat) {
   EXPECT_NE(error().find("not a Fulcrum profile"), std::string::npos);
   write("{\"format\": \"1\", \"points\": []}");
   EXPECT_NE(error().find("not a Fulcrum profile"), std::string::npos);
-  write("{\"format\": 3, \"points\": []}");
-  EXPECT_NE(error().find("profile format 3 is not known"), std::string::npos);
+  write("{\"format\": 4, \"points\": []}");
+  EXPECT_NE(error().find("profile format 4 is not known"), std::string::npos);
   write("[1, 2]");
   EXPECT_NE(error().find("not a Fulcrum profile"), std::string::npos);
   write("{\"format\": 1, \"points\": []}");

@@ -7,8 +7,8 @@ bench/adaptive_step_bench.cc) for docs/benchmarks.md.
 
 `adaptive`: for each device profile, one PNG per application (NAME: PROFILE-APP-BYTES):
 throughput against the offload fraction w (the static sweep) with the adaptive balancer's
-steady state marked at the mean w it settled at, and under it w and throughput over time from
-its trace (every 20 ms window).
+steady state marked at the mean w it settled at (and PolicyBalancer's, where the run has it),
+and under it AdaptiveBalancer's w and throughput over time from its trace (every 20 ms window).
 `adaptive_step`: one PNG per device profile (NAME: step-PROFILE), a panel per balancer and step
 (64 -> 1500 B; flat out -> 20 %): w and throughput over time, the step marked, the time to
 re-converge shaded.
@@ -53,6 +53,9 @@ def plot(profile, app, out_dir):
     top.plot(ws, mpps, "o-", label="static FixedFraction(w)")
     top.plot([app["adaptive_mean_fraction_steady"]], [app["adaptive_mpps"]], "r*", markersize=14,
              label=f"AdaptiveBalancer ({app['adaptive_vs_best_static'] * 100:.0f} % of best)")
+    if app.get("policy_mpps"):
+        top.plot([app["policy_mean_fraction_steady"]], [app["policy_mpps"]], "gD", markersize=9,
+                 label=f"PolicyBalancer ({app['policy_vs_best_static'] * 100:.0f} % of best)")
     top.set_xlabel("offload fraction w")
     top.set_ylabel("Mpps transmitted")
     kind = "emulated device" if profile["emulated"] else "device"

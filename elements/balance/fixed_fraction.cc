@@ -14,7 +14,9 @@ Status FixedFraction::configure(Args& args) {
       .key("AGGREGATE", aggregate,
            "batches per device task for the offloadable elements downstream, at most their own "
            "AGGREGATE (0: theirs; `fulcrum profile` sweeps it)")
-      .key("SEED", seed, "seed of the per-batch draw");
+      .key("SEED", seed, "seed of the per-batch draw")
+      .key("COUNT_BYTES", count_bytes_,
+           "count the bytes of the packets it passes (counter bytes; one load a packet)");
   if (Status s = args.finish(); !s) return s;
   if (w < 0 || w > 1) return args.error("W must be between 0 and 1");
   constexpr uint32_t kMaxAggregate = 256;

@@ -4,7 +4,8 @@
 // Uses:      nothing.  Sets: the batch's device decision (batch annotation): DEVICE with
 //            probability W, else CPU; with AGGREGATE, the device batch size (batch annotation
 //            `aggregate`).
-// Counters:  offloaded, kept (batches).
+// Counters:  offloaded, kept (batches); with COUNT_BYTES true, bytes (the lengths of the packets
+//            it passed: `fulcrum profile` records the mean packet size at the balancer).
 // Offload:   decides for the offloadable elements downstream. Each batch is drawn on its own
 //            (NBA's weighted balancer), so the packets of one flow may run on the CPU and the
 //            device at once and leave reordered; set AFFINITY on the offloadable element to
@@ -31,12 +32,14 @@ class FixedFraction final : public ElementBase<FixedFraction> {
   void counters(std::vector<Counter>& out) const override {
     out.push_back({"offloaded", offloaded_});
     out.push_back({"kept", kept_});
+    if (count_bytes_) out.push_back({"bytes", bytes_});
   }
   void process_batch(PacketBatch& batch) override {
     const bool offload = draw_below(state_, threshold_);
     batch.anno().device = offload ? device_ : kRunOnCpu;
     batch.anno().aggregate = aggregate_;
     ++(offload ? offloaded_ : kept_);
+    if (count_bytes_) batch.for_each([&](uint32_t, const Packet* p) { bytes_ += length(p); });
   }
 
  private:
@@ -46,6 +49,8 @@ class FixedFraction final : public ElementBase<FixedFraction> {
   uint16_t aggregate_ = 0;
   uint64_t offloaded_ = 0;
   uint64_t kept_ = 0;
+  bool count_bytes_ = false;
+  uint64_t bytes_ = 0;
 };
 
 FULCRUM_REGISTER_ELEMENT(FixedFraction);

@@ -33,10 +33,13 @@ Status PolicyBalancer::configure(Args& args) {
       .key("LATENCY_PERSIST", policy_.latency_persist,
            "p99 estimates in a row outside the band around the profile's prediction before the "
            "point learns its latency and the scheduler re-plans")
+      .key("SIZE_PERSIST", policy_.size_persist,
+           "windows in a row whose mean packet length is nearest another of the profile's "
+           "sizes before the scheduler plans at that size")
       .key("SEED", seed, "seed of the per-batch draw")
       .key("TRACE", trace_file_,
            "file: every window as \"time_s rate_pps full_share fraction device aggregate "
-           "config p99_us\", written at the end of the run");
+           "config p99_us frame_bytes\", written at the end of the run");
   if (Status s = args.finish(); !s) return s;
   Result<Policy> p = parse_policy(policy);
   if (!p) return args.error(p.error());
@@ -56,6 +59,7 @@ Status PolicyBalancer::configure(Args& args) {
   if (!(policy_.headroom > 0 && policy_.headroom <= 1))
     return args.error("HEADROOM must be in (0, 1]");
   if (policy_.latency_persist < 1) return args.error("LATENCY_PERSIST must be at least 1");
+  if (policy_.size_persist < 1) return args.error("SIZE_PERSIST must be at least 1");
   set_seed(seed);
   return {};
 }
@@ -77,6 +81,7 @@ Status PolicyBalancer::initialize(const InitContext& ctx) {
     }
   }
   sample_latency_every(sample_every_);
+  count_bytes(size_classes(points).size() > 1);
   return attach(ctx, "policy-balancer", [&]() -> Result<std::shared_ptr<Shared>> {
     auto shared = std::make_shared<Shared>(window_ns, std::move(profile.value()), policy_);
     if (sample_every_ != 0) shared->enable_latency(kMinLatencySamples);
@@ -102,6 +107,9 @@ void PolicyBalancer::counters(std::vector<Counter>& out) const {
     out.push_back(
         {"predicted_p99_ns", static_cast<uint64_t>(std::lround(s.predicted_p99_us() * kNsPerUs))});
     out.push_back({"latency_replans", s.latency_replans()});
+    out.push_back({"frame_bytes", static_cast<uint64_t>(std::lround(last.frame_bytes))});
+    out.push_back({"size_class_bytes", static_cast<uint64_t>(std::lround(s.size_class_bytes()))});
+    out.push_back({"size_switches", s.size_switches()});
   });
 }
 

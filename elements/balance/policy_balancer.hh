@@ -14,7 +14,9 @@
 //            switches, grows, shrinks, learned (profile points updated from measurement);
 //            p99_ns (the last online p99 estimate), predicted_p99_ns (the profile's for it, at
 //            the measured rate), latency_replans (estimates outside the band that made a point
-//            learn its latency).
+//            learn its latency); frame_bytes (mean packet length of the last window, with a
+//            profile of several sizes), size_class_bytes (the profile's size in force: 0 for a
+//            profile without sizes), size_switches.
 // Offload:   every replica (all workers) shares one scheduler, steered by the packets per
 //            second through the balancer and the share of batches that arrive full (the input
 //            is backlogged), and the p99 of sampled packets (SAMPLE: one packet of every SAMPLE
@@ -22,7 +24,10 @@
 //            a window's p99 needs 100 samples). Set AFFINITY on the offloadable element so that
 //            a flow keeps its processor while the mix moves and is never reordered. A profile
 //            point offloading to a device the run does not have is a configuration error; a run
-//            with no device at all runs every batch on the CPU, with a note.
+//            with no device at all runs every batch on the CPU, with a note. With a profile
+//            measured at several packet sizes (`fulcrum profile --sizes`) it sums the lengths
+//            of the packets it passes (one load a packet) and plans among the points of the
+//            size nearest the window's mean (SIZE_PERSIST windows in a row to move).
 #pragma once
 
 #include <cstdio>
@@ -40,11 +45,11 @@ class PolicyBalancer final : public SharedBalancerElement<PolicyBalancer, Policy
  public:
   static constexpr ElementTraits kTraits{"PolicyBalancer", 1, 1, {}};
   static constexpr const char* kTraceHeader =
-      "time_s rate_pps full_share fraction device aggregate config p99_us";
+      "time_s rate_pps full_share fraction device aggregate config p99_us frame_bytes";
   static int trace_row(std::FILE* f, const TracePoint& p) {
-    return std::fprintf(f, "%.4f %.0f %.3f %.4f %d %u %d %.1f\n", p.t_s, p.window.rate_pps,
+    return std::fprintf(f, "%.4f %.0f %.3f %.4f %d %u %d %.1f %.1f\n", p.t_s, p.window.rate_pps,
                         p.window.full_share, p.choice.fraction, p.choice.device, p.choice.aggregate,
-                        p.choice.config, p.window.p99_us);
+                        p.choice.config, p.window.p99_us, p.window.frame_bytes);
   }
   // A window's p99 needs this many samples; fewer count toward the next window's.
   static constexpr uint64_t kMinLatencySamples = 100;

@@ -1,11 +1,11 @@
 // SharedBalancerElement: what the adaptive balancers (AdaptiveBalancer, PolicyBalancer) have in
 // common. Every replica (one per worker) of one element shares one SharedBalancer<Controller>
 // (runtime/balancing/shared_balancer.hh); per batch, a replica draws the device decision with
-// the shared probability, stamps the shared device batch size, counts the batch in its own slot
-// and, every 8 batches, lets the clock close a window; with sample_latency_every, it also
-// stamps one packet in so many batches for the shared balancer's online latency. Worker 0's
-// replica writes the TRACE file at the end (Derived::kTraceHeader, Derived::trace_row), and a
-// write failure is reported as output lost.
+// the shared probability, stamps the shared device batch size, counts the batch (and with
+// count_bytes its bytes) in its own slot and, every 8 batches, lets the clock close a window; with
+// sample_latency_every, it also stamps one packet in so many batches for the shared balancer's
+// online latency. Worker 0's replica writes the TRACE file at the end (Derived::kTraceHeader,
+// Derived::trace_row), and a write failure is reported as output lost.
 #pragma once
 
 #include <cerrno>
@@ -40,7 +40,9 @@ class SharedBalancerElement : public ElementBase<Derived> {
     batch.anno().device = offload ? (device < 0 ? device_ : device) : kRunOnCpu;
     batch.anno().aggregate = static_cast<uint16_t>(shared_->aggregate());
     ++(offload ? offloaded_ : kept_);
-    shared_->count(slot_, batch.live(), batch.count() >= full_batch_);
+    uint64_t bytes = 0;
+    if (count_bytes_) batch.for_each([&](uint32_t, const Packet* p) { bytes += length(p); });
+    shared_->count(slot_, batch.live(), bytes, batch.count() >= full_batch_);
     if (sample_every_ != 0) sample_latency(batch);
     if ((++batches_ & kClockEvery) == 0) shared_->tick(now_ns());
   }
@@ -92,6 +94,9 @@ class SharedBalancerElement : public ElementBase<Derived> {
   }
 
   void set_seed(uint32_t seed) { state_ = seed == 0 ? 1 : seed; }
+  // Sum the packets' lengths into the shared windows (BalanceWindow::frame_bytes): one load per
+  // packet, so only for a controller that reads it.
+  void count_bytes(bool on) { count_bytes_ = on; }
   // Sample the latency of one packet in every `batches` batches (0: none); the shared balancer
   // must have enable_latency().
   void sample_latency_every(uint32_t batches) { sample_every_ = batches; }
@@ -127,6 +132,7 @@ class SharedBalancerElement : public ElementBase<Derived> {
   uint64_t state_ = 1;
   uint32_t sample_every_ = 0;
   uint32_t unsampled_ = 0;
+  bool count_bytes_ = false;
   std::shared_ptr<const Shared> shared_;
   uint32_t slot_ = 0;
   uint32_t full_batch_ = kDefaultBatch;

@@ -1,6 +1,8 @@
 // `fulcrum profile PIPELINE --port ... --out PROFILE.json`: the thesis' offline profiling (paper
 // 001 §5.1, runtime/balancing/profiler.hh), written as the file PolicyBalancer reads
 // (docs/adaptive.md, "PolicyBalancer and fulcrum profile").
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -35,12 +37,16 @@ constexpr const char* kProfileUsage =
                       throughput and latency p50/p99 at that load (0.2,0.5,0.8; none: skip;
                       without a gen: port there are none)
   --rate-seconds S    per rate (half of --seconds)
+  --sizes LIST        frame sizes in bytes (64,512,1500): the whole sweep once per size, every
+                      gen: port sending frames of that size; PolicyBalancer then plans among the
+                      points of the size nearest the traffic's (the traffic as given: one size)
   --workers N         worker threads (1)
   --placement SPEC    clone (default) or a pipelined cut, as `fulcrum run` takes it
   --batch N           packets per batch (64)
   --power K=V,...     the power model where RAPL cannot be read, watts: cpu_idle, cpu_busy (per
                       worker core), device_idle, device_busy (50% busy: halfway) (defaults
-                      5,15,30,250: docs/adaptive.md, "Energy"); replaces --energy-model's
+                      5,15,30,250: docs/adaptive.md, "Energy"); a device on the host's cores
+                      (PoCL) costs cpu_busy per online CPU while busy; replaces --energy-model's
   --energy-model FILE the energy model (JSON, docs/adaptive.md "Energy") instead of the defaults
   --energy-out FILE   write the energy model used, its CPU figures calibrated where RAPL measured
                       (watts per worker core: the CPU point's package power and idle power over
@@ -87,6 +93,10 @@ bool parse_power(const std::string& text, EnergyModel& m) {
   }
   m.source = "--power";
   m.backends.clear();
+  // A device on the host's cores (PoCL) follows the CPU figure (energy_model.hh, host_device).
+  m.host_device.busy_w =
+      m.cpu_core.busy_w * static_cast<double>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  m.host_device.idle_w = 0;
   return m.cpu_core.idle_w <= m.cpu_core.busy_w && m.device.idle_w <= m.device.busy_w;
 }
 
@@ -128,6 +138,14 @@ int cmd_profile(const std::vector<std::string>& args) {
                              [](double f) { return f <= 0 || f >= 1; })) {
         return usage_error("--rates needs a list of shares in (0, 1), or none");
       }
+    } else if (a == "--sizes") {
+      std::vector<double> sizes;
+      constexpr double kMaxFrame = 9000;
+      if (!value(v) || !parse_list(v, sizes) ||
+          std::any_of(sizes.begin(), sizes.end(),
+                      [](double x) { return x < 1 || x > kMaxFrame || x != static_cast<int>(x); }))
+        return usage_error("--sizes needs a list of frame sizes in bytes (64,512,1500)");
+      sweep.sizes.assign(sizes.begin(), sizes.end());
     } else if (a == "--rate-seconds") {
       if (!value(v) || !parse_value(v, sweep.rate_seconds) || sweep.rate_seconds <= 0)
         return usage_error("--rate-seconds needs a positive number");
@@ -147,8 +165,8 @@ int cmd_profile(const std::vector<std::string>& args) {
     } else if (std::string e = positional_pipeline(
                    a, opt,
                    {"--out", "--seconds", "--fractions", "--aggregates", "--power", "--rates",
-                    "--rate-seconds", "--help", "--energy-model", "--energy-out", "--port",
-                    "--workers", "--batch", "--device", "--strict-rules", "--placement"});
+                    "--sizes", "--rate-seconds", "--help", "--energy-model", "--energy-out",
+                    "--port", "--workers", "--batch", "--device", "--strict-rules", "--placement"});
                !e.empty()) {
       return usage_error(e);
     }
@@ -187,11 +205,16 @@ int cmd_profile(const std::vector<std::string>& args) {
   if (offload::discover_devices().empty())
     std::fprintf(stderr,
                  "fulcrum profile: no offload device found; the profile has the CPU only\n");
+  if (!sweep.sizes.empty() && !has_generator(opt.ports)) {
+    std::fprintf(stderr, "fulcrum profile: --sizes needs a generator port (gen:...)\n");
+    return 1;
+  }
   Result<Profile> profile = profile_pipeline(opt, sweep, [](const ProfilePoint& pt) {
     std::printf(
-        "device %d  w %-5g aggregate %-3u  %8.3f Mpps  p50 %8.1f us  p99 %8.1f us  %6.1f W%s\n",
-        pt.device, pt.fraction, pt.aggregate, pt.throughput_pps / 1e6, pt.p50_us, pt.p99_us,
-        pt.power_w, pt.power_measured ? "" : " (modelled)");
+        "device %d  w %-5g aggregate %-3u  %6.0f B  %8.3f Mpps  p50 %8.1f us  p99 %8.1f us  "
+        "%6.1f W%s\n",
+        pt.device, pt.fraction, pt.aggregate, pt.frame_bytes, pt.throughput_pps / 1e6, pt.p50_us,
+        pt.p99_us, pt.power_w, pt.power_measured ? "" : " (modelled)");
     for (const RateSample& r : pt.rates)
       std::printf("    offered %8.3f Mpps: %8.3f Mpps  p50 %8.1f us  p99 %8.1f us\n",
                   r.offered_pps / 1e6, r.throughput_pps / 1e6, r.p50_us, r.p99_us);

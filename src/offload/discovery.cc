@@ -1,6 +1,9 @@
 #include "offload/discovery.hh"
 
 #include <array>
+#include <cstdlib>
+#include <optional>
+#include <string_view>
 #include <utility>
 
 #include "offload/failure_injection.hh"
@@ -13,6 +16,19 @@ constexpr size_t kBackends = 3;
 std::array<DiscoverFn, kBackends>& backends() {
   static std::array<DiscoverFn, kBackends> fns{};
   return fns;
+}
+
+// FULCRUM_OFFLOAD_BACKEND (opencl, cuda or emu): only that backend, wherever devices are listed
+// (runs, `fulcrum profile`, `fulcrum devices`), so device indices agree; another value: every
+// backend here (OffloadService::create reports it as an error).
+std::optional<Backend> only_from_env() {
+  const char* only = std::getenv("FULCRUM_OFFLOAD_BACKEND");
+  if (only == nullptr) return std::nullopt;
+  const std::string_view b(only);
+  if (b == "opencl") return Backend::kOpenCL;
+  if (b == "cuda") return Backend::kCuda;
+  if (b == "emu") return Backend::kEmu;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -35,9 +51,10 @@ bool backend_compiled(Backend b) {
 std::vector<std::unique_ptr<Device>> discover_devices(const DiscoverOptions& options) {
   const std::optional<uint64_t> fail_after =
       options.fail_after ? options.fail_after : fail_after_from_env();
+  const std::optional<Backend> only = options.only ? options.only : only_from_env();
   std::vector<std::unique_ptr<Device>> out;
   for (Backend b : compiled_backends()) {
-    if (options.only && *options.only != b) continue;
+    if (only && *only != b) continue;
     std::vector<std::unique_ptr<Device>> found = backends()[static_cast<size_t>(b)]();
     for (size_t i = 0; i < found.size(); ++i) {
       found[i]->set_index(static_cast<int>(i));

@@ -26,7 +26,7 @@ std::vector<Backend> compiled_backends();
 bool backend_compiled(Backend b);
 
 struct DiscoverOptions {
-  // Only devices of this backend.
+  // Only devices of this backend (unset: FULCRUM_OFFLOAD_BACKEND's, when it names one).
   std::optional<Backend> only;
   // Wrap every device to fail after this many kernel launches (FULCRUM_FAIL_DEVICE_AFTER when
   // unset; an unparsable value is ignored).

@@ -39,6 +39,14 @@ Result<std::shared_ptr<OffloadService>> OffloadService::create() {
                         std::string(b) + "'");
   }
   if (Result<std::vector<EmuSpec>> emu = emulated_devices(); !emu) return make_error(emu.error());
+  std::vector<int> pinned;
+  if (const char* cpus = std::getenv(kDeviceThreadCpusEnv); cpus != nullptr) {
+    Result<std::vector<int>> list = parse_cpulist(cpus);
+    if (!list || list.value().empty())
+      return make_error(std::string(kDeviceThreadCpusEnv) + ": expected a CPU list such as 1 or " +
+                        "2-3, got '" + cpus + "'");
+    pinned = list.value();
+  }
   const std::vector<NumaNode> nodes = numa_nodes();
   for (const NumaNode& n : nodes)
     for (int c : n.cpus) {
@@ -54,6 +62,7 @@ Result<std::shared_ptr<OffloadService>> OffloadService::create() {
       DeviceThreadConfig config;
       config.numa_node = n.id;
       if (nodes.size() > 1) config.cpus = n.cpus;
+      if (!pinned.empty()) config.cpus = pinned;
       Result<std::unique_ptr<DeviceThread>> t = DeviceThread::create(*d, config);
       if (!t) return make_error(d->label() + ": " + t.error());
       t.value()->start();

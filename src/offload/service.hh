@@ -11,6 +11,10 @@
 // the one of the worker's node. On a single-node machine that is one unpinned thread per device
 // (pinning to every core would change nothing). Devices report their own node
 // (DeviceInfo::numa_node, from the PCI bus id; -1 when the backend cannot tell).
+// FULCRUM_DEVICE_THREAD_CPUS=LIST (a CPU list such as 1 or 2-3) pins every device thread to those
+// CPUs instead, for experiments where the workers (`--cores`) and the device threads must not
+// share a core (an emulated device computing on a core of its own); a list that cannot be read
+// is an error.
 // The service also keeps the per-device statistics an adaptive balancer reads (the system
 // inspector: batches and packets sent, tasks completed and failed, device time per task).
 #pragma once
@@ -37,6 +41,7 @@ namespace fulcrum::offload {
 // not be taken for a silent device (the timeout path is tested with an explicit TASK_TIMEOUT_MS).
 inline constexpr uint32_t kDefaultTaskTimeoutMs = 1000;
 inline constexpr const char* kTaskTimeoutEnv = "FULCRUM_TASK_TIMEOUT_MS";
+inline constexpr const char* kDeviceThreadCpusEnv = "FULCRUM_DEVICE_THREAD_CPUS";
 uint32_t default_task_timeout_ms();
 
 struct DeviceStats {
@@ -50,8 +55,25 @@ struct DeviceStats {
   std::atomic<uint64_t> queue_ns{0};
   std::atomic<uint64_t> device_ns{0};
   std::atomic<uint64_t> return_ns{0};
+  // Windows of kOnWindowNs (the thesis' 40 ms quantum) in which a task completed: the time the
+  // device was on, for the energy model (a device the balancer leaves alone for a window counts
+  // as off in it, as paper 001 powers an unused GPU off).
+  static constexpr uint64_t kOnWindowNs = 40'000'000;
+  std::atomic<uint64_t> on_windows{0};
+  std::atomic<uint64_t> last_on_window{0};
 
   void add(std::atomic<uint64_t>& c, uint64_t n) { c.fetch_add(n, std::memory_order_relaxed); }
+  // A task completed at `now_ns` (steady clock): counts its window once, whichever worker sees
+  // it first (a window older than the last counted is not counted again).
+  void mark_on(uint64_t now_ns) {
+    const uint64_t w = now_ns / kOnWindowNs;
+    uint64_t last = last_on_window.load(std::memory_order_relaxed);
+    while (w > last)
+      if (last_on_window.compare_exchange_weak(last, w, std::memory_order_relaxed)) {
+        on_windows.fetch_add(1, std::memory_order_relaxed);
+        return;
+      }
+  }
 };
 
 class OffloadService {

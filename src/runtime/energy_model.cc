@@ -1,5 +1,7 @@
 #include "runtime/energy_model.hh"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -21,6 +23,9 @@ constexpr double kGpuBusyW = 250;
 constexpr double kIoHubW = 20, kGpuBoardIdleW = 10;
 constexpr const char* kCoreSource =
     "busy: paper 001 i7-3770 (77 W die TDP - 17 W integrated GPU) / 4 cores; idle: estimate";
+constexpr const char* kHostDeviceSource =
+    "an OpenCL device on the CPU (PoCL) computes on the host's cores: busy, each at the "
+    "cpu_core figure (paper 001 i7-3770 per core) x the online CPUs; idle: 0 (no board)";
 constexpr const char* kGpuSource =
     "busy: paper 001 GTX 780 Ti TDP; idle: paper 001 I/O hub 20 W + 10 W board (estimate)";
 
@@ -60,6 +65,8 @@ EnergyModel EnergyModel::defaults() {
   EnergyModel m;
   m.cpu_core = {kCoreIdleW, kCoreBusyW, 0, kCoreSource};
   m.device = {kIoHubW + kGpuBoardIdleW, kGpuBusyW, 0, kGpuSource};
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  m.host_device = {0, kCoreBusyW * static_cast<double>(std::max(1L, cpus)), 0, kHostDeviceSource};
   m.source = "defaults";
   return m;
 }
@@ -84,13 +91,15 @@ Result<EnergyModel> read_energy_model(const std::string& path) {
       s = read_device(value, where, m.cpu_core);
     } else if (key == "device") {
       s = read_device(value, where, m.device);
+    } else if (key == "host_device") {
+      s = read_device(value, where, m.host_device);
     } else if (key == "cuda" || key == "opencl" || key == "emu") {
       DevicePower p = m.device;
       s = read_device(value, where, p);
       m.backends[key] = p;
     } else if (key != "comment") {
       return make_error(path + ": unknown key \"" + key +
-                        "\" (cpu_core, device, cuda, opencl, emu, comment)");
+                        "\" (cpu_core, device, host_device, cuda, opencl, emu, comment)");
     }
     if (!s) return make_error(s.error());
   }
@@ -98,7 +107,9 @@ Result<EnergyModel> read_energy_model(const std::string& path) {
 }
 
 Status write_energy_model(const EnergyModel& model, const std::string& path) {
-  json j = {{"cpu_core", device_json(model.cpu_core)}, {"device", device_json(model.device)}};
+  json j = {{"cpu_core", device_json(model.cpu_core)},
+            {"device", device_json(model.device)},
+            {"host_device", device_json(model.host_device)}};
   for (const auto& [backend, p] : model.backends) j[backend] = device_json(p);
   std::ofstream out(path);
   out << j.dump(2) << '\n';
@@ -158,7 +169,12 @@ EnergyReport energy_report(const EnergyModel& model, const EnergyInputs& in) {
     // A device given no work counts as off, as paper 001 powers an unused GPU off (§4.3).
     const bool unused = dev.packets == 0 && dev.busy_s <= 0;
     add(d, dev.joules, dev.source + (unused ? "; unused: counted off" : ""),
-        unused ? 0 : model.for_backend(dev.backend).joules(in.seconds, dev.busy_s, dev.packets));
+        unused ? 0
+               : model.for_device(dev.backend, dev.on_host)
+                     .joules(dev.on_s < 0 ? in.seconds
+                                          : std::clamp(dev.on_s, std::min(dev.busy_s, in.seconds),
+                                                       in.seconds),
+                             dev.busy_s, dev.packets));
   }
   if (r.measured) {
     r.source = r.devices.front().source;

@@ -6,8 +6,9 @@
 //   E = idle_w * T + (busy_w - idle_w) * busy_s + j_per_packet * packets
 //
 // The CPU is counted per worker core; a worker polls, so its core is busy the whole run
-// (busy_s = T). An offload device is busy for its tasks' device time (tasks x device_us); one
-// given no packet in the run counts as off (0 J), as paper 001 powers an unused GPU off.
+// (busy_s = T). An offload device is busy for its tasks' device time (tasks x device_us) and on
+// (T in the formula) only in the 40 ms windows in which it completed a task: paper 001 powers an
+// unused GPU off, and a balancer that leaves the device alone for a window leaves it off.
 // Defaults and their sources are in docs/adaptive.md ("Energy"); `--energy-model FILE` (the
 // JSON written by write_energy_model, or by `fulcrum profile --energy-out`, calibrated where
 // RAPL measures) replaces them.
@@ -38,12 +39,19 @@ struct EnergyModel {
   DevicePower cpu_core;  // one worker core
   DevicePower device;    // an offload device, unless its backend has its own entry
   std::map<std::string, DevicePower> backends;  // "cuda", "opencl", "emu"
-  std::string source;                           // "defaults" or the file it was read from
+  // An offload device that computes on the host's cores (an OpenCL CPU device: PoCL): no board
+  // to keep on (idle 0), and while busy the host's cores at cpu_core.busy_w each.
+  DevicePower host_device;
+  std::string source;  // "defaults" or the file it was read from
 
   // The documented defaults (docs/adaptive.md): paper 001's i7-3770 and GTX 780 Ti.
   static EnergyModel defaults();
   // The figures for an offload device of `backend` (offload::backend_name).
   const DevicePower& for_backend(const std::string& backend) const;
+  // The same, host_device for a device on the host's cores (DeviceKind::kCpu; not emulated).
+  const DevicePower& for_device(const std::string& backend, bool on_host) const {
+    return on_host ? host_device : for_backend(backend);
+  }
 };
 
 // Errors name the file and the key. Keys left out keep the defaults.
@@ -75,6 +83,10 @@ struct EnergyInputs {
     uint64_t packets = 0;
     std::optional<double> joules;  // NVML
     std::string source;            // "NVML energy counter", or why it was not measured
+    bool on_host = false;          // computes on the host's cores (EnergyModel::host_device)
+    // Seconds the device was on: the 40 ms windows in which it completed a task (at least its
+    // busy time; it idles at idle_w only while on). A negative value: on for the whole run.
+    double on_s = -1;
   };
   std::vector<Device> devices;
 };

@@ -99,6 +99,8 @@ EnergyReport energy_report(const RaplMeter& rapl, const std::vector<uint64_t>& f
     EnergyInputs::Device dev;
     dev.label = d.label;
     dev.backend = d.backend;
+    dev.on_host = d.on_host;
+    dev.on_s = d.on_s;
     dev.busy_s = static_cast<double>(d.tasks_ok) * d.device_us / kUsPerS;
     dev.packets = d.packets;
     dev.source = "not a CUDA device (NVML measures NVIDIA GPUs only)";
@@ -123,9 +125,12 @@ std::vector<DeviceReport> device_reports(const SharedStorage& shared) {
     d.label = service->device(i).label();
     d.emulated = service->device(i).info().backend == offload::Backend::kEmu;
     d.backend = offload::backend_name(service->device(i).info().backend);
+    d.on_host = !d.emulated && service->device(i).info().kind == offload::DeviceKind::kCpu;
     d.batches = st.batches.load();
     d.packets = st.packets.load();
     d.tasks_ok = st.tasks_ok.load();
+    d.on_s = static_cast<double>(st.on_windows.load()) *
+             static_cast<double>(offload::DeviceStats::kOnWindowNs) / 1e9;
     d.tasks_failed = st.tasks_failed.load();
     const double n = d.tasks_ok > 0 ? static_cast<double>(d.tasks_ok) * kNsPerUs : 1;
     d.task_us = static_cast<double>(st.task_ns.load()) / n;

@@ -92,8 +92,10 @@ struct DeviceReport {
   std::string label;
   bool emulated = false;  // the emu backend: a model, never a GPU's figures
   std::string backend;    // offload::backend_name: "opencl", "cuda", "emu"
+  bool on_host = false;   // computes on the host's cores (an OpenCL CPU device: PoCL)
   uint64_t batches = 0, packets = 0, tasks_ok = 0, tasks_failed = 0;
   double task_us = 0, queue_us = 0, device_us = 0, return_us = 0;
+  double on_s = 0;  // 40 ms windows in which a task completed (DeviceStats::on_windows), seconds
 };
 
 struct RunReport {

@@ -377,6 +377,7 @@ void OffloadStage::complete(TaskBuffers& t) {
     const OffloadTask& task = t.task;
     const uint64_t now = task_clock_ns();  // one clock read: the parts add up to the total
     st.add(st.task_ns, now - std::min(now, task.submitted_ns));
+    st.mark_on(now);
     if (task.submitted_ns != 0 && task.started_ns >= task.submitted_ns &&
         task.finished_ns >= task.started_ns && now >= task.finished_ns) {
       st.add(st.queue_ns, task.started_ns - task.submitted_ns);

@@ -14,9 +14,14 @@ PolicyScheduler::PolicyScheduler(Profile profile, const PolicyConfig& config)
     for (const ProfilePoint& p : profile_.points)
       max_aggregate_ = std::max(max_aggregate_, p.aggregate);
   max_aggregate_ = std::max(max_aggregate_, 1u);
-  // Before any traffic is seen: the policy's choice for an unknown, light load.
+  classes_ = size_classes(profile_.points);
+  class_points_.resize(classes_.size());
+  for (size_t i = 0; i < profile_.points.size(); ++i)
+    class_points_[nearest_size_class(classes_, profile_.points[i].frame_bytes)].push_back(i);
+  // Before any traffic is seen: the policy's choice for an unknown, light load, at the smallest
+  // size.
   const int first = choose(profile_.points, config_.policy, Demand{0, config_.latency_bound_us},
-                           config_.headroom);
+                           config_.headroom, &class_points_[0]);
   current_ = first < 0 ? 0 : static_cast<size_t>(first);
   aggregate_ = profile_.points.empty() ? 1 : std::min(current().aggregate, max_aggregate_);
 }
@@ -34,10 +39,12 @@ void PolicyScheduler::switch_to(size_t index) {
 BalanceChoice PolicyScheduler::observe(const BalanceWindow& w) {
   if (profile_.points.empty()) return choice();
   const bool at_capacity = w.full_share >= config_.backlog;
-  check_latency(w);
   const size_t config = current_;
   const uint32_t aggregate = aggregate_;
-  if (tuning_ || !step1(w, at_capacity)) step3(w, at_capacity);
+  if (!follow_size(w)) {
+    check_latency(w);
+    if (tuning_ || !step1(w, at_capacity)) step3(w, at_capacity);
+  }
   if (current_ != config || aggregate_ != aggregate) {
     latency_settle_ = true;
     latency_out_ = 0;
@@ -45,11 +52,48 @@ BalanceChoice PolicyScheduler::observe(const BalanceWindow& w) {
   return choice();
 }
 
+bool PolicyScheduler::follow_size(const BalanceWindow& w) {
+  if (classes_.size() < 2 || w.frame_bytes <= 0) return false;
+  const size_t c = nearest_size_class(classes_, w.frame_bytes);
+  if (c == class_ || class_points_[c].empty()) {
+    class_windows_ = 0;
+    return false;
+  }
+  if (c != class_pending_) class_windows_ = 0;
+  class_pending_ = c;
+  if (++class_windows_ < config_.size_persist) return true;
+  class_ = c;
+  class_windows_ = 0;
+  ++size_switches_;
+  const ProfilePoint& old = current();
+  int next = -1;
+  for (const size_t i : class_points_[c]) {
+    const ProfilePoint& p = profile_.points[i];
+    if (p.fraction == old.fraction &&
+        (p.fraction == 0 || (p.device == old.device && p.aggregate == old.aggregate))) {
+      next = static_cast<int>(i);
+      break;
+    }
+  }
+  if (next < 0)
+    next = choose(profile_.points, config_.policy, Demand{w.rate_pps, config_.latency_bound_us},
+                  config_.headroom, &class_points_[c]);
+  switch_to(static_cast<size_t>(next));
+  tuning_ = false;
+  // Steps 1 and 3 re-plan at the new size in this window; the latency check waits for an
+  // estimate of the new traffic.
+  latency_settle_ = true;
+  latency_out_ = 0;
+  return false;
+}
+
 ProfilePoint* PolicyScheduler::predicting_point() {
   ProfilePoint& c = profile_.points[current_];
   if (c.fraction == 0 || aggregate_ == std::min(c.aggregate, max_aggregate_)) return &c;
-  for (ProfilePoint& p : profile_.points)
+  for (const size_t i : class_points_[class_]) {
+    ProfilePoint& p = profile_.points[i];
     if (p.device == c.device && p.fraction == c.fraction && p.aggregate == aggregate_) return &p;
+  }
   return nullptr;
 }
 
@@ -82,7 +126,8 @@ bool PolicyScheduler::step1(const BalanceWindow& w, bool at_capacity) {
   const double capacity = current().throughput_pps;
   Demand demand{w.rate_pps, config_.latency_bound_us};
   if (at_capacity) demand.offered_pps = std::max(w.rate_pps, capacity) * (1 + config_.delta);
-  const int best = choose(profile_.points, config_.policy, demand, config_.headroom);
+  const int best =
+      choose(profile_.points, config_.policy, demand, config_.headroom, &class_points_[class_]);
   if (best < 0 || static_cast<size_t>(best) == current_) return false;
   const ProfilePoint& b = profile_.points[static_cast<size_t>(best)];
   const bool carries = demand.offered_pps <= capacity * config_.headroom * (1 + config_.delta);

@@ -29,6 +29,15 @@
 //     point may no longer qualify; the latency policy compares it as learned. A noisy series
 //     inside the band, or one that jumps from side to side, changes nothing; nor does the first
 //     estimate after a change of configuration or batch size (it may straddle the change).
+// Packet sizes: a profile measured at several sizes (`fulcrum profile --sizes`, ProfilePoint::
+// frame_bytes) has one set of points per size class (size_classes), and steps 0–3 look only at
+// the class in force, so rates in packets per second are compared with rates profiled at the
+// same size. Each window brings the mean length of its packets (BalanceWindow::frame_bytes); when
+// SIZE_PERSIST windows in a row fall nearest (nearest_size_class) to another class, the scheduler
+// moves to it: to the same configuration (the CPU alone, or the same device, share and batch
+// size) measured at the new size when the profile has it, else to the policy's choice there,
+// and step 1 re-plans at once. A window in another class that is not yet confirmed changes
+// nothing (its rate is that of another size: it would mislead steps 1 and 3).
 // The thesis writes "β = α/2" after a growth and "α = β/2" after a shrink, with α = β = 2; read
 // literally the factor drops to 1 and then below (a growth that shrinks). We halve the step's
 // excess instead (2 → 1.5 → 1.25 ...), the bisection the thesis' log_α M convergence bound
@@ -36,6 +45,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "runtime/balancing/profile.hh"
 #include "runtime/balancing/shared_balancer.hh"
@@ -52,6 +62,7 @@ struct PolicyConfig {
   double backlog = 0.5;          // share of full batches that means "at capacity"
   uint32_t max_aggregate = 0;    // largest device batch; 0: the largest in the profile
   uint32_t latency_persist = 2;  // estimates in a row outside the band before re-planning
+  uint32_t size_persist = 2;     // windows in a row in another size class before moving to it
 };
 
 class PolicyScheduler {
@@ -74,9 +85,16 @@ class PolicyScheduler {
   double measured_p99_us() const { return measured_p99_us_; }
   double predicted_p99_us() const { return predicted_p99_us_; }
   uint64_t latency_replans() const { return latency_replans_; }
+  // The size class in force (its mean frame bytes; 0: a profile without sizes) and how often
+  // the traffic's size moved the scheduler to another class.
+  double size_class_bytes() const { return classes_[class_]; }
+  uint64_t size_switches() const { return size_switches_; }
   const Profile& profile() const { return profile_; }
 
  private:
+  // Follows the window's packet size (the comment at the top); true while a move to another
+  // class waits for confirmation (steps 1 and 3 are skipped).
+  bool follow_size(const BalanceWindow& w);
   void check_latency(const BalanceWindow& w);
   // The profile point whose latency predicts the configuration in force at its batch size.
   ProfilePoint* predicting_point();
@@ -87,6 +105,12 @@ class PolicyScheduler {
 
   Profile profile_;
   PolicyConfig config_;
+  std::vector<double> classes_;                    // size_classes(profile_.points)
+  std::vector<std::vector<size_t>> class_points_;  // the points of each class
+  size_t class_ = 0;                               // the class in force
+  size_t class_pending_ = 0;                       // another class the last windows fell in
+  uint32_t class_windows_ = 0;                     // how many in a row
+  uint64_t size_switches_ = 0;
   uint32_t max_aggregate_ = 1;
   size_t current_ = 0;
   uint32_t aggregate_ = 1;

@@ -14,8 +14,9 @@ namespace {
 
 using nlohmann::json;
 
-// Format 2 added each point's "rates"; format 1 files (without them) are still read.
-constexpr int kFormat = 2;
+// Format 2 added each point's "rates", format 3 its "frame_bytes"; formats 1 and 2 (without
+// them) are still read.
+constexpr int kFormat = 3;
 constexpr int kOldestFormat = 1;
 
 std::string text_field(const json& j, const char* key) {
@@ -64,6 +65,11 @@ Result<ProfilePoint> read_point(const json& j, const std::string& where) {
   if (measured == j.end() || !measured->is_boolean())
     return make_error(where + ": \"power_measured\" must be true or false");
   p.power_measured = measured->get<bool>();
+  if (j.contains("frame_bytes")) {
+    Result<double> bytes = number(j, "frame_bytes", where);
+    if (!bytes) return make_error(bytes.error());
+    p.frame_bytes = bytes.value();
+  }
   const auto rates = j.find("rates");
   if (rates == j.end()) return p;
   if (!rates->is_array()) return make_error(where + ": \"rates\" must be an array");
@@ -150,7 +156,39 @@ Result<Profile> read_profile(const std::string& path) {
     if (!pt) return make_error(pt.error());
     p.points.push_back(pt.value());
   }
+  const auto sized = std::count_if(p.points.begin(), p.points.end(),
+                                   [](const ProfilePoint& pt) { return pt.frame_bytes > 0; });
+  if (sized != 0 && static_cast<size_t>(sized) != p.points.size())
+    return make_error(path + ": \"frame_bytes\" must be given (> 0) for every point or for none");
   return p;
+}
+
+std::vector<double> size_classes(const std::vector<ProfilePoint>& points) {
+  std::vector<double> sizes;
+  for (const ProfilePoint& p : points)
+    if (p.frame_bytes > 0) sizes.push_back(p.frame_bytes);
+  if (sizes.empty()) return {0};
+  std::sort(sizes.begin(), sizes.end());
+  std::vector<double> classes;
+  size_t first = 0;
+  for (size_t i = 1; i <= sizes.size(); ++i) {
+    if (i < sizes.size() && sizes[i] <= sizes[first] * (1 + kSizeClassTolerance)) continue;
+    double sum = 0;
+    for (size_t k = first; k < i; ++k) sum += sizes[k];
+    classes.push_back(sum / static_cast<double>(i - first));
+    first = i;
+  }
+  return classes;
+}
+
+size_t nearest_size_class(const std::vector<double>& classes, double frame_bytes) {
+  if (frame_bytes <= 0 || classes.size() < 2) return 0;
+  size_t best = 0;
+  for (size_t i = 1; i < classes.size(); ++i)
+    if (std::fabs(std::log(frame_bytes / classes[i])) <
+        std::fabs(std::log(frame_bytes / classes[best])))
+      best = i;
+  return best;
 }
 
 Status write_profile(const Profile& profile, const std::string& path) {
@@ -171,6 +209,7 @@ Status write_profile(const Profile& profile, const std::string& path) {
                       {"power_w", p.power_w},
                       {"idle_w", p.idle_w},
                       {"power_measured", p.power_measured},
+                      {"frame_bytes", p.frame_bytes},
                       {"rates", rates}});
   }
   const json j = {{"format", kFormat},
@@ -221,7 +260,13 @@ double merit(const ProfilePoint& p, Policy policy, const Demand& demand) {
 }
 
 int choose(const std::vector<ProfilePoint>& points, Policy policy, const Demand& demand,
-           double headroom) {
+           double headroom, const std::vector<size_t>* among) {
+  std::vector<size_t> all;
+  if (among == nullptr) {
+    all.resize(points.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+    among = &all;
+  }
   const auto p99 = [&](const ProfilePoint& p) {
     return p.p99_at(std::min(demand.offered_pps, p.throughput_pps));
   };
@@ -232,7 +277,7 @@ int choose(const std::vector<ProfilePoint>& points, Policy policy, const Demand&
     return p.throughput_pps * headroom >= demand.offered_pps;
   };
   int best = -1;
-  for (size_t i = 0; i < points.size(); ++i) {
+  for (const size_t i : *among) {
     const ProfilePoint& p = points[i];
     if (!within_bound(p) || (policy != Policy::kThroughput && !carries(p))) continue;
     if (best < 0 || merit(p, policy, demand) > merit(points[best], policy, demand))
@@ -241,8 +286,9 @@ int choose(const std::vector<ProfilePoint>& points, Policy policy, const Demand&
   if (best >= 0) return best;
   // Nothing qualifies: the point closest to qualifying. Under a bound, the fastest point within
   // it, or the lowest p99 when none is; otherwise the fastest.
-  const bool any_within = std::any_of(points.begin(), points.end(), within_bound);
-  for (size_t i = 0; i < points.size(); ++i) {
+  const bool any_within =
+      std::any_of(among->begin(), among->end(), [&](size_t i) { return within_bound(points[i]); });
+  for (const size_t i : *among) {
     const ProfilePoint& p = points[i];
     if (any_within && !within_bound(p)) continue;
     const bool better = best < 0 || (any_within ? p.throughput_pps > points[best].throughput_pps

@@ -27,6 +27,9 @@ struct ProfilePoint {
   uint32_t aggregate = 1;         // batches per device task
   double throughput_pps = 0;      // sustained (the generator flat out)
   double p50_us = 0, p99_us = 0;  // RX-to-TX latency at that rate
+  // Mean length of the packets reaching the balancer, bytes (format 3, `fulcrum profile
+  // --sizes`); 0: not recorded (formats 1 and 2), the point holds at every size.
+  double frame_bytes = 0;
   // Power at the sustained rate and with no traffic, of the devices the configuration keeps on
   // (the CPU cores always, the device when w > 0); `power_measured` false: modelled.
   double power_w = 0, idle_w = 0;
@@ -56,6 +59,15 @@ struct Profile {
   std::vector<ProfilePoint> points;
 };
 
+// The packet sizes a profile was measured at (`fulcrum profile --sizes`): the points' frame_bytes,
+// those within kSizeClassTolerance of the smallest in a group one class, each class the mean of
+// its points' sizes, ascending. A profile without sizes (frame_bytes 0) has one class, 0.
+inline constexpr double kSizeClassTolerance = 0.1;
+std::vector<double> size_classes(const std::vector<ProfilePoint>& points);
+// The class nearest to `frame_bytes` on a log scale (64 B is as far from 128 B as 750 B from
+// 1500 B); 0 for a size <= 0 or a single class.
+size_t nearest_size_class(const std::vector<double>& classes, double frame_bytes);
+
 // Errors name the file and, for a bad point, its index and field.
 Result<Profile> read_profile(const std::string& path);
 Status write_profile(const Profile& profile, const std::string& path);
@@ -79,9 +91,10 @@ struct Demand {
 // their sustained rate) is under it (for throughput: latency-bounded throughput). When no point
 // qualifies, the one closest to qualifying: the highest throughput, or under a bound the lowest
 // p99. `headroom` is the share of its throughput a point may be loaded to (0.9: it carries 90 % of
-// its sustained rate). Empty profile: -1.
+// its sustained rate). `among`: only these indices (the points of one size class); nullptr: all.
+// No point to choose from: -1.
 int choose(const std::vector<ProfilePoint>& points, Policy policy, const Demand& demand,
-           double headroom);
+           double headroom, const std::vector<size_t>* among = nullptr);
 
 // The policy's figure of merit for `p` at `demand` (higher is better), for the λ comparison.
 double merit(const ProfilePoint& p, Policy policy, const Demand& demand);

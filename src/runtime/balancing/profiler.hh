@@ -9,6 +9,7 @@
 // file).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -29,6 +30,10 @@ struct ProfileSweep {
   std::vector<double> rates = {0.2, 0.5, 0.8};
   double rate_seconds = 0;       // per rate; 0: half of `seconds`
   std::vector<int32_t> devices;  // indices in `fulcrum devices` order; empty: every device
+  // Frame sizes, bytes: the whole sweep once per size, every generator port sending frames of
+  // that size (gen:...,size=); empty: the traffic as given. Each point records the mean length
+  // of the packets reaching the balancer (ProfilePoint::frame_bytes) in any case.
+  std::vector<uint32_t> sizes;
   // Watts where RAPL cannot be read (runtime/energy_model.hh's point_power): the workers poll,
   // so their cores count busy whatever the load; the device counts idle plus its busy share
   // (tasks × device time / run time) of the difference; plus each one's joules per packet.
@@ -40,6 +45,9 @@ bool is_balancer_class(const std::string& class_name);
 bool has_generator(const std::vector<std::string>& ports);
 // `ports` with every generator port offering an equal share of `total_pps` (its rate= set).
 std::vector<std::string> paced_ports(const std::vector<std::string>& ports, double total_pps);
+// `ports` with every generator port sending `bytes`-byte frames (its size= set, any step
+// removed).
+std::vector<std::string> sized_ports(const std::vector<std::string>& ports, uint32_t bytes);
 // An error unless `config` holds exactly one balancer.
 Status check_one_balancer(const PipelineConfig& config);
 

@@ -1,7 +1,8 @@
 // SharedBalancer: the decision that the workers feeding one device share (NBA §3.4; paper 001
 // §5.2), and the system-inspector figures it is steered by: packets per second through the
-// balancer, summed over the workers, and the share of batches that arrived full (the input is
-// backlogged: the pipeline is at its capacity). Each worker adds to its own counters (no shared
+// balancer, summed over the workers, the share of batches that arrived full (the input is
+// backlogged: the pipeline is at its capacity) and, where the element counts bytes, the mean
+// packet length. Each worker adds to its own counters (no shared
 // cache line per batch); once per window, the first worker to notice the window has ended takes
 // the update (try_lock: the others never wait), feeds the window to the Controller and publishes
 // its choice. A worker may see a new fraction with the old device for one batch: harmless.
@@ -31,6 +32,8 @@ struct BalanceChoice {
 struct BalanceWindow {
   double rate_pps = 0;    // packets through the balancer per second, all workers
   double full_share = 0;  // share of the window's batches that arrived full
+  // Mean length of the window's packets, bytes (count_bytes); 0 when not counted or no packet.
+  double frame_bytes = 0;
   // RX-to-TX p99 of the packets sampled since the last estimate (enable_latency), 0 when the
   // balancer does not sample or too few samples have arrived yet.
   double p99_us = 0;
@@ -53,9 +56,10 @@ class SharedBalancer {
   uint32_t attach() const {
     return next_slot_.fetch_add(1, std::memory_order_relaxed) % kMaxWorkers;
   }
-  void count(uint32_t slot, uint64_t packets, bool full) const {
+  void count(uint32_t slot, uint64_t packets, uint64_t bytes, bool full) const {
     Slot& s = slots_[slot];
     s.packets.fetch_add(packets, std::memory_order_relaxed);
+    if (bytes != 0) s.bytes.fetch_add(bytes, std::memory_order_relaxed);
     s.batches.fetch_add(1, std::memory_order_relaxed);
     if (full) s.full.fetch_add(1, std::memory_order_relaxed);
   }
@@ -113,14 +117,19 @@ class SharedBalancer {
   void update(uint64_t now_ns) const {
     std::unique_lock lock(mu_, std::try_to_lock);
     if (!lock.owns_lock() || now_ns < next_ns_.load(std::memory_order_relaxed)) return;
-    uint64_t packets = 0, batches = 0, full = 0;
+    uint64_t packets = 0, batches = 0, full = 0, bytes = 0;
     for (const Slot& s : slots_) {
       packets += s.packets.load(std::memory_order_relaxed);
+      bytes += s.bytes.load(std::memory_order_relaxed);
       batches += s.batches.load(std::memory_order_relaxed);
       full += s.full.load(std::memory_order_relaxed);
     }
     if (last_ns_ != 0 && now_ns > last_ns_) {
       const uint64_t window_batches = batches - last_batches_;
+      const uint64_t window_packets = packets - last_packets_;
+      last_.frame_bytes = window_packets > 0 ? static_cast<double>(bytes - last_bytes_) /
+                                                   static_cast<double>(window_packets)
+                                             : 0;
       last_.rate_pps = static_cast<double>(packets - last_packets_) * 1e9 /
                        static_cast<double>(now_ns - last_ns_);
       last_.full_share = window_batches > 0 ? static_cast<double>(full - last_full_) /
@@ -142,13 +151,14 @@ class SharedBalancer {
     last_packets_ = packets;
     last_batches_ = batches;
     last_full_ = full;
+    last_bytes_ = bytes;
     next_ns_.store(now_ns + window_ns_, std::memory_order_relaxed);
   }
 
   // Shared by the workers through SharedStorage (which hands out const objects): every member is
   // an atomic or guarded by mu_.
   struct alignas(64) Slot {
-    std::atomic<uint64_t> packets{0}, batches{0}, full{0};
+    std::atomic<uint64_t> packets{0}, batches{0}, full{0}, bytes{0};
   };
   mutable std::array<Slot, kMaxWorkers> slots_;
   mutable std::atomic<uint32_t> next_slot_{0};
@@ -159,7 +169,8 @@ class SharedBalancer {
   const uint64_t window_ns_;
   mutable std::mutex mu_;  // the fields below
   mutable Controller controller_;
-  mutable uint64_t last_ns_ = 0, last_packets_ = 0, last_batches_ = 0, last_full_ = 0;
+  mutable uint64_t last_ns_ = 0, last_packets_ = 0, last_batches_ = 0, last_full_ = 0,
+                   last_bytes_ = 0;
   mutable BalanceWindow last_;
   mutable uint64_t windows_ = 0;
   mutable uint64_t first_ns_ = 0;

@@ -7,9 +7,8 @@
 // Also: the run-time group's cost on the default path (lookup_bulk with the table's default group
 // through the run-time switch vs the compile-time entry, alternated; their ratio).
 //
-// Predicted vs measured throughput per placement needs the pipelined runtime (fulcrum run
-// --placement): tests/e2e/test_plan.py runs every printed placement when that option exists;
-// the figures are left to the merged tree (docs/benchmarks.md).
+// Predicted vs measured throughput per placement (paper 002's model): the group
+// placement_verify (bench/placement_verify_bench.cc).
 #include <rte_cycles.h>
 
 #include <algorithm>

@@ -437,16 +437,21 @@ std::string plan_json(const Plan& p) {
   return j.dump(2) + "\n";
 }
 
+Result<RunReport> run_placement(const Plan& p, const Placement& x, const RunOptions& options,
+                                double seconds) {
+  RunOptions o = options;
+  o.placement = x;
+  o.workers = static_cast<int>(p.cores);
+  o.seconds = seconds;
+  o.packets = 0;
+  o.progress = false;
+  return run(o);
+}
+
 Result<size_t> verify_plan(Plan& p, const RunOptions& options, double seconds) {
   size_t ran = 0;
   for (PlacementPrediction& x : p.placements) {
-    RunOptions o = options;
-    o.placement = x.placement;
-    o.workers = static_cast<int>(p.cores);
-    o.seconds = seconds;
-    o.packets = 0;
-    o.progress = false;
-    Result<RunReport> r = run(o);
+    Result<RunReport> r = run_placement(p, x.placement, options, seconds);
     if (!r) return make_error(to_string(x.placement) + ": " + r.error());
     x.measured_pps = r.value().mpps_in() * kMega;
     ++ran;

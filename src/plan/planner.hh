@@ -70,6 +70,13 @@ Plan make_plan(const Calibration& c, const Chain& chain, unsigned cores);
 std::string plan_text(const Plan& p);
 std::string plan_json(const Plan& p);
 
+// One run of placement `x` of `p` on p.cores workers for `seconds` (the EAL must have that
+// many): what verify_plan measures each placement with, and the report with it (per worker: its
+// stage, packets and CPU time) for a caller that repeats and compares runs (bench
+// placement_verify).
+Result<RunReport> run_placement(const Plan& p, const Placement& x, const RunOptions& options,
+                                double seconds);
+
 // Runs every placement of `p` that this runtime can run, `seconds` each on p.cores workers
 // (the EAL must have that many), and records its throughput (received packets per second) as
 // measured_pps. Returns how many ran; a placement it cannot run keeps measured_pps < 0.

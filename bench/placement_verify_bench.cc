@@ -1,0 +1,292 @@
+// Bench group "placement_verify" (issue 11): paper 002's placement model (src/plan/) predicted
+// against measured throughput, for every placement that fits this machine's workers (2: cloning
+// on both, and each 1+1 cut), on six pipelines:
+//   * ipv4_router, ipv6_router, ipsec_gateway, ids, l2_switch: the shipped configs/*.click
+//     (found under $FULCRUM_SOURCE_DIR, the working directory or the executable's parent), their
+//     files named absolutely, from the generator (their own header comments' traffic) to a
+//     transmit-only net_null;
+//   * ipv4_router_large: the cache-heavy one, the IPv4 router of configs/ipv4-router.click on
+//     generate_routes4(1M) (DIR-24-8: all 32 MiB of TBL24 and its /25+ segments, beyond this
+//     machine's LLC) with 262144 flows spread over the routes (16 MiB of generator templates).
+// Per pipeline, the planner's own functions (plan/planner.hh): calibrate_machine (once),
+// measure_pipeline (one worker, the calibration run), chain_of, make_plan for 2 cores; then every
+// placement is run with run_placement (verify_plan's run) kRounds times, the placements
+// alternated within a round, and the medians reported: measured Mpps (received per wall-clock
+// second), predicted / measured, and per round each worker's stage and share of the run's time on
+// a CPU (cpu_s / duration: below 1 when other processes had the core). A pipelined placement
+// forwards only while both its workers have a CPU, so the JSON also holds `cpu_mpps`: the least
+// over stages of the stage's packets per CPU second of its workers (a lower bound on what the
+// placement does with both CPUs its own: idle polling counts as CPU time), and the round where
+// the least-scheduled worker had the most CPU (`best_scheduled`).
+// The machine's load (/proc/loadavg) is recorded before and after.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench/groups.hh"
+#include "bench/measure.hh"
+#include "lib/route_table.hh"
+#include "plan/planner.hh"
+#include "runtime/runtime.hh"
+
+namespace fulcrum::bench {
+namespace {
+
+constexpr unsigned kCores = 2;
+constexpr int kRounds = 5;
+constexpr double kTarget = 0.15;  // |predicted / measured - 1| within 15 %
+constexpr size_t kLargeRoutes = 1u << 20;
+constexpr uint64_t kLargeRouteSeed = 11;
+const char* const kNullTxOnly = "net_null0,no-rx=1";
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return "";
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The repository's configs/ directory ("" when not found).
+std::string configs_dir() {
+  std::vector<std::string> roots;
+  if (const char* src = std::getenv("FULCRUM_SOURCE_DIR")) roots.emplace_back(src);
+  roots.emplace_back(".");
+  char exe[4096];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n > 0) {
+    std::string e(exe, static_cast<size_t>(n));
+    e = e.substr(0, e.rfind('/'));  // build/
+    roots.push_back(e + "/..");
+  }
+  for (const std::string& r : roots)
+    if (!read_text(r + "/configs/ipv4-router.click").empty()) return r + "/configs";
+  return "";
+}
+
+void replace_all(std::string& s, const std::string& from, const std::string& to) {
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
+}
+
+std::string loadavg() {
+  std::string s = read_text("/proc/loadavg");
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  return s;
+}
+
+struct Subject {
+  std::string name;
+  std::string what;
+  RunOptions options;
+};
+
+// The six pipelines, their files named absolutely ("" name: not available).
+std::vector<Subject> subjects(const BenchContext& ctx, const std::string& configs) {
+  auto config = [&](const std::string& file, std::vector<std::string> files) {
+    std::string text = read_text(configs + "/" + file);
+    for (const std::string& f : files) replace_all(text, f, configs + "/" + f);
+    replace_all(text, "/tmp/fulcrum-ids-alerts.jsonl", ctx.dir + "/placement-ids-alerts.jsonl");
+    return text;
+  };
+  auto subject = [&](std::string name, std::string what, std::string file, std::string text,
+                     std::string gen) {
+    Subject s;
+    s.name = std::move(name);
+    s.what = std::move(what);
+    s.options.pipeline_file = std::move(file);
+    s.options.pipeline_text = std::move(text);
+    s.options.ports = {std::move(gen), kNullTxOnly};
+    s.options.latency = false;
+    return s;
+  };
+  std::vector<Subject> out;
+  out.push_back(
+      subject("ipv4_router", "configs/ipv4-router.click, routes-demo.txt", "ipv4-router.click",
+              config("ipv4-router.click", {"routes-demo.txt"}),
+              "gen:size=64,flows=1024,dst=routes,routes=" + configs + "/routes-demo.txt"));
+  out.push_back(subject(
+      "ipv6_router", "configs/ipv6-router.click, routes6-demo.txt", "ipv6-router.click",
+      config("ipv6-router.click", {"routes6-demo.txt"}),
+      "gen:proto=ipv6,size=78,flows=1024,dst=routes,routes=" + configs + "/routes6-demo.txt"));
+  out.push_back(subject("ipsec_gateway", "configs/ipsec-gateway.click, sa-demo.txt, 64 B frames",
+                        "ipsec-gateway.click", config("ipsec-gateway.click", {"sa-demo.txt"}),
+                        "gen:size=64,flows=1024"));
+  out.push_back(subject("ids", "configs/ids.click, ids-rules-demo.rules, 512 B frames", "ids.click",
+                        config("ids.click", {"ids-rules-demo.rules"}), "gen:size=512,flows=1024"));
+  out.push_back(subject("l2_switch", "configs/l2-switch.click (1M-entry MAC table)",
+                        "l2-switch.click", config("l2-switch.click", {}),
+                        "gen:size=64,flows=1024"));
+  const std::string routes = ctx.dir + "/placement-routes-1m.txt";
+  if (Status st = write_routes4(routes, generate_routes4(kLargeRoutes, kLargeRouteSeed)); st) {
+    std::string text = config("ipv4-router.click", {});
+    replace_all(text, "routes-demo.txt", routes);
+    out.push_back(subject("ipv4_router_large",
+                          "cache-heavy: configs/ipv4-router.click on generate_routes4(1M) "
+                          "(TBL24 32 MiB + segments, beyond the LLC), 262144 flows over the "
+                          "routes (16 MiB of generator templates)",
+                          "ipv4-router-large.click", text,
+                          "gen:size=64,flows=262144,dst=routes,routes=" + routes));
+  }
+  return out;
+}
+
+struct Round {
+  double mpps = 0;
+  double cpu_mpps = 0;
+  double min_share = 0;
+  std::vector<std::string> workers;
+};
+
+Round round_of(const RunReport& r) {
+  Round out;
+  out.mpps = r.mpps_in();
+  out.min_share = 1;
+  std::map<unsigned, double> stage_rate;  // per stage: packets per CPU second of its workers
+  for (const WorkerReport& w : r.per_worker) {
+    const double share = r.duration_s > 0 ? w.cpu_s / r.duration_s : 0;
+    out.min_share = std::min(out.min_share, share);
+    const double rate = w.cpu_s > 0 ? static_cast<double>(w.stage_packets) / w.cpu_s : 0;
+    stage_rate[w.stage] += rate;
+    out.workers.push_back(Obj()
+                              .count("stage", w.stage)
+                              .num("cpu", w.cpu)
+                              .count("stage_packets", w.stage_packets)
+                              .num("cpu_share", share)
+                              .num("cpu_mpps", rate / 1e6)
+                              .done());
+  }
+  out.cpu_mpps = stage_rate.empty() ? 0 : 1e300;
+  for (const auto& [stage, rate] : stage_rate) out.cpu_mpps = std::min(out.cpu_mpps, rate / 1e6);
+  return out;
+}
+
+std::string ratio_json(double predicted, double measured) {
+  return fmt(measured > 0 ? predicted / measured : 0);
+}
+
+bool within(double predicted, double measured) {
+  return measured > 0 && std::abs(predicted / measured - 1) <= kTarget;
+}
+
+std::string verify_subject(const Subject& s, const plan::Calibration& machine, double seconds) {
+  Result<PipelineConfig> config = load_pipeline(s.options);
+  if (!config) return Obj().str("pipeline", s.name).str("error", config.error()).done();
+  plan::Calibration cal = machine;
+  Result<plan::PipelineMeasure> m = plan::measure_pipeline(s.options, plan::kDefaultMeasureSeconds);
+  if (!m) return Obj().str("pipeline", s.name).str("error", m.error()).done();
+  cal.pipeline = m.value();
+  Result<plan::Chain> chain = plan::chain_of(config.value(), cal);
+  if (!chain) return Obj().str("pipeline", s.name).str("error", chain.error()).done();
+  const plan::Plan p = plan::make_plan(cal, chain.value(), kCores);
+
+  std::vector<std::vector<Round>> rounds(p.placements.size());
+  for (int r = 0; r < kRounds; ++r)
+    for (size_t k = 0; k < p.placements.size(); ++k) {
+      // Alternate the order so drift in the machine's load does not favour one placement.
+      const size_t i = r % 2 == 0 ? k : p.placements.size() - 1 - k;
+      Result<RunReport> rep = plan::run_placement(p, p.placements[i].placement, s.options, seconds);
+      if (!rep) {
+        std::fprintf(stderr, "bench: placement_verify: %s %s: %s\n", s.name.c_str(),
+                     to_string(p.placements[i].placement).c_str(), rep.error().c_str());
+        return Obj().str("pipeline", s.name).str("error", rep.error()).done();
+      }
+      rounds[i].push_back(round_of(rep.value()));
+    }
+
+  std::vector<std::string> rows;
+  size_t hits = 0;
+  for (size_t i = 0; i < p.placements.size(); ++i) {
+    const plan::PlacementPrediction& x = p.placements[i];
+    std::vector<double> mpps, cpu, share;
+    const Round* best = &rounds[i].front();
+    std::vector<std::string> per_round;
+    for (const Round& r : rounds[i]) {
+      mpps.push_back(r.mpps);
+      cpu.push_back(r.cpu_mpps);
+      share.push_back(r.min_share);
+      if (r.min_share > best->min_share) best = &r;
+      per_round.push_back(Obj()
+                              .num("mpps", r.mpps)
+                              .num("cpu_mpps", r.cpu_mpps)
+                              .num("min_cpu_share", r.min_share)
+                              .raw("workers", array(r.workers, "\n              "))
+                              .done());
+    }
+    const double predicted = x.pps / 1e6, measured = median_of(mpps), per_cpu = median_of(cpu);
+    hits += within(predicted, measured) ? 1 : 0;
+    std::fprintf(stderr,
+                 "placement_verify: %-18s %-34s predicted %7.3f measured %7.3f Mpps (ratio %.3f; "
+                 "per CPU second %7.3f, ratio %.3f; least worker CPU share %.2f)\n",
+                 s.name.c_str(), to_string(x.placement).c_str(), predicted, measured,
+                 measured > 0 ? predicted / measured : 0, per_cpu,
+                 per_cpu > 0 ? predicted / per_cpu : 0, median_of(share));
+    rows.push_back(Obj()
+                       .str("placement", to_string(x.placement))
+                       .str("kind", x.kind)
+                       .num("predicted_mpps", predicted)
+                       .num("measured_mpps", measured)
+                       .raw("ratio", ratio_json(predicted, measured))
+                       .raw("within_15pct", within(predicted, measured) ? "true" : "false")
+                       .num("cpu_mpps", per_cpu)
+                       .raw("cpu_ratio", ratio_json(predicted, per_cpu))
+                       .num("min_cpu_share", median_of(share))
+                       .num("best_scheduled_mpps", best->mpps)
+                       .num("best_scheduled_min_cpu_share", best->min_share)
+                       .raw("best_scheduled_ratio", ratio_json(predicted, best->mpps))
+                       .raw("rounds", array(per_round, "\n          "))
+                       .done());
+  }
+  return Obj()
+      .str("pipeline", s.name)
+      .str("what", s.what)
+      .num("calibration_mpps", cal.pipeline.mpps)
+      .str("predicted_best", p.placements.empty() ? "" : to_string(p.placements.front().placement))
+      .count("placements", p.placements.size())
+      .count("within_15pct", hits)
+      .raw("rows", array(rows, "\n      "))
+      .done();
+}
+
+std::string bench_placement_verify(const BenchContext& ctx) {
+  const std::string configs = configs_dir();
+  if (configs.empty()) {
+    std::fprintf(stderr,
+                 "bench: placement_verify: no configs/ (set FULCRUM_SOURCE_DIR): skipped\n");
+    return "null";
+  }
+  const std::string load_before = loadavg();
+  Result<plan::Calibration> machine = plan::calibrate_machine(kDefaultBatch);
+  if (!machine) return Obj().str("error", machine.error()).done();
+  const double seconds = std::max(0.05, ctx.seconds / kRounds);
+  std::vector<std::string> rows;
+  for (const Subject& s : subjects(ctx, configs)) {
+    if (!ctx.large_tables && s.name == "ipv4_router_large") continue;
+    rows.push_back(verify_subject(s, machine.value(), seconds));
+  }
+  return Obj()
+      .str("what",
+           "paper 002's placement model (fulcrum plan, 2 cores) predicted vs measured per "
+           "placement: medians of kRounds alternated runs of --seconds/kRounds each; ratio = "
+           "predicted / measured; cpu_mpps: least over stages of its packets per CPU second")
+      .count("cores", kCores)
+      .count("rounds", kRounds)
+      .num("seconds_per_run", seconds)
+      .num("target", kTarget)
+      .str("loadavg_before", load_before)
+      .str("loadavg_after", loadavg())
+      .raw("pipelines", array(rows, "\n    "))
+      .done();
+}
+
+}  // namespace
+
+FULCRUM_BENCH_GROUP(73, "placement_verify", bench_placement_verify);
+
+}  // namespace fulcrum::bench

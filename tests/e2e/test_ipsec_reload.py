@@ -127,10 +127,12 @@ def main():
     if not keyed["B1"] or not keyed["B2"]:
         failures.append(f"SA B: samples under the old keys {len(keyed['B1'])}, new {len(keyed['B2'])}")
     # Where SA B's numbers fall back: the first packet under the new keys, numbered from 1 again
-    # (two workers share the SA, so a few numbers around it may come out of order).
+    # (two workers share the SA, so a few numbers around it may come out of order, and a worker
+    # descheduled between encrypting and transmitting can put an early old-key packet late in the
+    # capture: a fall-back counts only where the packet verifies with the new keys).
     top, restart = 0, None
-    for i, (seq, _) in enumerate(b):
-        if top > SAMPLE * 4 and seq < top // 2:
+    for i, (seq, ip) in enumerate(b):
+        if top > SAMPLE * 4 and seq < top // 2 and decrypts("B2", ip):
             restart = i
             break
         top = max(top, seq)

@@ -56,6 +56,8 @@ const Profile kProfiles[] = {
     {"emu-fast", "h2d_gbps=12,d2h_gbps=12,launch_us=5,kernel_mpps=150,lat_us=20"},
     {"emu-slow", "h2d_gbps=3,d2h_gbps=3,launch_us=50,kernel_mpps=3,lat_us=100"},
     {"emu-fast-own-core", "h2d_gbps=12,d2h_gbps=12,launch_us=5,kernel_mpps=150,lat_us=20", true},
+    {"emu-native-own-core",
+     "h2d_gbps=12,d2h_gbps=12,launch_us=5,kernel_mpps=150,lat_us=20,native=1", true},
 };
 
 struct Rate {

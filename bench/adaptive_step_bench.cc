@@ -57,6 +57,8 @@ const DeviceProfile kDevices[] = {
     {"emu-fast", "h2d_gbps=12,d2h_gbps=12,launch_us=5,kernel_mpps=150,lat_us=20"},
     {"first-device", nullptr},
     {"emu-fast-own-core", "h2d_gbps=12,d2h_gbps=12,launch_us=5,kernel_mpps=150,lat_us=20", true},
+    {"emu-native-own-core",
+     "h2d_gbps=12,d2h_gbps=12,launch_us=5,kernel_mpps=150,lat_us=20,native=1", true},
 };
 
 std::string text_for(const DeviceProfile& d, std::string text) {

@@ -13,9 +13,11 @@
 // figures are a model's, labelled so, never a GPU's.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -56,6 +58,8 @@ const Profile kProfiles[] = {
     {"emu-fast", "h2d_gbps=12,d2h_gbps=12,launch_us=5,kernel_mpps=150,lat_us=20"},
     {"emu-slow", "h2d_gbps=3,d2h_gbps=3,launch_us=50,kernel_mpps=3,lat_us=100"},
     {"emu-fast-own-core", "h2d_gbps=12,d2h_gbps=12,launch_us=5,kernel_mpps=150,lat_us=20", true},
+    {"emu-native-own-core",
+     "h2d_gbps=12,d2h_gbps=12,launch_us=5,kernel_mpps=150,lat_us=20,native=1", true},
 };
 
 struct Rate {
@@ -244,6 +248,20 @@ Point point(const App& app, const Files& f, uint32_t size, const Profile& p, int
           ratio, policy_ratio};
 }
 
+// A comma-separated list in the environment variable `env` (FULCRUM_BENCH_PROFILES: device
+// profiles; FULCRUM_BENCH_APPS: applications) picks what runs; unset: everything.
+bool bench_selected(const char* env, std::string_view name) {
+  const char* list = std::getenv(env);
+  if (list == nullptr || *list == '\0') return true;
+  std::string_view rest(list);
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    if (rest.substr(0, comma) == name) return true;
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+  }
+  return false;
+}
+
 std::string adaptive(const BenchContext& ctx) {
   Files files;
   if (Status s = write_files(ctx.dir, files); !s) return Obj().str("error", s.error()).done();
@@ -252,6 +270,7 @@ std::string adaptive(const BenchContext& ctx) {
   std::vector<std::string> profiles;
   std::vector<double> ratios;
   for (const Profile& p : kProfiles) {
+    if (!bench_selected("FULCRUM_BENCH_PROFILES", p.name)) continue;
     std::string label;
     if (p.emu == nullptr) {
       offload::set_emulated_devices({});
@@ -273,7 +292,9 @@ std::string adaptive(const BenchContext& ctx) {
     const int device = p.emu == nullptr ? 0 : static_cast<int>(real);
     std::vector<std::string> apps;
     for (const App& app : offload_apps()) {
-      if (std::string(app.name) == "md5" || missing_class(app) != nullptr) continue;
+      if (std::string(app.name) == "md5" || missing_class(app) != nullptr ||
+          !bench_selected("FULCRUM_BENCH_APPS", app.name))
+        continue;
       std::vector<uint32_t> sizes = {app.sizes.front()};
       if (app.chain) sizes.push_back(app.sizes.back());
       for (uint32_t size : sizes) {

@@ -15,9 +15,11 @@
 // tools/plot_adaptive.py draws w and throughput over time around the step.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -57,6 +59,8 @@ const DeviceProfile kDevices[] = {
     {"emu-fast", "h2d_gbps=12,d2h_gbps=12,launch_us=5,kernel_mpps=150,lat_us=20"},
     {"first-device", nullptr},
     {"emu-fast-own-core", "h2d_gbps=12,d2h_gbps=12,launch_us=5,kernel_mpps=150,lat_us=20", true},
+    {"emu-native-own-core",
+     "h2d_gbps=12,d2h_gbps=12,launch_us=5,kernel_mpps=150,lat_us=20,native=1", true},
 };
 
 std::string text_for(const DeviceProfile& d, std::string text) {
@@ -255,6 +259,20 @@ std::string device_runs(const DeviceProfile& d, const App& app, const Files& fil
       .done();
 }
 
+// A comma-separated list in the environment variable `env` (FULCRUM_BENCH_PROFILES: device
+// profiles; FULCRUM_BENCH_APPS: applications) picks what runs; unset: everything.
+bool bench_selected(const char* env, std::string_view name) {
+  const char* list = std::getenv(env);
+  if (list == nullptr || *list == '\0') return true;
+  std::string_view rest(list);
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    if (rest.substr(0, comma) == name) return true;
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+  }
+  return false;
+}
+
 std::string adaptive_step(const BenchContext& ctx) {
   Files files;
   if (Status s = write_files(ctx.dir, files); !s) return Obj().str("error", s.error()).done();
@@ -266,7 +284,9 @@ std::string adaptive_step(const BenchContext& ctx) {
   offload::set_emulated_devices({});
   const size_t real = offload::discover_devices().size();
   std::vector<std::string> devices;
-  for (const DeviceProfile& d : kDevices) devices.push_back(device_runs(d, *app, files, real, ctx));
+  for (const DeviceProfile& d : kDevices)
+    if (bench_selected("FULCRUM_BENCH_PROFILES", d.name))
+      devices.push_back(device_runs(d, *app, files, real, ctx));
   offload::set_emulated_devices({});
   return Obj()
       .str("what",

@@ -26,6 +26,7 @@
 #include "lib/ipsec_sa.hh"
 #include "offload/discovery.hh"
 #include "offload/emu/emu_device.hh"
+#include "offload/emu/emu_kernels.hh"
 #include "offload/ipsec_tables.hh"
 #include "offload/task.hh"
 
@@ -283,12 +284,17 @@ DeviceOutcome run_on(Device& device, const IpsecTables& tables, Mode mode,
   return out;
 }
 
-// The devices of one backend, found once (the emulated one: the default model).
+// The devices of one backend, found once (the emulated ones: the default model, portable and
+// native host compute).
 std::vector<std::unique_ptr<Device>>& devices(Backend backend) {
   static std::map<Backend, std::vector<std::unique_ptr<Device>>> found;
   auto [it, inserted] = found.try_emplace(backend);
   if (inserted && backend == Backend::kEmu) {
     it->second.push_back(make_emulated_device(EmuSpec{}));
+    EmuSpec native;
+    native.native = 1;
+    native.text = "native=1";
+    it->second.push_back(make_emulated_device(native));
   } else if (inserted) {
     DiscoverOptions only;
     only.only = backend;
@@ -517,6 +523,60 @@ void expect_bad_sa_untouched(Backend backend) {
   }
 }
 FOR_EACH_BACKEND_TEST(SaIndexOutOfRangeLeavesPacketAlone, expect_bad_sa_untouched)
+
+// The native emulated device (intel-ipsec-mb on the device thread) on launches without GCM SAs,
+// which it computes itself (the mixed launches above fall back to the portable kernel): the
+// same regions and ICVs as the CPU path and as the portable kernel.
+TEST(OffloadIpsecKernel, EmuNativeMatchesCpuAndPortableKernel) {
+  const Fixture& f = fixture();
+  std::vector<Bytes> plain, cipher;
+  std::vector<Icv> icv;
+  std::vector<uint32_t> sa;
+  for (size_t i = 0; i < f.sa.size(); ++i) {
+    if (kKinds[f.sa[i]].cipher == EspCipher::kAesGcm) continue;
+    plain.push_back(f.plain[i]);
+    cipher.push_back(f.cipher[i]);
+    icv.push_back(f.icv[i]);
+    sa.push_back(f.sa[i]);
+  }
+  sa.push_back(kSas);  // past the table: left alone, zero ICV
+  plain.push_back(f.plain[0]);
+  cipher.push_back(f.plain[0]);
+  icv.push_back(Icv{});
+  ASSERT_GT(sa.size(), 50u);
+  EmuSpec native_spec;
+  native_spec.native = 1;
+  const std::unique_ptr<Device> native = make_emulated_device(native_spec);
+  const std::unique_ptr<Device> portable = make_emulated_device(EmuSpec{});
+  EXPECT_NE(native->info().platform.find("native host compute"), std::string::npos);
+  for (Mode mode : {Mode::kAes, Mode::kHmac, Mode::kChained, Mode::kFused}) {
+    SCOPED_TRACE(static_cast<int>(mode));
+    auto nt = IpsecTables::upload(*native, *f.table);
+    auto pt = IpsecTables::upload(*portable, *f.table);
+    ASSERT_TRUE(nt.ok() && pt.ok());
+    const std::vector<Bytes>& in = mode == Mode::kHmac ? cipher : plain;
+    const uint64_t before = emu_native_launches();
+    const DeviceOutcome got = run_on(*native, *nt.value(), mode, in, sa);
+    EXPECT_GT(emu_native_launches(), before);
+    const DeviceOutcome want = run_on(*portable, *pt.value(), mode, in, sa);
+    EXPECT_EQ(count_mismatches(got.regions, cipher), 0u);
+    EXPECT_EQ(count_mismatches(got.regions, want.regions), 0u);
+    if (mode != Mode::kAes) {
+      EXPECT_EQ(count_mismatches(got.icv, icv), 0u);
+      EXPECT_EQ(count_mismatches(got.icv, want.icv), 0u);
+    }
+  }
+}
+
+// Kernels without a native form (the lookups, the IDS) run the portable build on a native device;
+// a launch with a GCM SA does too (the fixture's mixed launches above).
+TEST(OffloadIpsecKernel, EmuNativeFormsAreTheIpsecKernelsOnly) {
+  EXPECT_NE(find_emu_native(kIpsecFusedKernel), nullptr);
+  EXPECT_NE(find_emu_native(kIpsecAesKernel), nullptr);
+  EXPECT_NE(find_emu_native(kIpsecHmacSha1Kernel), nullptr);
+  EXPECT_EQ(find_emu_native("ipv4_dir24_8_lookup"), nullptr);
+  EXPECT_NE(find_emu_kernel("ipv4_dir24_8_lookup"), nullptr);
+}
 
 // The comparison can fail: one flipped bit of an SA's key material or its ESN flag on the device
 // and exactly that SA's packets no longer match the CPU: SA 0 (AES-128-CTR) with a wrong

@@ -12,7 +12,8 @@ namespace fulcrum::cli {
 
 inline constexpr const char* kDeviceOptionHelp =
     "  --device emu:K=V,...  add an emulated device (repeatable; keys h2d_gbps, d2h_gbps,\n"
-    "                     launch_us, kernel_mpps, lat_us, units, lane_slowdown, host_free):\n"
+    "                     launch_us, kernel_mpps, lat_us, units, lane_slowdown, host_free,\n"
+    "                     native):\n"
     "                     a model for experiments, not a GPU\n";
 
 class DeviceOption {

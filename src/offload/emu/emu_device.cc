@@ -23,6 +23,7 @@ constexpr size_t kAlign = 64;
 constexpr uint32_t kDefaultGroup = 64;  // work items per group when a launch leaves it to us
 
 std::atomic<int64_t> hidden_host_ns{0};
+std::atomic<uint64_t> native_launches{0};
 
 int64_t steady_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -65,11 +66,14 @@ class EmuHostBuffer final : public HostBuffer {
 
 class EmuKernel final : public Kernel {
  public:
-  explicit EmuKernel(const EmuKernelEntry& e) : Kernel(e.name, e.signature), run_(e.run) {}
+  EmuKernel(const EmuKernelEntry& e, EmuNativeFn native)
+      : Kernel(e.name, e.signature), run_(e.run), native_(native) {}
   EmuKernelFn run() const { return run_; }
+  EmuNativeFn native() const { return native_; }
 
  private:
   EmuKernelFn run_;
+  EmuNativeFn native_;
 };
 
 // The device's engines: when each is next free (steady-clock nanoseconds).
@@ -112,15 +116,24 @@ class EmuQueue final : public Queue {
                           ? EmuArg{static_cast<const EmuDeviceBuffer*>(a.buffer)->data(), 0}
                           : EmuArg{nullptr, a.value});
     const int64_t t0 = now_ns();
+    const auto& k = static_cast<const EmuKernel&>(kernel);
     if (spec_.units <= 0) {
-      static_cast<const EmuKernel&>(kernel).run()(args_.data(), dims.items);
+      const EmuNativeRun native = spec_.native > 0 && k.native() != nullptr
+                                      ? k.native()(args_.data(), dims.items)
+                                      : EmuNativeRun::kPortable;
+      if (native == EmuNativeRun::kFailed)
+        return make_error("emu: the native " + std::string(kernel.name()) + " failed");
+      if (native == EmuNativeRun::kPortable)
+        k.run()(args_.data(), dims.items);
+      else
+        native_launches.fetch_add(1, std::memory_order_relaxed);
       occupy(&Engines::kernel_free, spec_.kernel_ns(dims.items), t0);
       return {};
     }
     item_ns_.assign(dims.items, 0);
     emu_item_ns = item_ns_.data();
     const int64_t h0 = steady_ns();
-    static_cast<const EmuKernel&>(kernel).run()(args_.data(), dims.items);
+    k.run()(args_.data(), dims.items);
     emu_item_ns = nullptr;
     if (spec_.host_free > 0) hidden_host_ns.fetch_add(steady_ns() - h0, std::memory_order_relaxed);
     occupy(&Engines::kernel_free, simt_ns(dims.group), t0);
@@ -183,7 +196,10 @@ class EmuDevice final : public Device {
     info_.backend = Backend::kEmu;
     info_.kind = DeviceKind::kAccelerator;
     info_.name = "emulated(" + (spec.text.empty() ? std::string("defaults") : spec.text) + ")";
-    info_.platform = "Fulcrum emulated device (a model, not a measurement)";
+    info_.platform = spec.native > 0
+                         ? "Fulcrum emulated device (native host compute; a model, not a "
+                           "measurement)"
+                         : "Fulcrum emulated device (a model, not a measurement)";
     // Its memory is the host's; it computes on the one thread that drives it.
     info_.global_memory = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
                           static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
@@ -210,7 +226,7 @@ class EmuDevice final : public Device {
     if (it != kernels_.end()) return static_cast<const Kernel*>(it->second.get());
     const EmuKernelEntry* entry = find_emu_kernel(name);
     if (entry == nullptr) return make_error("emu: no kernel named '" + std::string(name) + "'");
-    auto k = std::make_unique<EmuKernel>(*entry);
+    auto k = std::make_unique<EmuKernel>(*entry, find_emu_native(name));
     const Kernel* out = k.get();
     kernels_.emplace(std::string(name), std::move(k));
     return out;
@@ -232,6 +248,11 @@ class EmuDevice final : public Device {
 std::vector<EmuKernelEntry>& emu_kernels() {
   static std::vector<EmuKernelEntry> kernels;
   return kernels;
+}
+
+std::vector<std::pair<const char*, EmuNativeFn>>& emu_natives() {
+  static std::vector<std::pair<const char*, EmuNativeFn>> natives;
+  return natives;
 }
 
 std::vector<std::unique_ptr<Device>> discover_emulated() {
@@ -256,8 +277,22 @@ const EmuKernelEntry* find_emu_kernel(std::string_view name) {
   return nullptr;
 }
 
+EmuNativeRegistration::EmuNativeRegistration(const char* name, EmuNativeFn fn) {
+  emu_natives().emplace_back(name, fn);
+}
+
+EmuNativeFn find_emu_native(std::string_view name) {
+  for (const auto& [n, fn] : emu_natives())
+    if (name == n) return fn;
+  return nullptr;
+}
+
 std::unique_ptr<Device> make_emulated_device(const EmuSpec& spec) {
   return std::make_unique<EmuDevice>(spec);
+}
+
+uint64_t emu_native_launches() {
+  return native_launches.load(std::memory_order_relaxed);
 }
 
 int64_t emu_hidden_host_ns() {

@@ -43,4 +43,20 @@ struct EmuKernelRegistration {
 // nullptr when no kernel has that name.
 const EmuKernelEntry* find_emu_kernel(std::string_view name);
 
+// A kernel's host-native form (emu_spec.hh `native`): the same result computed with the optimised
+// CPU code the elements use (offload/emu/native_ipsec.cc). kPortable: this launch is not one it
+// handles (nothing was written); the device runs the portable kernel instead.
+enum class EmuNativeRun { kDone, kPortable, kFailed };
+using EmuNativeFn = EmuNativeRun (*)(const EmuArg* args, uint32_t items);
+
+struct EmuNativeRegistration {
+  EmuNativeRegistration(const char* name, EmuNativeFn fn);
+};
+
+// nullptr when the kernel has no native form.
+EmuNativeFn find_emu_native(std::string_view name);
+
+// How many launches (all emulated devices, all threads) a native form has computed (kDone).
+uint64_t emu_native_launches();
+
 }  // namespace fulcrum::offload

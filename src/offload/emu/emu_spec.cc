@@ -25,6 +25,7 @@ constexpr EmuKey kKeys[] = {
     {"units", &EmuSpec::units, false},
     {"lane_slowdown", &EmuSpec::lane_slowdown, true},
     {"host_free", &EmuSpec::host_free, false},
+    {"native", &EmuSpec::native, false},
 };
 
 std::string key_list() {

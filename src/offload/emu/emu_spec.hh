@@ -22,6 +22,12 @@
 //                        off the emulated clock (virtual time, offload/emu/emu_device.hh
 //                        emu_hidden_host_ns), so the device costs its caller only the model's
 //                        time, as a real device would; for experiments on machines with few cores
+//   native               0 (default) or 1: kernels with a host-native form (the IPsec kernels:
+//                        intel-ipsec-mb, as the CPU path) compute their result with it instead
+//                        of the portable kernels/*.cl build, byte for byte the same output; the
+//                        task is still held for max(modelled time, host time). Kernels without
+//                        one run the portable build. Reports label the device "native host
+//                        compute".
 //
 // Every value must be a finite number >= 0 (rates > 0). Nothing here is a measurement of any
 // real device: reports label these devices "emulated".
@@ -46,6 +52,7 @@ struct EmuSpec {
   double units = 0;
   double lane_slowdown = 1;
   double host_free = 0;
+  double native = 0;
   // The spec as given, for labels ("kernel_mpps=80,lat_us=40").
   std::string text;
 

@@ -248,20 +248,6 @@ Point point(const App& app, const Files& f, uint32_t size, const Profile& p, int
           ratio, policy_ratio};
 }
 
-// A comma-separated list in the environment variable `env` (FULCRUM_BENCH_PROFILES: device
-// profiles; FULCRUM_BENCH_APPS: applications) picks what runs; unset: everything.
-bool bench_selected(const char* env, std::string_view name) {
-  const char* list = std::getenv(env);
-  if (list == nullptr || *list == '\0') return true;
-  std::string_view rest(list);
-  while (!rest.empty()) {
-    const size_t comma = rest.find(',');
-    if (rest.substr(0, comma) == name) return true;
-    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-  }
-  return false;
-}
-
 std::string adaptive(const BenchContext& ctx) {
   Files files;
   if (Status s = write_files(ctx.dir, files); !s) return Obj().str("error", s.error()).done();

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/result.hh"
@@ -73,5 +74,9 @@ class OwnCore {
 // (AGGREGATE n -> AGGREGATE n, FLUSH_US ...): at a small offloaded share the default 100 us
 // closes tasks of 2-3 batches, and the 8 tasks in flight then bound the device path.
 std::string own_core_pipeline(std::string text);
+
+// A comma-separated list in the environment variable `env` (FULCRUM_BENCH_PROFILES: device
+// profiles; FULCRUM_BENCH_APPS: applications) picks what runs; unset: everything.
+bool bench_selected(const char* env, std::string_view name);
 
 }  // namespace fulcrum::bench

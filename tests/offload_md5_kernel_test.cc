@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "lib/re/md5.hh"
+#include "md5_vectors.hh"
 #include "offload/discovery.hh"
 #include "offload/task.hh"
 #include "offload_region_task.hh"
@@ -120,17 +121,7 @@ TEST(OffloadMd5Kernel, HostKernelMatchesOpenSslOnTheEmulatedDevice) {
 
 // RFC 1321 appendix A.5: the digests are the RFC's, not computed by us.
 TEST(OffloadMd5Kernel, Rfc1321TestSuiteOnEveryDevice) {
-  const std::vector<std::pair<std::string, std::string>> suite = {
-      {"", "d41d8cd98f00b204e9800998ecf8427e"},
-      {"a", "0cc175b9c0f1b6a831c399e269772661"},
-      {"abc", "900150983cd24fb0d6963f7d28e17f72"},
-      {"message digest", "f96b697d7cb7938d525a2f31aaf161d0"},
-      {"abcdefghijklmnopqrstuvwxyz", "c3fcd3d76192e4007dfb496cca67e13b"},
-      {"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
-       "d174ab98d277d9f5a5611c2c9f419d9f"},
-      {"1234567890123456789012345678901234567890"
-       "1234567890123456789012345678901234567890",
-       "57edf4a22be3c955ac49da2e2107b67a"}};
+  const auto suite = fulcrum::testing::rfc1321_suite();
   std::vector<std::vector<uint8_t>> msgs;
   for (const auto& [text, digest] : suite) msgs.emplace_back(text.begin(), text.end());
   for (const auto& dev : discover_devices()) {

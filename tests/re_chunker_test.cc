@@ -12,6 +12,7 @@
 #include "lib/re/fingerprint_table.hh"
 #include "lib/re/md5.hh"
 #include "lib/re/packet_store.hh"
+#include "md5_vectors.hh"
 
 namespace fulcrum::re {
 namespace {
@@ -27,17 +28,7 @@ std::string hex(const Md5Digest& d) {
 }
 
 TEST(ReMd5, MatchesRfc1321TestSuite) {
-  std::string digits;
-  for (int i = 0; i < 8; ++i) digits += "1234567890";
-  const std::vector<std::pair<std::string, std::string>> suite = {
-      {"", "d41d8cd98f00b204e9800998ecf8427e"},
-      {"a", "0cc175b9c0f1b6a831c399e269772661"},
-      {"abc", "900150983cd24fb0d6963f7d28e17f72"},
-      {"message digest", "f96b697d7cb7938d525a2f31aaf161d0"},
-      {"abcdefghijklmnopqrstuvwxyz", "c3fcd3d76192e4007dfb496cca67e13b"},
-      {"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
-       "d174ab98d277d9f5a5611c2c9f419d9f"},
-      {digits, "57edf4a22be3c955ac49da2e2107b67a"}};
+  const auto suite = fulcrum::testing::rfc1321_suite();
   std::vector<ByteRange> in;
   for (const auto& [msg, want] : suite) {
     EXPECT_EQ(hex(md5(reinterpret_cast<const uint8_t*>(msg.data()), msg.size())), want);

@@ -24,15 +24,21 @@ std::string array(const std::vector<std::string>& items, const char* indent) {
   return out + "]";
 }
 
-Measured measure_once(const std::string& pipeline, const std::vector<std::string>& ports,
-                      double seconds, BranchMode mode) {
+Result<RunReport> run_pipeline(const std::string& pipeline, const std::vector<std::string>& ports,
+                               double seconds, int workers, BranchMode mode) {
   RunOptions o;
   o.pipeline_file = "bench.click";
   o.pipeline_text = pipeline;
   o.ports = ports;
   o.seconds = seconds;
+  o.workers = workers;
   o.branch = mode;
-  Result<RunReport> r = run(o);
+  return run(o);
+}
+
+Measured measure_once(const std::string& pipeline, const std::vector<std::string>& ports,
+                      double seconds, BranchMode mode) {
+  Result<RunReport> r = run_pipeline(pipeline, ports, seconds, 1, mode);
   if (!r) {
     std::fprintf(stderr, "bench: %s\n", r.error().c_str());
     return {};

@@ -46,6 +46,10 @@ struct Measured {
 
 // Packets in per second of the workers' CPU time, in millions.
 double cpu_mpps(const RunReport& r);
+// One run of `pipeline` (Click text) on `ports` for `seconds` on `workers` workers: its report.
+Result<RunReport> run_pipeline(const std::string& pipeline, const std::vector<std::string>& ports,
+                               double seconds, int workers = 1,
+                               BranchMode mode = BranchMode::kReuse);
 // One run of `pipeline` (Click text) on `ports` for `seconds`, one worker.
 Measured measure_once(const std::string& pipeline, const std::vector<std::string>& ports,
                       double seconds, BranchMode mode);

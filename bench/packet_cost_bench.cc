@@ -55,17 +55,6 @@ std::string routes_file(const std::string& dir) {
   return file;
 }
 
-Result<RunReport> run_report(const std::string& pipeline, const std::vector<std::string>& ports,
-                             double seconds, int workers) {
-  RunOptions o;
-  o.pipeline_file = "bench.click";
-  o.pipeline_text = pipeline;
-  o.ports = ports;
-  o.seconds = seconds;
-  o.workers = workers;
-  return run(o);
-}
-
 struct ElementCost {
   std::string name, class_name;
   uint64_t cycles = 0, packets = 0;
@@ -89,8 +78,8 @@ std::string measure_cost(const BenchContext& ctx) {
   double tsc_hz = 0;
   bool balanced = true;
   for (int r = 0; r < kRepeats; ++r) {
-    Result<RunReport> a = run_report(io, ports, s, 1);
-    Result<RunReport> b = run_report(router, ports, s, 1);
+    Result<RunReport> a = run_pipeline(io, ports, s, 1);
+    Result<RunReport> b = run_pipeline(router, ports, s, 1);
     if (!a || !b) {
       std::fprintf(stderr, "bench: %s\n", (!a ? a.error() : b.error()).c_str());
       return "null";
@@ -226,8 +215,8 @@ std::string bench_scaling(const BenchContext& ctx) {
   std::vector<double> one, two, one_cpu, two_cpu;
   std::vector<std::string> per_worker;
   for (int r = 0; r < kRepeats; ++r) {
-    Result<RunReport> a = run_report(router, ports, s, 1);
-    Result<RunReport> b = run_report(router, ports, s, 2);
+    Result<RunReport> a = run_pipeline(router, ports, s, 1);
+    Result<RunReport> b = run_pipeline(router, ports, s, 2);
     if (!a || !b) {
       std::fprintf(stderr, "bench: %s\n", (!a ? a.error() : b.error()).c_str());
       return "null";

@@ -3,7 +3,8 @@
 //   * the static sweep: FixedFraction(w) at w = 0, 0.1, ..., 1;
 //   * AdaptiveBalancer (NBA's hill climbing, 20 ms windows), its steady state, the w it settles
 //     at, the static curve's value there, and its trace (every window's time, w and Mpps, in the
-//     JSON, for tools/plot_adaptive.py);
+//     JSON, for tools/plot_adaptive.py); then the same with SCAN 4, MARGIN 1 (beyond NBA: a
+//     coarse scan first, probes that must win by a standard error);
 //   * PolicyBalancer (the thesis' scheduler, throughput policy) on a profile of the same
 //     pipeline made in the run (CPU; w = 0.25, 0.5, 1), its steady state and mean w.
 // Throughput is transmitted packets per second over the second half of each run (the first half
@@ -146,6 +147,7 @@ struct Point {
   std::string json;
   double ratio = 0;         // adaptive over the best static point
   double policy_ratio = 0;  // PolicyBalancer over the best static point
+  double scan_ratio = 0;    // AdaptiveBalancer(SCAN 4, MARGIN 1) over the best static point
 };
 
 Point point(const App& app, const Files& f, uint32_t size, const Profile& p, int device,
@@ -184,6 +186,17 @@ Point point(const App& app, const Files& f, uint32_t size, const Profile& p, int
   // The static curve (same run) at the w the balancer settled at, over its best: where the
   // balancer operates, judged without the noise of comparing separate runs' rates.
   const double point_ratio = curve_at(static_mpps, t.mean_w_steady, best);
+  // Beyond NBA: the same climb after a coarse scan, probes winning by a margin (SCAN, MARGIN).
+  const std::string scan_trace =
+      ctx.dir + "/adaptive-" + p.name + "-" + app.name + "-" + std::to_string(size) + ".scan.trace";
+  const Rate sc = steady_rate(pipeline(app.offload, f,
+                                       "AdaptiveBalancer(WINDOW_MS " + fmt(kWindowMs) + dev +
+                                           ", SCAN 4, MARGIN 1, TRACE \"" + scan_trace + "\")",
+                                       kAggregate),
+                              ports, adaptive_s);
+  balanced &= sc.balanced;
+  const TraceSummary st = read_trace(scan_trace);
+  const double scan_ratio = best > 0 ? sc.mpps / best : 0;
 
   // PolicyBalancer (throughput policy) on a profile of the same pipeline made now: the CPU
   // alone and w = 0.25, 0.5, 1 on this device, flat out, AGGREGATE 32.
@@ -220,10 +233,13 @@ Point point(const App& app, const Files& f, uint32_t size, const Profile& p, int
   const double policy_curve = curve_at(static_mpps, policy_w, best);
   std::fprintf(stderr,
                "bench: adaptive %s %s %u B: best static %.3f Mpps at w=%.1f, adaptive %.3f Mpps "
-               "(%.1f %%) settling at w~%.2f (static curve there: %.1f %% of best); policy "
+               "(%.1f %%) settling at w~%.2f (static curve there: %.1f %% of best); with SCAN "
+               "4, MARGIN 1 %.3f Mpps (%.1f %%) at w~%.2f (curve there: %.1f %%); policy "
                "%.3f Mpps (%.1f %%) at w~%.2f (curve there: %.1f %%)\n",
                p.name, app.name, size, best, best_w, a.mpps, ratio * 100, t.mean_w_steady,
-               point_ratio * 100, pol.mpps, policy_ratio * 100, policy_w, policy_curve * 100);
+               point_ratio * 100, sc.mpps, scan_ratio * 100, st.mean_w_steady,
+               curve_at(static_mpps, st.mean_w_steady, best) * 100, pol.mpps, policy_ratio * 100,
+               policy_w, policy_curve * 100);
   return {Obj()
               .str("app", app.name)
               .count("frame_bytes", size)
@@ -238,6 +254,12 @@ Point point(const App& app, const Files& f, uint32_t size, const Profile& p, int
               .count("adaptive_windows", t.windows)
               .num("adaptive_seconds", adaptive_s)
               .raw("trace", t.json)
+              .num("scan_mpps", sc.mpps)
+              .num("scan_vs_best_static", scan_ratio)
+              .num("scan_mean_fraction_steady", st.mean_w_steady)
+              .num("static_curve_at_scan_fraction_vs_best",
+                   curve_at(static_mpps, st.mean_w_steady, best))
+              .raw("scan_trace", st.json)
               .num("policy_mpps", pol.mpps)
               .num("policy_vs_best_static", policy_ratio)
               .num("policy_mean_fraction_steady", policy_w)
@@ -245,7 +267,7 @@ Point point(const App& app, const Files& f, uint32_t size, const Profile& p, int
               .count("policy_windows", policy_windows)
               .raw("balanced", balanced ? "true" : "false")
               .done(),
-          ratio, policy_ratio};
+          ratio, policy_ratio, scan_ratio};
 }
 
 std::string adaptive(const BenchContext& ctx) {
@@ -254,7 +276,7 @@ std::string adaptive(const BenchContext& ctx) {
   offload::set_emulated_devices({});
   const size_t real = offload::discover_devices().size();
   std::vector<std::string> profiles;
-  std::vector<double> ratios;
+  std::vector<double> ratios, scan_ratios;
   for (const Profile& p : kProfiles) {
     if (!bench_selected("FULCRUM_BENCH_PROFILES", p.name)) continue;
     std::string label;
@@ -287,6 +309,7 @@ std::string adaptive(const BenchContext& ctx) {
         Point pt = point(app, files, size, p, device, ctx);
         apps.push_back(std::move(pt.json));
         ratios.push_back(pt.ratio);
+        scan_ratios.push_back(pt.scan_ratio);
       }
     }
     profiles.push_back(Obj()
@@ -298,17 +321,25 @@ std::string adaptive(const BenchContext& ctx) {
                            .done());
   }
   offload::set_emulated_devices({});
-  double worst = ratios.empty() ? 0 : *std::min_element(ratios.begin(), ratios.end());
-  double mean = 0;
-  for (double r : ratios) mean += r / static_cast<double>(ratios.size());
+  const auto min_of = [](const std::vector<double>& v) {
+    return v.empty() ? 0 : *std::min_element(v.begin(), v.end());
+  };
+  const auto mean_of = [](const std::vector<double>& v) {
+    double m = 0;
+    for (double r : v) m += r / static_cast<double>(v.size());
+    return m;
+  };
   return Obj()
       .str("what",
-           "AdaptiveBalancer (NBA's hill climbing, 20 ms windows) and PolicyBalancer (throughput "
+           "AdaptiveBalancer (NBA's hill climbing, 20 ms windows; then with SCAN 4, MARGIN 1) and "
+           "PolicyBalancer (throughput "
            "policy, on a profile made in the run) against a static sweep of the offload fraction "
            "measured in the same run, per application and device profile; Mpps transmitted over "
            "the second half of each run; emulated devices are models")
-      .num("adaptive_vs_best_static_min", worst)
-      .num("adaptive_vs_best_static_mean", mean)
+      .num("adaptive_vs_best_static_min", min_of(ratios))
+      .num("adaptive_vs_best_static_mean", mean_of(ratios))
+      .num("scan_vs_best_static_min", min_of(scan_ratios))
+      .num("scan_vs_best_static_mean", mean_of(scan_ratios))
       .raw("profiles", array(profiles, "\n    "))
       .done();
 }

@@ -21,6 +21,12 @@ Status AdaptiveBalancer::configure(Args& args) {
       .key("CHANGE", climb_.change,
            "throughput off its level by this share twice in a row (a workload change) re-probes")
       .key("INITIAL", climb_.initial, "w at the start")
+      .key("SCAN", climb_.scan_points,
+           "beyond NBA: observe w = 0, 1/n, ..., 1 first and after a workload change, climb from "
+           "the best (0: off)")
+      .key("SCAN_WINDOWS", climb_.scan_windows, "windows each scanned w is observed")
+      .key("MARGIN", climb_.margin,
+           "beyond NBA: standard errors a probe must win by (0: any gain, NBA)")
       .key("SEED", seed, "seed of the per-batch draw")
       .key("TRACE", trace_file_,
            "file: every window as \"time_s fraction rate_pps\", written at the end of the run");
@@ -34,6 +40,11 @@ Status AdaptiveBalancer::configure(Args& args) {
     return args.error("WAIT_MIN and PROBE must be at least 1 and WAIT_MAX at least WAIT_MIN");
   if (!(climb_.change > 0 && std::isfinite(climb_.change)))
     return args.error("CHANGE must be a positive number");
+  constexpr uint32_t kMaxScan = 100;
+  if (climb_.scan_points > kMaxScan) return args.error("SCAN must be 0..100");
+  if (climb_.scan_windows < 1) return args.error("SCAN_WINDOWS must be at least 1");
+  if (!(climb_.margin >= 0 && std::isfinite(climb_.margin)))
+    return args.error("MARGIN must be a number >= 0");
   if (!(climb_.initial >= 0 && climb_.initial <= 1))
     return args.error("INITIAL must be between 0 and 1");
   device_ = static_cast<int32_t>(device);
@@ -63,6 +74,8 @@ void AdaptiveBalancer::counters(std::vector<Counter>& out) const {
     out.push_back({"moves", c.moves()});
     out.push_back({"reversals", c.reversals()});
     out.push_back({"reprobes", c.reprobes()});
+    out.push_back({"scans", c.scans()});
+    out.push_back({"noise_permille", static_cast<uint64_t>(std::lround(c.noise() * kPerMille))});
   });
 }
 

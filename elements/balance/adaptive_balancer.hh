@@ -1,13 +1,17 @@
 // AdaptiveBalancer — NBA's adaptive load balancer: the offloaded share follows throughput.
 // The share of batches sent to the device moves by hill climbing on the measured throughput
-// (paper 000 §3.4; runtime/balancing/hill_climber.hh has the algorithm).
+// (paper 000 §3.4; runtime/balancing/hill_climber.hh has the algorithm). Arguments: every
+// constant of the climb with NBA's value as default (DEVICE, STEP, WINDOW_MS, SETTLE, WAIT_MIN,
+// WAIT_MAX, PROBE, CHANGE, INITIAL, SEED, TRACE); beyond NBA, SCAN n (coarse scan of w first and
+// after a workload change) and MARGIN z (a probe must win by z standard errors), for gains
+// shallower than the windows' noise (docs/adaptive.md).
 //
 // Ports:     input 0: any batch. output 0: the same batch, unchanged.
 // Uses:      nothing.  Sets: the batch's device decision (batch annotation): DEVICE with
 //            probability w, else CPU.
 // Counters:  offloaded, kept (batches); fraction_permille (w now), windows, moves, reversals,
-//            reprobes; rate_pps (packets per second through the balancer, all workers, last
-//            window).
+//            reprobes, scans; noise_permille (the windows' relative spread as estimated);
+//            rate_pps (packets per second through the balancer, all workers, last window).
 // Offload:   every replica of one AdaptiveBalancer (all workers) shares w and the throughput it
 //            is steered by: packets through the balancer per second, summed over the workers
 //            (equal to the transmitted rate in steady state: NBA counts transmitted packets). As

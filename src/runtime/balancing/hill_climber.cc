@@ -4,6 +4,11 @@
 #include <cmath>
 
 namespace fulcrum {
+namespace {
+
+constexpr double kNoiseWeight = 0.25;  // of each new spread in the moving estimate
+
+}  // namespace
 
 HillClimber::HillClimber(const HillClimbConfig& config)
     : c_(config),
@@ -13,6 +18,8 @@ HillClimber::HillClimber(const HillClimbConfig& config)
   c_.wait_min = wait_;
   c_.probe = std::max<uint32_t>(1, c_.probe);
   c_.wait_max = std::max(c_.wait_max, c_.wait_min);
+  c_.scan_windows = std::max<uint32_t>(1, c_.scan_windows);
+  if (c_.scan_points > 0) start_scan();
 }
 
 double HillClimber::observe(double throughput) {
@@ -21,17 +28,27 @@ double HillClimber::observe(double throughput) {
     return fraction();
   }
   sum_ += throughput;
-  if (++n_ < (probing_ ? c_.probe : wait_)) return fraction();
-  const double avg = sum_ / n_;
+  sum_sq_ += throughput * throughput;
+  if (++n_ < (scanning_ ? c_.scan_windows : probing_ ? c_.probe : wait_)) return fraction();
+  const uint32_t n = n_;
+  const double avg = sum_ / n;
+  // The windows' relative spread, from every observation of one w over two windows or more.
+  if (n >= 2 && avg > 0) {
+    const double var = std::max(0.0, (sum_sq_ - n * avg * avg) / (n - 1)) / (avg * avg);
+    rel_var_ = rel_var_ > 0 ? rel_var_ + kNoiseWeight * (var - rel_var_) : var;
+  }
   sum_ = 0;
+  sum_sq_ = 0;
   n_ = 0;
+  if (scanning_) return scan_step(avg);
   if (probing_) return end_probe(avg);
   // A workload change: the incumbent's throughput leaves the level it held (a moving average of
   // its observations) by more than `change`, twice in a row (once is a jitter of this machine).
   const bool off_level = level_ > 0 && std::fabs(avg - level_) > c_.change * level_;
   changed_streak_ = off_level ? changed_streak_ + 1 : 0;
   if (changed_streak_ >= kChangedObservations) {
-    if (wait_ > c_.wait_min) ++reprobes_;
+    if (wait_ > c_.wait_min || c_.scan_points > 0) ++reprobes_;
+    if (c_.scan_points > 0) return start_scan();
     wait_ = c_.wait_min;
     changed_streak_ = 0;
     level_ = avg;
@@ -39,6 +56,7 @@ double HillClimber::observe(double throughput) {
     level_ = level_ > 0 ? level_ + kLevelWeight * (avg - level_) : avg;
   }
   incumbent_avg_ = avg;
+  incumbent_n_ = n;
   return start_probe();
 }
 
@@ -53,13 +71,20 @@ double HillClimber::start_probe() {
 
 double HillClimber::end_probe(double avg) {
   probing_ = false;
-  if (avg > incumbent_avg_) {
+  // With a margin, the probe must beat the incumbent by z standard errors of the difference of
+  // the two means (probe windows against the incumbent's), from the windows' spread so far.
+  const double margin =
+      c_.margin > 0
+          ? c_.margin * incumbent_avg_ * std::sqrt(rel_var_ * (1.0 / c_.probe + 1.0 / incumbent_n_))
+          : 0;
+  if (avg > incumbent_avg_ + margin) {
     // Better: the probe is the incumbent, measured already; climb on in the same direction.
     w_ = probe_w_;
     ++moves_;
     failed_sides_ = 0;
     wait_ = c_.wait_min;
     incumbent_avg_ = avg;
+    incumbent_n_ = c_.probe;
     return start_probe();
   }
   dir_ = -dir_;
@@ -69,6 +94,39 @@ double HillClimber::end_probe(double avg) {
     failed_sides_ = 0;
     wait_ = std::min(wait_ * 2, c_.wait_max);
   }
+  settle_left_ = c_.settle;
+  return w_;
+}
+
+double HillClimber::start_scan() {
+  scanning_ = true;
+  probing_ = false;
+  scan_index_ = 0;
+  scan_best_avg_ = -1;
+  ++scans_;
+  settle_left_ = c_.settle;
+  return scan_w();
+}
+
+double HillClimber::scan_step(double avg) {
+  if (avg > scan_best_avg_) {
+    scan_best_avg_ = avg;
+    scan_best_w_ = scan_w();
+  }
+  if (scan_index_ < c_.scan_points) {
+    ++scan_index_;
+    settle_left_ = c_.settle;
+    return scan_w();
+  }
+  // The climb starts at the best scanned w, observed afresh (the scan's figure for it was one of
+  // n + 1 draws, the luckiest): a new level, the shortest wait, probes inward from a bound.
+  scanning_ = false;
+  w_ = scan_best_w_;
+  level_ = 0;
+  changed_streak_ = 0;
+  failed_sides_ = 0;
+  wait_ = c_.wait_min;
+  dir_ = w_ >= 1 ? -1 : 1;
   settle_left_ = c_.settle;
   return w_;
 }

@@ -12,8 +12,19 @@
 // than `change` (relative) in two observations in a row, the workload changed: the wait drops
 // back to wait_min. After every change of w,
 // `settle` windows are skipped (the workers apply it).
+//
+// Beyond NBA, for curves whose slope per step is below the windows' noise (a GPU whose gain grows
+// slowly with w, measured in 20 ms windows), two options, off by default:
+//   * scan (`scan_points` n > 0): at the start and after every detected workload change, w = 0,
+//     1/n, ..., 1 are each observed for `scan_windows` windows and the climb starts from the best
+//     of them, so the climb begins near the optimum instead of walking there one noisy step at a
+//     time;
+//   * margin (`margin` z > 0): a probe wins only when its mean beats the incumbent's by z standard
+//     errors of the difference (the windows' relative spread, a moving estimate from the
+//     incumbent's own observations), so noise alone does not walk w away from the optimum.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #include "runtime/balancing/shared_balancer.hh"
@@ -27,7 +38,10 @@ struct HillClimbConfig {
   uint32_t wait_max = 32;
   uint32_t probe = 1;
   double change = 0.2;
-  double initial = 0;  // the first w
+  double initial = 0;         // the first w
+  uint32_t scan_points = 0;   // n: scan w = 0, 1/n, ..., 1 first and on a workload change; 0: off
+  uint32_t scan_windows = 3;  // windows each scanned w is observed (after `settle`)
+  double margin = 0;          // z: standard errors a probe must win by; 0: any gain (NBA)
 };
 
 class HillClimber {
@@ -42,17 +56,24 @@ class HillClimber {
   BalanceChoice choice() const { return {fraction()}; }
 
   // The w in use now (the probe's while probing).
-  double fraction() const { return probing_ ? probe_w_ : w_; }
+  double fraction() const { return scanning_ ? scan_w() : probing_ ? probe_w_ : w_; }
   // The incumbent: the best w found so far.
   double incumbent() const { return w_; }
   uint32_t wait() const { return wait_; }
   uint64_t moves() const { return moves_; }
   uint64_t reversals() const { return reversals_; }
   uint64_t reprobes() const { return reprobes_; }
+  uint64_t scans() const { return scans_; }
+  bool scanning() const { return scanning_; }
+  // The windows' relative standard deviation as estimated so far (0: none yet).
+  double noise() const { return std::sqrt(rel_var_); }
 
  private:
   double start_probe();
   double end_probe(double avg);
+  double start_scan();
+  double scan_step(double avg);
+  double scan_w() const { return static_cast<double>(scan_index_) / c_.scan_points; }
 
   HillClimbConfig c_;
   double w_;
@@ -63,7 +84,14 @@ class HillClimber {
   uint32_t wait_;
   uint32_t settle_left_;
   double sum_ = 0;
+  double sum_sq_ = 0;
   uint32_t n_ = 0;
+  uint32_t incumbent_n_ = 1;  // windows behind incumbent_avg_
+  double rel_var_ = 0;        // moving estimate of the windows' relative variance
+  bool scanning_ = false;
+  uint32_t scan_index_ = 0;
+  double scan_best_w_ = 0;
+  double scan_best_avg_ = -1;
   static constexpr uint32_t kChangedObservations = 2;
   static constexpr double kLevelWeight = 0.25;
   double incumbent_avg_ = 0;
@@ -72,6 +100,7 @@ class HillClimber {
   uint64_t moves_ = 0;
   uint64_t reversals_ = 0;
   uint64_t reprobes_ = 0;
+  uint64_t scans_ = 0;
 };
 
 }  // namespace fulcrum

@@ -1,9 +1,9 @@
 // Step changes in traffic and how the balancers follow them (issue 17): for AdaptiveBalancer
-// (NBA's hill climbing, 20 ms windows) and PolicyBalancer (the thesis' scheduler, energy policy,
-// 40 ms windows, on a profile of the same pipeline made in the same run at 64 and 1500 B), on the
-// IPsec gateway
-// with an emulated GPU-like device (offload/emu/: a model, labelled so) and the first real device
-// (PoCL's OpenCL CPU device on machines without a GPU), two experiments each:
+// (NBA's hill climbing, 20 ms windows; and with SCAN 4, MARGIN 1) and PolicyBalancer (the thesis'
+// scheduler, energy policy, 40 ms windows, on a profile of the same pipeline made in the same run
+// at 64 and 1500 B), on the IPsec gateway with an emulated GPU-like device (offload/emu/: a model,
+// labelled so) and the first real device (PoCL's OpenCL CPU device on machines without a GPU), two
+// experiments each:
 //   * size: the generator flat out at 64 B, stepped to 1500 B halfway through the run
 //     (gen:...,step_after=S,step_size=1500);
 //   * rate: the generator flat out (100 %), stepped to 20 % of the best throughput of the profile
@@ -109,16 +109,23 @@ struct Setup {
   double seconds;
 };
 
+// `scan`: AdaptiveBalancer with SCAN 4, MARGIN 1 (beyond NBA; it scans again on the step).
 std::string experiment(const Setup& s, const DeviceProfile& d, bool policy, bool size_step,
-                       const BenchContext& ctx) {
-  const char* balancer_name = policy ? "PolicyBalancer" : "AdaptiveBalancer";
+                       const BenchContext& ctx, bool scan = false) {
+  const char* balancer_name = policy ? "PolicyBalancer"
+                              : scan ? "AdaptiveBalancer+SCAN"
+                                     : "AdaptiveBalancer";
   const char* step_name = size_step ? "size" : "rate";
   const std::string trace = ctx.dir + "/adaptive_step-" + d.name + "-" +
-                            (policy ? "policy" : "adaptive") + "-" + step_name + ".trace";
+                            (policy ? "policy"
+                             : scan ? "adaptive-scan"
+                                    : "adaptive") +
+                            "-" + step_name + ".trace";
   const std::string balancer =
       policy ? "PolicyBalancer(\"" + s.profile_file + "\", POLICY energy, TRACE \"" + trace + "\")"
              : "AdaptiveBalancer(WINDOW_MS " + fmt(kAdaptiveWindowMs) + ", DEVICE " +
-                   std::to_string(s.device) + ", TRACE \"" + trace + "\")";
+                   std::to_string(s.device) + (scan ? ", SCAN 4, MARGIN 1" : "") + ", TRACE \"" +
+                   trace + "\")";
   const double step_s = s.seconds / 2;
   const double light_pps = s.best_pps * kRateShare;
   const std::string step =
@@ -251,8 +258,10 @@ std::string device_runs(const DeviceProfile& d, const App& app, const Files& fil
                          .done());
   }
   std::vector<std::string> runs;
-  for (bool size_step : {true, false})
+  for (bool size_step : {true, false}) {
     for (bool policy : {false, true}) runs.push_back(experiment(s, d, policy, size_step, ctx));
+    runs.push_back(experiment(s, d, false, size_step, ctx, true));
+  }
   return j.num("best_profile_mpps", s.best_pps / kMega)
       .raw("profile_points", array(points, "\n      "))
       .raw("runs", array(runs, "\n      "))

@@ -141,6 +141,27 @@ TEST(EnergyModel, SaysMeasuredWhereAMeterMeasured) {
   EXPECT_FALSE(r.measured);
 }
 
+TEST(EnergyModel, AMeasuredUnusedDeviceCountsItsIdleDrawAndIsReportedApart) {
+  // An H200 given no work drew 123 W idle through NVML (docs/benchmarks.md): that is counted,
+  // not "off"; the figure with it powered off is reported beside.
+  EnergyInputs in;
+  in.seconds = 2;
+  in.bytes_out = 12'500'000;  // 100 Mbit
+  in.workers = 1;
+  in.cpu_joules = 30;
+  in.cpu_source = "RAPL package-0";
+  in.devices.push_back({"cuda:gpu0", "cuda", 0, 0, 246.0, "NVML energy counter"});
+  const EnergyReport r = energy_report(small_model(), in);
+  ASSERT_EQ(r.devices.size(), 2u);
+  EXPECT_TRUE(r.devices[1].unused);
+  EXPECT_DOUBLE_EQ(r.devices[1].joules, 246);
+  EXPECT_EQ(r.devices[1].source, "NVML energy counter; unused: idle draw, not powered off");
+  EXPECT_DOUBLE_EQ(r.joules, 276);
+  EXPECT_DOUBLE_EQ(r.unused_joules, 246);
+  EXPECT_DOUBLE_EQ(r.joules_per_mbit, 2.76);
+  EXPECT_DOUBLE_EQ(r.joules_per_mbit_unused_off, 0.30);
+}
+
 TEST(EnergyModel, ReadsAndWritesItsParameterFile) {
   const std::string path = std::filesystem::temp_directory_path() /
                            ("energy-model-" + std::to_string(::getpid()) + ".json");

@@ -213,6 +213,9 @@ TEST(HillClimber, AWorkloadChangeScansAgain) {
   climb(hc, low, 800, 1, rng);
   EXPECT_NEAR(hc.fraction(), 0.2, 0.15);
   EXPECT_EQ(hc.scans(), 1u);
+  // Seen within a few windows of the change, whatever the wait had grown to: scanning by then.
+  climb(hc, high, 4 + 2 * HillClimbConfig{}.settle, 1, rng);
+  EXPECT_TRUE(hc.scanning()) << "wait " << hc.wait();
   const Climb r = climb(hc, high, 600, 300, rng);
   EXPECT_EQ(hc.scans(), 2u) << "one scan after the change";
   EXPECT_GE(r.tail_mean, 0.97 * best_of(high)) << "final w " << r.final_w;

@@ -46,6 +46,9 @@ struct DeviceEnergy {
   std::string source;            // "RAPL package-0", "NVML energy counter", "model defaults"
   std::string why_not_measured;  // modelled: why it was not measured
   double joules = 0, watts = 0, joules_per_mbit = 0;
+  // Given no work in the run. Modelled: counted off (0 J). Measured: what it drew idle is counted
+  // (it was not powered off), and EnergyReport::joules_per_mbit_unused_off leaves it out.
+  bool unused = false;
 };
 
 struct EnergyReport {
@@ -55,6 +58,10 @@ struct EnergyReport {
   double joules = 0;      // all devices
   double watts = 0;
   double joules_per_mbit = 0;  // per megabit transmitted (frame bytes)
+  // Measured devices that had no work drew this much idle; without it (powered off, as paper 001
+  // assumes §4.3) the run would have cost joules_per_mbit_unused_off.
+  double unused_joules = 0;
+  double joules_per_mbit_unused_off = 0;
   std::vector<DeviceEnergy> devices;
 
   // "measured", "modelled", "measured + modelled" (some of each) or "not measured" (nothing

@@ -166,9 +166,15 @@ EnergyReport energy_report(const EnergyModel& model, const EnergyInputs& in) {
   for (const EnergyInputs::Device& dev : in.devices) {
     DeviceEnergy d;
     d.device = dev.label;
-    // A device given no work counts as off, as paper 001 powers an unused GPU off (§4.3).
+    // A device given no work: modelled, it counts as off, as paper 001 powers an unused GPU off
+    // (§4.3); measured, it drew what it drew (a GPU is not powered off here), reported apart.
     const bool unused = dev.packets == 0 && dev.busy_s <= 0;
-    add(d, dev.joules, dev.source + (unused ? "; unused: counted off" : ""),
+    d.unused = unused;
+    if (unused && dev.joules) r.unused_joules += *dev.joules;
+    add(d, dev.joules,
+        dev.source + (!unused      ? ""
+                      : dev.joules ? "; unused: idle draw, not powered off"
+                                   : "; unused: counted off"),
         unused ? 0
                : model.for_device(dev.backend, dev.on_host)
                      .joules(dev.on_s < 0 ? in.seconds
@@ -184,6 +190,7 @@ EnergyReport energy_report(const EnergyModel& model, const EnergyInputs& in) {
   }
   r.watts = in.seconds > 0 ? r.joules / in.seconds : 0;
   r.joules_per_mbit = mbit > 0 ? r.joules / mbit : 0;
+  r.joules_per_mbit_unused_off = mbit > 0 ? (r.joules - r.unused_joules) / mbit : 0;
   return r;
 }
 

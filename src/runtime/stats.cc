@@ -120,14 +120,18 @@ std::string report_json(const RunReport& r) {
     << ",\n  \"energy\": {\"measured\": " << (r.energy.measured ? "true" : "false")
     << ", \"basis\": " << quoted(r.energy.basis()) << ", \"source\": " << quoted(r.energy.source)
     << ", \"joules\": " << r.energy.joules << ", \"watts\": " << r.energy.watts
-    << ", \"joules_per_mbit\": " << r.energy.joules_per_mbit << ", \"devices\": [";
+    << ", \"joules_per_mbit\": " << r.energy.joules_per_mbit
+    << ", \"unused_devices_joules\": " << r.energy.unused_joules
+    << ", \"joules_per_mbit_unused_off\": " << r.energy.joules_per_mbit_unused_off
+    << ", \"devices\": [";
   for (size_t i = 0; i < r.energy.devices.size(); ++i) {
     const DeviceEnergy& d = r.energy.devices[i];
     o << (i ? ", " : "") << "{\"device\": " << quoted(d.device)
       << ", \"basis\": " << quoted(d.measured ? "measured" : "modelled")
       << ", \"source\": " << quoted(d.source)
       << ", \"why_not_measured\": " << quoted(d.why_not_measured) << ", \"joules\": " << d.joules
-      << ", \"watts\": " << d.watts << ", \"joules_per_mbit\": " << d.joules_per_mbit << "}";
+      << ", \"watts\": " << d.watts << ", \"joules_per_mbit\": " << d.joules_per_mbit
+      << ", \"unused\": " << (d.unused ? "true" : "false") << "}";
   }
   o << "]}"
     << ",\n  \"drops\": " << pairs_json(r.drops) << ",\n  \"output_losses\": [";
@@ -227,6 +231,12 @@ std::string report_text(const RunReport& r) {
                     d.joules, d.watts, d.joules_per_mbit);
       o << line;
       if (!d.measured) o << "    not measured: " << d.why_not_measured << "\n";
+    }
+    if (r.energy.unused_joules > 0) {
+      std::snprintf(line, sizeof line,
+                    "  unused devices drew %.2f J idle; powered off: %.4f J/Mbit out\n",
+                    r.energy.unused_joules, r.energy.joules_per_mbit_unused_off);
+      o << line;
     }
   }
   if (!r.drops.empty()) {

@@ -27,6 +27,16 @@ double HillClimber::observe(double throughput) {
     --settle_left_;
     return fraction();
   }
+  // With the scan on, a workload change is also seen window by window: kChangedWindows windows in
+  // a row at the incumbent's w, each off its level by more than `change`, scan again at once
+  // (NBA's check below waits for two whole observations, up to 2 x wait_max windows).
+  if (c_.scan_points > 0 && !scanning_ && !probing_ && level_ > 0) {
+    off_windows_ = std::fabs(throughput - level_) > c_.change * level_ ? off_windows_ + 1 : 0;
+    if (off_windows_ >= kChangedWindows) {
+      ++reprobes_;
+      return start_scan();
+    }
+  }
   sum_ += throughput;
   sum_sq_ += throughput * throughput;
   if (++n_ < (scanning_ ? c_.scan_windows : probing_ ? c_.probe : wait_)) return fraction();
@@ -85,6 +95,8 @@ double HillClimber::end_probe(double avg) {
     wait_ = c_.wait_min;
     incumbent_avg_ = avg;
     incumbent_n_ = c_.probe;
+    // The window-by-window change check compares with the new w's level, not the old one's.
+    if (c_.scan_points > 0) level_ = avg;
     return start_probe();
   }
   dir_ = -dir_;
@@ -101,6 +113,10 @@ double HillClimber::end_probe(double avg) {
 double HillClimber::start_scan() {
   scanning_ = true;
   probing_ = false;
+  off_windows_ = 0;
+  sum_ = 0;
+  sum_sq_ = 0;
+  n_ = 0;
   scan_index_ = 0;
   scan_best_avg_ = -1;
   ++scans_;

@@ -18,7 +18,8 @@
 //   * scan (`scan_points` n > 0): at the start and after every detected workload change, w = 0,
 //     1/n, ..., 1 are each observed for `scan_windows` windows and the climb starts from the best
 //     of them, so the climb begins near the optimum instead of walking there one noisy step at a
-//     time;
+//     time; a change is then also detected window by window (three windows in a row at the
+//     incumbent's w off its level by more than `change`), not only per observation;
 //   * margin (`margin` z > 0): a probe wins only when its mean beats the incumbent's by z standard
 //     errors of the difference (the windows' relative spread, a moving estimate from the
 //     incumbent's own observations), so noise alone does not walk w away from the optimum.
@@ -93,6 +94,8 @@ class HillClimber {
   double scan_best_w_ = 0;
   double scan_best_avg_ = -1;
   static constexpr uint32_t kChangedObservations = 2;
+  static constexpr uint32_t kChangedWindows = 3;
+  uint32_t off_windows_ = 0;
   static constexpr double kLevelWeight = 0.25;
   double incumbent_avg_ = 0;
   double level_ = 0;  // moving average of the incumbent's observations, 0 none yet

@@ -205,6 +205,42 @@ TEST(HillClimber, ScanAndMarginKeepNbasResultsOnTheConcaveCurves) {
   }
 }
 
+// A shared host: now and then every w loses a third of its rate for 100-200 ms (seen on the H200
+// machine at every w, docs/benchmarks.md). Such dips must neither re-scan into a bad point nor
+// inflate the noise estimate until probes can no longer win.
+Climb climb_with_dips(HillClimber& hc, const Curve& f, int windows, int tail,
+                      std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> noise(1 - kNoise, 1 + kNoise);
+  std::uniform_int_distribution<int> gap(120, 250), length(5, 10);
+  int next_dip = gap(rng), dip_left = 0;
+  double sum = 0;
+  for (int i = 0; i < windows; ++i) {
+    if (i == next_dip) dip_left = length(rng), next_dip = i + gap(rng);
+    const double dip = dip_left > 0 ? (--dip_left, 0.65) : 1.0;
+    const double w = hc.fraction();
+    if (i >= windows - tail) sum += f(w);
+    hc.observe(f(w) * dip * noise(rng));
+  }
+  return {sum / tail, hc.fraction()};
+}
+
+TEST(HillClimber, ScanAndMarginRideOutHostWideDips) {
+  // The IDS at 64 B on the H200: best on the CPU, 8-10 % lost at w = 0.1..0.5, a quarter at 1.
+  const Curve cpu_best = [](double w) { return 12.3 - 1.3 * std::sqrt(w) - 2 * w; };
+  const Curve shallow = [](double w) { return 2.28 + 0.48 * w; };
+  for (const auto& [name, f] :
+       {std::pair{"cpu best", cpu_best}, std::pair{"shallow device best", shallow}}) {
+    for (uint64_t seed = 1; seed <= 8; ++seed) {
+      SCOPED_TRACE(std::string(name) + ", seed " + std::to_string(seed));
+      std::mt19937_64 rng(seed);
+      HillClimber hc(scan_config());
+      const Climb r = climb_with_dips(hc, f, 1500, 1000, rng);
+      EXPECT_GE(r.tail_mean, 0.97 * best_of(f))
+          << "final w " << r.final_w << ", scans " << hc.scans() << ", noise " << hc.noise();
+    }
+  }
+}
+
 TEST(HillClimber, AWorkloadChangeScansAgain) {
   std::mt19937_64 rng(3);
   HillClimber hc(scan_config());
@@ -214,7 +250,7 @@ TEST(HillClimber, AWorkloadChangeScansAgain) {
   EXPECT_NEAR(hc.fraction(), 0.2, 0.15);
   EXPECT_EQ(hc.scans(), 1u);
   // Seen within a few windows of the change, whatever the wait had grown to: scanning by then.
-  climb(hc, high, 4 + 2 * HillClimbConfig{}.settle, 1, rng);
+  climb(hc, high, static_cast<int>(HillClimbConfig{}.change_windows) + 6, 1, rng);
   EXPECT_TRUE(hc.scanning()) << "wait " << hc.wait();
   const Climb r = climb(hc, high, 600, 300, rng);
   EXPECT_EQ(hc.scans(), 2u) << "one scan after the change";

@@ -8,7 +8,8 @@ bench/adaptive_step_bench.cc) for docs/benchmarks.md.
 `adaptive`: for each device profile, one PNG per application (NAME: PROFILE-APP-BYTES):
 throughput against the offload fraction w (the static sweep) with the adaptive balancer's
 steady state marked at the mean w it settled at (and PolicyBalancer's, where the run has it),
-and under it AdaptiveBalancer's w and throughput over time from its trace (every 20 ms window).
+and under it AdaptiveBalancer's w and throughput over time from its trace (every 20 ms window);
+where the run has it, AdaptiveBalancer with SCAN 4, MARGIN 1 too (point and w over time).
 `adaptive_step`: one PNG per device profile (NAME: step-PROFILE), a panel per balancer and step
 (64 -> 1500 B; flat out -> 20 %): w and throughput over time, the step marked, the time to
 re-converge shaded.
@@ -53,6 +54,10 @@ def plot(profile, app, out_dir):
     top.plot(ws, mpps, "o-", label="static FixedFraction(w)")
     top.plot([app["adaptive_mean_fraction_steady"]], [app["adaptive_mpps"]], "r*", markersize=14,
              label=f"AdaptiveBalancer ({app['adaptive_vs_best_static'] * 100:.0f} % of best)")
+    if app.get("scan_mpps"):
+        top.plot([app["scan_mean_fraction_steady"]], [app["scan_mpps"]], "m^", markersize=10,
+                 label=f"AdaptiveBalancer SCAN 4, MARGIN 1 "
+                       f"({app['scan_vs_best_static'] * 100:.0f} % of best)")
     if app.get("policy_mpps"):
         top.plot([app["policy_mean_fraction_steady"]], [app["policy_mpps"]], "gD", markersize=9,
                  label=f"PolicyBalancer ({app['policy_vs_best_static'] * 100:.0f} % of best)")
@@ -64,6 +69,10 @@ def plot(profile, app, out_dir):
     top.grid(alpha=0.3)
     t, w, rate = read_trace(app["trace"])
     bottom.plot(t, w, "r-", label="w")
+    if app.get("scan_trace"):
+        st, sw, _ = read_trace(app["scan_trace"])
+        bottom.plot(st, sw, "m--", label="w, SCAN 4, MARGIN 1")
+        bottom.legend(fontsize=8, loc="upper right")
     bottom.set_xlabel("time (s)")
     bottom.set_ylabel("offload fraction w")
     bottom.set_ylim(-0.02, 1.02)

@@ -24,7 +24,10 @@ Status AdaptiveBalancer::configure(Args& args) {
       .key("SCAN", climb_.scan_points,
            "beyond NBA: observe w = 0, 1/n, ..., 1 first and after a workload change, climb from "
            "the best (0: off)")
-      .key("SCAN_WINDOWS", climb_.scan_windows, "windows each scanned w is observed")
+      .key("SCAN_WINDOWS", climb_.scan_windows,
+           "windows each scanned w is observed (their median counts), 1..16")
+      .key("CHANGE_WINDOWS", climb_.change_windows,
+           "with SCAN: windows in a row off the level by CHANGE that are a workload change")
       .key("MARGIN", climb_.margin,
            "beyond NBA: standard errors a probe must win by (0: any gain, NBA)")
       .key("SEED", seed, "seed of the per-batch draw")
@@ -42,7 +45,10 @@ Status AdaptiveBalancer::configure(Args& args) {
     return args.error("CHANGE must be a positive number");
   constexpr uint32_t kMaxScan = 100;
   if (climb_.scan_points > kMaxScan) return args.error("SCAN must be 0..100");
-  if (climb_.scan_windows < 1) return args.error("SCAN_WINDOWS must be at least 1");
+  constexpr uint32_t kMaxScanWindows = 16;
+  if (climb_.scan_windows < 1 || climb_.scan_windows > kMaxScanWindows)
+    return args.error("SCAN_WINDOWS must be 1..16");
+  if (climb_.change_windows < 1) return args.error("CHANGE_WINDOWS must be at least 1");
   if (!(climb_.margin >= 0 && std::isfinite(climb_.margin)))
     return args.error("MARGIN must be a number >= 0");
   if (!(climb_.initial >= 0 && climb_.initial <= 1))

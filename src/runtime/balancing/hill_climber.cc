@@ -18,7 +18,8 @@ HillClimber::HillClimber(const HillClimbConfig& config)
   c_.wait_min = wait_;
   c_.probe = std::max<uint32_t>(1, c_.probe);
   c_.wait_max = std::max(c_.wait_max, c_.wait_min);
-  c_.scan_windows = std::max<uint32_t>(1, c_.scan_windows);
+  c_.scan_windows = std::clamp<uint32_t>(c_.scan_windows, 1, kMaxScanWindows);
+  c_.change_windows = std::max<uint32_t>(1, c_.change_windows);
   if (c_.scan_points > 0) start_scan();
 }
 
@@ -27,30 +28,38 @@ double HillClimber::observe(double throughput) {
     --settle_left_;
     return fraction();
   }
-  // With the scan on, a workload change is also seen window by window: kChangedWindows windows in
+  // With the scan on, a workload change is also seen window by window: change_windows windows in
   // a row at the incumbent's w, each off its level by more than `change`, scan again at once
   // (NBA's check below waits for two whole observations, up to 2 x wait_max windows).
   if (c_.scan_points > 0 && !scanning_ && !probing_ && level_ > 0) {
     off_windows_ = std::fabs(throughput - level_) > c_.change * level_ ? off_windows_ + 1 : 0;
-    if (off_windows_ >= kChangedWindows) {
+    if (off_windows_ >= c_.change_windows) {
       ++reprobes_;
       return start_scan();
     }
   }
+  if (scanning_) scan_samples_[n_] = throughput;
   sum_ += throughput;
   sum_sq_ += throughput * throughput;
   if (++n_ < (scanning_ ? c_.scan_windows : probing_ ? c_.probe : wait_)) return fraction();
   const uint32_t n = n_;
   const double avg = sum_ / n;
-  // The windows' relative spread, from every observation of one w over two windows or more.
-  if (n >= 2 && avg > 0) {
+  // The windows' relative spread, from every observation of one w over two windows or more,
+  // except (with the scan) those off the incumbent's level: a dip of the whole host.
+  const bool off_level_obs = c_.scan_points > 0 && level_ > 0 && !scanning_ &&
+                             std::fabs(avg - level_) > c_.change * level_;
+  if (n >= 2 && avg > 0 && !off_level_obs) {
     const double var = std::max(0.0, (sum_sq_ - n * avg * avg) / (n - 1)) / (avg * avg);
     rel_var_ = rel_var_ > 0 ? rel_var_ + kNoiseWeight * (var - rel_var_) : var;
   }
   sum_ = 0;
   sum_sq_ = 0;
   n_ = 0;
-  if (scanning_) return scan_step(avg);
+  if (scanning_) {
+    std::nth_element(scan_samples_.begin(), scan_samples_.begin() + n / 2,
+                     scan_samples_.begin() + n);
+    return scan_step(scan_samples_[n / 2]);
+  }
   if (probing_) return end_probe(avg);
   // A workload change: the incumbent's throughput leaves the level it held (a moving average of
   // its observations) by more than `change`, twice in a row (once is a jitter of this machine).

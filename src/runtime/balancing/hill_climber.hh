@@ -18,13 +18,17 @@
 //   * scan (`scan_points` n > 0): at the start and after every detected workload change, w = 0,
 //     1/n, ..., 1 are each observed for `scan_windows` windows and the climb starts from the best
 //     of them, so the climb begins near the optimum instead of walking there one noisy step at a
-//     time; a change is then also detected window by window (three windows in a row at the
-//     incumbent's w off its level by more than `change`), not only per observation;
+//     time; a change is then also detected window by window (`change_windows` windows in a row at
+//     the incumbent's w off its level by more than `change`), not only per observation. A
+//     scanned point's figure is the median of its windows, and the spread estimate leaves out
+//     observations off the level, so the dips of a shared host (every w losing a third for a
+//     few windows) neither pick the scan's winner nor widen the margin;
 //   * margin (`margin` z > 0): a probe wins only when its mean beats the incumbent's by z standard
 //     errors of the difference (the windows' relative spread, a moving estimate from the
 //     incumbent's own observations), so noise alone does not walk w away from the optimum.
 #pragma once
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 
@@ -41,8 +45,11 @@ struct HillClimbConfig {
   double change = 0.2;
   double initial = 0;         // the first w
   uint32_t scan_points = 0;   // n: scan w = 0, 1/n, ..., 1 first and on a workload change; 0: off
-  uint32_t scan_windows = 3;  // windows each scanned w is observed (after `settle`)
-  double margin = 0;          // z: standard errors a probe must win by; 0: any gain (NBA)
+  uint32_t scan_windows = 3;  // windows each scanned w is observed (after `settle`), at most 16
+  // With the scan: this many windows in a row at the incumbent's w off its level by more than
+  // `change` are a workload change (longer than the host-wide dips of a shared machine).
+  uint32_t change_windows = 15;
+  double margin = 0;  // z: standard errors a probe must win by; 0: any gain (NBA)
 };
 
 class HillClimber {
@@ -94,7 +101,8 @@ class HillClimber {
   double scan_best_w_ = 0;
   double scan_best_avg_ = -1;
   static constexpr uint32_t kChangedObservations = 2;
-  static constexpr uint32_t kChangedWindows = 3;
+  static constexpr uint32_t kMaxScanWindows = 16;
+  std::array<double, kMaxScanWindows> scan_samples_{};
   uint32_t off_windows_ = 0;
   static constexpr double kLevelWeight = 0.25;
   double incumbent_avg_ = 0;

@@ -10,7 +10,8 @@ same on any machine.
 2. From the generator for 1.5 s with 10 ms windows: windows pass and w moves (at least one of
    each: lower bounds a loaded machine cannot break), w stays within [0, 1000] per mille, and no
    packet is lost.
-3. Two workers share one balancer: its figures (fraction, windows) are reported once, not added
+3. SCAN 4: the first windows scan w = 0, 0.25, ..., 1 in order; the balance line holds.
+4. Two workers share one balancer: its figures (fraction, windows) are reported once, not added
    up over the replicas (with a window longer than the run, w stays at INITIAL 0.8: 800).
 No assertion is about throughput: bench `adaptive` measures that.
 """
@@ -59,6 +60,28 @@ def main():
     if c.get("offloaded", 0) + c.get("kept", 0) == 0:
         failures.append(f"no batch decided: {c}")
     print(f"adaptive: {c}")
+
+    # SCAN 4 (beyond NBA): the climb starts with w = 0, 0.25, 0.5, 0.75, 1, each observed for
+    # SCAN_WINDOWS windows after SETTLE, in that order (checked when the run had the windows).
+    trace = work.file("scan.trace")
+    scan = work.file("scan.click", text.replace(
+        "DeviceOnly", f"AdaptiveBalancer(WINDOW_MS 10, SCAN 4, MARGIN 1, TRACE {trace})")
+        .replace(lookup[0], lookup[1]))
+    _, stats = e2e.run_fulcrum(work, scan, [gen, "net_null0,no-rx=1"], extra=["--seconds", "1"])
+    if stats is None:
+        return work.finish(failures + ["SCAN run failed"])
+    c = e2e.counters_of(stats, "AdaptiveBalancer")
+    if not stats["balanced"] or c.get("scans", 0) < 1 or "noise_permille" not in c:
+        failures.append(f"SCAN run: balanced {stats['balanced']}, counters {c}")
+    rows = [line.split() for line in open(trace).read().splitlines()[1:]]
+    scanned = []
+    for row in rows[:20]:
+        w = round(float(row[1]), 2)
+        if not scanned or scanned[-1] != w:
+            scanned.append(w)
+    if len(rows) >= 20 and scanned[:5] != [0.0, 0.25, 0.5, 0.75, 1.0]:
+        failures.append(f"SCAN run: first fractions {scanned}, expected 0, 0.25, 0.5, 0.75, 1")
+    print(f"scan: {c}, first fractions {scanned[:6]}")
 
     still = work.file("still.click", text.replace("DeviceOnly", "AdaptiveBalancer(WINDOW_MS 100000, INITIAL 0.8)")
                       .replace(lookup[0], lookup[1]))

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/flow_hash.hh"
 #include "core/graph.hh"
 #include "core/registry.hh"
 #include "core/shared_storage.hh"
@@ -396,15 +397,15 @@ TEST(Pipeliner, FlowHashWithoutAnnotationComesFromTheHeaders) {
   Packet* b = testing::make_packet(frame(0x0A000001, 2));
   Packet* c = testing::make_packet(frame(0x0A000003, 1));
   for (Packet* m : {a, b, c}) anno(m).flow_hash = 0;
-  EXPECT_EQ(Pipeliner::flow_hash_of(a), Pipeliner::flow_hash_of(b));
-  EXPECT_NE(Pipeliner::flow_hash_of(a), Pipeliner::flow_hash_of(c));
+  EXPECT_EQ(flow_hash(a), flow_hash(b));
+  EXPECT_NE(flow_hash(a), flow_hash(c));
   // Without its Ethernet header the same packet hashes alike.
   Packet* stripped = testing::make_packet(frame(0x0A000001, 3));
   anno(stripped).flow_hash = 0;
   rte_pktmbuf_adj(stripped, 14);
-  EXPECT_EQ(Pipeliner::flow_hash_of(stripped), Pipeliner::flow_hash_of(a));
+  EXPECT_EQ(flow_hash(stripped), flow_hash(a));
   anno(c).flow_hash = 77;
-  EXPECT_EQ(Pipeliner::flow_hash_of(c), 77u);
+  EXPECT_EQ(flow_hash(c), 77u);
   for (Packet* m : {a, b, c, stripped}) rte_pktmbuf_free(m);
 }
 

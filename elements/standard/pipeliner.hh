@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "core/element.hh"
+#include "core/flow_hash.hh"
 #include "core/registry.hh"
 #include "runtime/stages.hh"
 
@@ -61,7 +62,7 @@ class Pipeliner final : public ElementBase<Pipeliner> {
     std::array<uint32_t, kMaxConsumers> n{};
     const auto consumers = static_cast<uint64_t>(out_.size());
     batch.for_each([&](uint32_t i, Packet* p) {
-      const auto c = static_cast<size_t>((uint64_t{flow_hash_of(p)} * consumers) >> 32);
+      const auto c = static_cast<size_t>((uint64_t{flow_hash(p)} * consumers) >> 32);
       scratch_[c][n[c]++] = p;
       batch.exclude(i);
     });
@@ -72,9 +73,6 @@ class Pipeliner final : public ElementBase<Pipeliner> {
   bool defers() const override { return true; }
   void poll_deferred(uint64_t now_ns, PacketBatch& out) override;
   uint64_t held() const override;
-
-  // The packet's flow hash annotation, or (0: none) one computed from its headers.
-  static uint32_t flow_hash_of(Packet* p);
 
   // The most workers a hybrid stage may have.
   static constexpr size_t kMaxConsumers = 64;

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <ctime>
 
 #include "io/port.hh"
 #include "runtime/runtime.hh"
@@ -77,12 +76,6 @@ std::pair<Measured, Measured> measure_pair(const std::string& a, const std::stri
   std::sort(ra.begin(), ra.end());
   std::sort(rb.begin(), rb.end());
   return {Measured{ra[ra.size() / 2], true}, Measured{rb[rb.size() / 2], true}};
-}
-
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
 double median_of(std::vector<double> v) {

@@ -10,6 +10,7 @@
 
 #include "core/graph.hh"
 #include "core/result.hh"
+#include "core/thread_clock.hh"
 #include "runtime/stats.hh"
 
 namespace fulcrum::bench {
@@ -60,8 +61,6 @@ Measured measure(const std::string& pipeline, const std::vector<std::string>& po
 std::pair<Measured, Measured> measure_pair(const std::string& a, const std::string& b,
                                            const std::vector<std::string>& ports, double seconds,
                                            BranchMode mode_b);
-// The CPU time this thread has had, in seconds (CLOCK_THREAD_CPUTIME_ID).
-double thread_cpu_seconds();
 
 // A rate measured against both clocks: wall-clock, and the CPU time the measuring thread got
 // (what other processes on a shared core take is not in the second).

@@ -5,8 +5,7 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 
-#include <ctime>
-
+#include "core/thread_clock.hh"
 #include "io/port.hh"
 
 namespace fulcrum::bench {
@@ -21,17 +20,11 @@ struct EchoJob {
   double cpu_s = 0;
 };
 
-double thread_cpu_s() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
 int echo_loop(void* arg) {
   auto* job = static_cast<EchoJob*>(arg);
   Packet* pkts[256];
   const uint64_t hz = rte_get_tsc_hz();
-  const double cpu_start = thread_cpu_s();
+  const double cpu_start = thread_cpu_seconds();
   const uint64_t start = rte_rdtsc();
   const uint64_t end = start + static_cast<uint64_t>(job->seconds * static_cast<double>(hz));
   uint64_t n = 0;
@@ -47,7 +40,7 @@ int echo_loop(void* arg) {
   }
   job->packets = n;
   job->elapsed = static_cast<double>(now - start) / static_cast<double>(hz);
-  job->cpu_s = thread_cpu_s() - cpu_start;
+  job->cpu_s = thread_cpu_seconds() - cpu_start;
   return 0;
 }
 

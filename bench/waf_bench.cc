@@ -5,8 +5,6 @@
 // the time to load and compile the rules. Needs the CRS (modsecurity-crs) and the corpus (found
 // from FULCRUM_SOURCE_DIR or the working directory); without them the group is null.
 
-#include <time.h>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -74,18 +72,12 @@ struct Rate {
   double cpu_us = 0;  // thread CPU time per request (less sensitive to a loaded machine)
 };
 
-double thread_cpu_s() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
 // Runs the NF over `items` (those `pick` selects) again and again for `seconds`.
 template <class Pick>
 Rate rate(l7::WafNf& nf, std::vector<Item>& items, double seconds, Pick pick) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
-  const double cpu0 = thread_cpu_s();
+  const double cpu0 = thread_cpu_seconds();
   uint64_t n = 0, bytes = 0;
   double elapsed = 0;
   do {
@@ -98,7 +90,7 @@ Rate rate(l7::WafNf& nf, std::vector<Item>& items, double seconds, Pick pick) {
     }
     elapsed = std::chrono::duration<double>(Clock::now() - start).count();
   } while (elapsed < seconds);
-  const double cpu = thread_cpu_s() - cpu0;
+  const double cpu = thread_cpu_seconds() - cpu0;
   return {static_cast<double>(n) / elapsed, static_cast<double>(bytes) / elapsed / kMega,
           n > 0 ? cpu / static_cast<double>(n) * kMega : 0};
 }

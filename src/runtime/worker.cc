@@ -4,21 +4,15 @@
 #include <rte_pause.h>
 
 #include <cstring>
-#include <ctime>
 #include <thread>
 
 #include "core/heartbeat.hh"
+#include "core/thread_clock.hh"
 
 namespace fulcrum {
 namespace {
 
 constexpr int kTxRetries = 8;
-
-double thread_cpu_s() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 }  // namespace
 
@@ -201,7 +195,7 @@ void Worker::run(const std::atomic<bool>& stop, std::atomic<int64_t>* budget) {
   const bool deferring = pipe.has_deferring();
   const double ns_per_tsc = 1e9 / static_cast<double>(rte_get_tsc_hz());
   start_tsc_ = rte_rdtsc();
-  const double cpu_start = thread_cpu_s();
+  const double cpu_start = thread_cpu_seconds();
   t_heartbeat = &heartbeat_;
   tap_.ns_per_tsc = ns_per_tsc_;
   t_latency_tap = &tap_;
@@ -241,7 +235,7 @@ void Worker::run(const std::atomic<bool>& stop, std::atomic<int64_t>* budget) {
   t_heartbeat = nullptr;
   t_latency_tap = nullptr;
   end_tsc_ = rte_rdtsc();
-  cpu_s_ = thread_cpu_s() - cpu_start;
+  cpu_s_ = thread_cpu_seconds() - cpu_start;
   finished_.store(true, std::memory_order_release);
 }
 

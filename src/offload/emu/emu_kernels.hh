@@ -3,10 +3,10 @@
 // by name with their parameter signatures as the CUDA backend's are (offload/cuda/cuda_kernels.hh).
 #pragma once
 
-#include <time.h>
-
 #include <cstdint>
 #include <string_view>
+
+#include "core/thread_clock.hh"
 
 namespace fulcrum::offload {
 
@@ -23,12 +23,6 @@ using EmuKernelFn = void (*)(const EmuArg* args, uint32_t items);
 // write each work item's host time (the thread's CPU time, so that an item preempted by another
 // process does not count as slow), nanoseconds, to emu_item_ns[item].
 inline thread_local uint32_t* emu_item_ns = nullptr;
-
-inline int64_t emu_thread_cpu_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
-}
 
 struct EmuKernelEntry {
   const char* name;

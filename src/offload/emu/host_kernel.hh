@@ -37,9 +37,9 @@ void host_kernel_items(void (*k)(P...), const EmuArg* args, uint32_t items,
   if (uint32_t* times = emu_item_ns) {  // thread CPU time: a preempted item is not slower
     for (uint32_t i = 0; i < items; ++i) {
       fulcrum_host_work_item = i;
-      const int64_t t0 = emu_thread_cpu_ns();
+      const int64_t t0 = thread_cpu_ns();
       k(host_kernel_arg<P>(args[I])...);
-      times[i] = static_cast<uint32_t>(std::min<int64_t>(emu_thread_cpu_ns() - t0, UINT32_MAX));
+      times[i] = static_cast<uint32_t>(std::min<int64_t>(thread_cpu_ns() - t0, UINT32_MAX));
     }
     return;
   }

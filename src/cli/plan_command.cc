@@ -129,7 +129,11 @@ int cmd_plan(const std::vector<std::string>& args) {
   if (cores == 0 && verify_seconds > 0)
     cores = std::max(1u, static_cast<unsigned>(sysconf(_SC_NPROCESSORS_ONLN)));
   EalOptions eal;
-  eal.workers = verify_seconds > 0 ? static_cast<int>(cores) : 1;
+  // Two workers at least where the machine has two CPUs: the calibration's hand-off runs a
+  // reference pipeline cut over two workers (plan/measure_handoff.hh).
+  const int calibration_workers = sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? 2 : 1;
+  eal.workers = verify_seconds > 0 ? std::max(static_cast<int>(cores), calibration_workers)
+                                   : calibration_workers;
   for (const std::string& p : opt.ports)
     if (eal_device_for(p).is_pci) eal.pci.push_back(p);
   if (Status s = init_eal(eal); !s) return fail(s.error());

@@ -11,6 +11,7 @@
 #include "core/memory_profile.hh"
 #include "core/shared_storage.hh"
 #include "io/mempool.hh"
+#include "plan/measure_handoff.hh"
 #include "plan/measure_machine.hh"
 
 namespace fulcrum::plan {
@@ -136,6 +137,19 @@ Result<std::map<std::string, MemoryProfile>> memory_profiles(const RunOptions& o
 
 }  // namespace
 
+MemoryProfile bound_by_keys(const MemoryProfile& m, const ElementReport& run) {
+  if (m.bytes_per_key <= 0 || m.keys_counter.empty()) return m;
+  uint64_t keys = 0;
+  for (const auto& [name, value] : run.counters)
+    if (name == m.keys_counter) keys = value;
+  const double touched = static_cast<double>(std::max<uint64_t>(keys, 1)) * m.bytes_per_key;
+  if (touched >= static_cast<double>(m.working_set_bytes)) return m;
+  MemoryProfile out = m;
+  out.table_bytes = m.working_set_bytes;
+  out.working_set_bytes = static_cast<size_t>(touched);
+  return out;
+}
+
 Result<Calibration> calibrate_machine(unsigned batch) {
   Result<MachineInfo> info = read_machine_info();
   if (!info) return make_error(info.error());
@@ -146,6 +160,9 @@ Result<Calibration> calibrate_machine(unsigned batch) {
   Result<RingCost> ring = measure_ring(batch, c.machine.cpus);
   if (!ring) return make_error(ring.error());
   c.ring = ring.value();
+  Result<HandoffCost> handoff = measure_handoff(batch, c.machine.cpus, c.ring);
+  if (!handoff) return make_error(handoff.error());
+  c.handoff = handoff.value();
   return c;
 }
 
@@ -172,6 +189,7 @@ Result<PipelineMeasure> measure_pipeline(const RunOptions& options, double secon
   m.workers = 1;
   m.seconds = r.duration_s;
   m.mpps = r.mpps_in();
+  m.frame_bytes = static_cast<double>(r.bytes_in) / static_cast<double>(r.packets_in);
   uint64_t element_cycles = 0;
   for (const ElementReport& e : r.elements) {
     element_cycles += e.cycles;
@@ -184,7 +202,7 @@ Result<PipelineMeasure> measure_pipeline(const RunOptions& options, double secon
         e.batches > 0 ? static_cast<double>(e.cycles) / static_cast<double>(e.batches) : 0;
     em.packet_share = static_cast<double>(e.in_packets) / static_cast<double>(r.packets_in);
     if (const auto it = memory.value().find(e.name); it != memory.value().end())
-      em.memory = it->second;
+      em.memory = bound_by_keys(it->second, e);
     m.elements.push_back(std::move(em));
   }
   const double busy = r.duration_s * r.tsc_hz;

@@ -95,14 +95,16 @@ HandoffRun run_of(double stage0, double stage1, double producer, double consumer
 }
 
 TEST(Handoff, EachSideIsWhatTheCutAddsToTheClonedRun) {
-  // Cloned: 80 cycles, 50 of them in the consumer's elements, so 30 of RX/TX and the loop; a
-  // disturbed run (95) is not the one kept.
+  // Cloned: 80 cycles (the median run), 50 of them in the consumer's elements, so 30 of RX/TX
+  // and the loop.
   const std::vector<HandoffRun> clone = {run_of(95, 0, 0, 60, 0, false),
-                                         run_of(80, 0, 0, 50, 0, false)};
+                                         run_of(80, 0, 0, 50, 0, false),
+                                         run_of(70, 0, 0, 45, 0, false)};
   // Cut, the producer the slower stage: its elements (the Pipeliner's 10) and 60 outside them;
-  // the consumer's elements 75 (least of the runs).
+  // the consumer's elements 75 (medians of the runs).
   const std::vector<HandoffRun> cut = {run_of(70, 120, 10, 75, 10, false),
-                                       run_of(72, 110, 12, 80, 12, false)};
+                                       run_of(72, 110, 12, 80, 12, false),
+                                       run_of(66, 100, 8, 70, 8, false)};
   const HandoffPoint p = handoff_point(64, clone, cut, 13, 14);
   EXPECT_EQ(p.frame_bytes, 64u);
   EXPECT_DOUBLE_EQ(p.clone_cycles_per_packet, 80);

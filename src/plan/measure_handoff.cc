@@ -24,10 +24,12 @@ bool named(const std::string& name, const Names& names) {
   return std::find(std::begin(names), std::end(names), name) != std::end(names);
 }
 
-double least(const std::vector<HandoffRun>& runs, double (*of)(const HandoffRun&)) {
-  double m = of(runs.front());
-  for (const HandoffRun& r : runs) m = std::min(m, of(r));
-  return m;
+// The median (the upper one of an even count) of `of` over the runs.
+double median(const std::vector<HandoffRun>& runs, double (*of)(const HandoffRun&)) {
+  std::vector<double> v;
+  for (const HandoffRun& r : runs) v.push_back(of(r));
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
 }
 
 }  // namespace
@@ -79,33 +81,35 @@ HandoffPoint handoff_point(unsigned frame_bytes, const std::vector<HandoffRun>& 
   HandoffPoint p;
   p.frame_bytes = frame_bytes;
   if (clone.empty() || cut.empty()) return p;
-  // The cloned run that cost least, whole (its split into elements and RX/TX belongs together).
-  const HandoffRun& c =
-      *std::min_element(clone.begin(), clone.end(), [](const HandoffRun& a, const HandoffRun& b) {
-        return a.stage_cycles[0] < b.stage_cycles[0];
-      });
+  // The cloned run of median cost, whole (its split into elements and RX/TX belongs together).
+  std::vector<HandoffRun> sorted = clone;
+  std::sort(sorted.begin(), sorted.end(), [](const HandoffRun& a, const HandoffRun& b) {
+    return a.stage_cycles[0] < b.stage_cycles[0];
+  });
+  const HandoffRun& c = sorted[sorted.size() / 2];
   p.clone_cycles_per_packet = c.stage_cycles[0];
   p.consumer_elements_clone_cycles = c.consumer_elements;
   p.clone_io_cycles_per_packet =
       std::max(0.0, c.stage_cycles[0] - c.producer_elements - c.consumer_elements);
   p.consumer_stage_cycles_per_packet =
-      least(cut, [](const HandoffRun& r) { return r.stage_cycles[1]; });
+      median(cut, [](const HandoffRun& r) { return r.stage_cycles[1]; });
   p.producer_io_cycles_per_packet =
-      least(cut, [](const HandoffRun& r) { return r.stage_cycles[0] - r.producer_elements; });
+      median(cut, [](const HandoffRun& r) { return r.stage_cycles[0] - r.producer_elements; });
   size_t bound = 0;
   for (const HandoffRun& r : cut) bound += r.consumer_bound ? 1 : 0;
   p.consumer_bound = 2 * bound > cut.size();
   // The consumer: its elements' extra cycles (counted only while they run: idle polling, when
   // the producer is the slower stage, is not in them) and the dequeue, outside elements, which
   // the ring's measurement stands in for.
-  const double elements = least(cut, [](const HandoffRun& r) { return r.consumer_elements; });
+  const double elements = median(cut, [](const HandoffRun& r) { return r.consumer_elements; });
   p.consumer_cycles_per_packet =
       std::max(0.0, elements - p.consumer_elements_clone_cycles) + ring_dequeue;
   // The producer: its work outside elements (RX of buffers that come back from the consumer's
   // core; it never idles: when the ring is full it waits inside the Pipeliner) and the enqueue:
   // the Pipeliner's cycles, unless it waited for room in the ring (then the ring's enqueue).
-  const double enqueue =
-      p.consumer_bound ? ring_enqueue : least(cut, [](const HandoffRun& r) { return r.pipeliner; });
+  const double enqueue = p.consumer_bound
+                             ? ring_enqueue
+                             : median(cut, [](const HandoffRun& r) { return r.pipeliner; });
   p.producer_cycles_per_packet =
       p.producer_io_cycles_per_packet + enqueue - p.clone_io_cycles_per_packet;
   return p;

@@ -21,7 +21,7 @@ inline constexpr const char* kHandoffReference =
     "in :: FromInput -> check :: CheckIPHeader -> ttl :: DecIPTTL -> out :: ToOutput;";
 inline constexpr unsigned kHandoffFrames[] = {64, 512};
 inline constexpr unsigned kHandoffRuns = 3;
-inline constexpr double kHandoffSecondsPerRun = 0.25;
+inline constexpr double kHandoffSecondsPerRun = 0.5;
 
 // What one run of the reference gave, reduced to what the hand-off needs (cycles per packet, CPU
 // time: each worker's wall-clock cycles in elements scaled by its CPU share, so that a worker
@@ -35,8 +35,8 @@ struct HandoffRun {
 };
 Result<HandoffRun> reduce_handoff_run(const RunReport& r, bool cut);
 
-// One point from the runs at a frame size (the least of each figure over the runs: a run the
-// machine disturbed costs more, not less). `ring_enqueue` / `ring_dequeue`: the plain ring's
+// One point from the runs at a frame size (the median of each figure over the runs: the
+// benchmarks compare with medians too). `ring_enqueue` / `ring_dequeue`: the plain ring's
 // costs, for what the runtime's accounting cannot separate (below).
 HandoffPoint handoff_point(unsigned frame_bytes, const std::vector<HandoffRun>& clone,
                            const std::vector<HandoffRun>& cut, double ring_enqueue,

@@ -23,7 +23,8 @@
 // the plain ring's hand-off, tables at their allocated size), for a comparison in one run. The
 // cost of moving lines between this VM's two CPUs switches between two levels (~3.5x apart)
 // from one minute to the next: the ring is measured before every run, and `same_regime_*`
-// holds the medians over the rounds whose ring was within kSameRegime of the calibration's.
+// holds the medians over the rounds whose ring was within kSameRegime of the one measured right
+// after the calibration's hand-off.
 // The machine's load (/proc/loadavg) is recorded before and after.
 #include <unistd.h>
 
@@ -219,6 +220,13 @@ std::string verify_subject(const Subject& s, double seconds) {
   if (!machine) return Obj().str("pipeline", s.name).str("error", machine.error()).done();
   plan::Calibration cal = machine.value();
   const std::string handoff = handoff_json(cal);
+  // The regime the hand-off was measured in: the ring right after it (calibrate_machine measures
+  // the ring before the hand-off's 7 s of runs, and the regime can change in between).
+  Result<plan::RingCost> ring_at_handoff = plan::measure_ring(kDefaultBatch, cal.machine.cpus);
+  if (!ring_at_handoff)
+    return Obj().str("pipeline", s.name).str("error", ring_at_handoff.error()).done();
+  const double cal_ring = ring_at_handoff.value().enqueue_cycles_per_packet +
+                          ring_at_handoff.value().dequeue_cycles_per_packet;
   Result<plan::PipelineMeasure> m = plan::measure_pipeline(s.options, plan::kDefaultMeasureSeconds);
   if (!m) return Obj().str("pipeline", s.name).str("error", m.error()).done();
   cal.pipeline = m.value();
@@ -257,8 +265,6 @@ std::string verify_subject(const Subject& s, double seconds) {
       Round round = round_of(rep.value());
       round.ring_cycles =
           ring_now.value().enqueue_cycles_per_packet + ring_now.value().dequeue_cycles_per_packet;
-      const double cal_ring =
-          cal.ring.enqueue_cycles_per_packet + cal.ring.dequeue_cycles_per_packet;
       round.matched = cal_ring > 0 && round.ring_cycles < kSameRegime * cal_ring &&
                       round.ring_cycles * kSameRegime > cal_ring;
       rounds[i].push_back(round);
@@ -354,6 +360,7 @@ std::string verify_subject(const Subject& s, double seconds) {
       .count("same_regime_within_15pct", matched_hits)
       .count("same_regime_ring_only_within_15pct", matched_ring_hits)
       .raw("handoff", handoff)
+      .num("ring_cycles_after_handoff", cal_ring)
       .num("ring_enqueue_before", cal.ring.enqueue_cycles_per_packet)
       .num("ring_dequeue_before", cal.ring.dequeue_cycles_per_packet)
       .num("ring_enqueue_after", ring_after.value().enqueue_cycles_per_packet)

@@ -171,7 +171,7 @@ std::string explain(const PlacementPrediction& p, const std::vector<ChainElement
   for (size_t i = b.stage.first; i <= b.stage.last && i < chain.size(); ++i)
     elems += (elems.empty() ? "" : " -> ") + chain[i].name;
   const std::pair<const char*, double> terms[] = {{"element work", b.compute},
-                                                  {"ring hand-offs", b.sync},
+                                                  {"hand-offs", b.sync},
                                                   {"cache contention", b.contention},
                                                   {"RX/TX", b.io}};
   const auto* top =

@@ -31,9 +31,10 @@ constexpr const char* kPlanUsage =
   Each placement is printed in the form `fulcrum run --placement "..."` takes.
   --cores N           cores to place the pipeline on (default: this machine's CPUs)
   --calibration FILE  the calibration to use (fulcrum plan --calibrate); without it the machine
-                      is measured now (about two seconds); the pipeline is run briefly on its
+                      is measured now (about ten seconds); the pipeline is run briefly on its
                       ports unless FILE holds a measurement of this pipeline
-  --calibrate         measure this machine (sysfs caches, TSC, memory latency, ring hand-off)
+  --calibrate         measure this machine (sysfs caches, TSC, memory latency, ring hand-off,
+                      the runtime hand-off on a reference pipeline cut over two workers)
                       and, with a pipeline, each element's cycles and tables; writes the
                       calibration (JSON, docs/placement-model.md) to --out or stdout
   --out FILE          where --calibrate writes

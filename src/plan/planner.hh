@@ -92,7 +92,7 @@ bool calibration_matches(const Calibration& c, const PipelineConfig& config);
 
 // For `fulcrum run --placement auto`: the placement predicted fastest for `cores` workers, from
 // `calibration_file` (its machine part, and its pipeline part when it matches the pipeline) or,
-// with "", a calibration measured now (about two seconds). The EAL must be up.
+// with "", a calibration measured now (about ten seconds). The EAL must be up.
 Result<Placement> auto_placement(const RunOptions& options, unsigned cores,
                                  const std::string& calibration_file = "");
 

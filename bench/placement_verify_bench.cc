@@ -23,9 +23,9 @@
 // the plain ring's hand-off, tables at their allocated size), for a comparison in one run. The
 // cost of moving lines between this VM's two CPUs switches between two levels (~3.5x apart)
 // from one minute to the next: the ring is measured before every run, and `same_regime_*`
-// holds the medians over the rounds whose ring was within kSameRegime of the one measured right
-// after the calibration's hand-off.
-// The machine's load (/proc/loadavg) is recorded before and after.
+// holds the medians over the rounds whose ring was within plan::kSameRegime of the one measured
+// right after the calibration's hand-off. The machine's load (/proc/loadavg) is recorded before and
+// after.
 #include <unistd.h>
 
 #include <algorithm>
@@ -39,6 +39,7 @@
 #include "bench/groups.hh"
 #include "bench/measure.hh"
 #include "lib/route_table.hh"
+#include "plan/measure_handoff.hh"
 #include "plan/measure_machine.hh"
 #include "plan/planner.hh"
 #include "runtime/runtime.hh"
@@ -49,9 +50,6 @@ namespace {
 constexpr unsigned kCores = 2;
 constexpr int kRounds = 5;
 constexpr double kTarget = 0.15;  // |predicted / measured - 1| within 15 %
-// A round sees the calibration's cross-CPU regime when the ring measured right before it is
-// within this factor of the calibration's (the two regimes of this VM differ by ~3.5x).
-constexpr double kSameRegime = 1.6;
 constexpr size_t kLargeRoutes = 1u << 20;
 constexpr uint64_t kLargeRouteSeed = 11;
 const char* const kNullTxOnly = "net_null0,no-rx=1";
@@ -150,7 +148,7 @@ std::vector<Subject> subjects(const BenchContext& ctx, const std::string& config
 
 struct Round {
   double ring_cycles = 0;  // the ring's enqueue + dequeue measured right before the run
-  bool matched = false;    // the ring within kSameRegime of the calibration's
+  bool matched = false;    // the ring of the calibration's regime (plan::same_regime)
   double mpps = 0;
   double cpu_mpps = 0;
   double min_share = 0;
@@ -204,8 +202,12 @@ std::string handoff_json(const plan::Calibration& c) {
                          .num("clone_io_cycles_per_packet", h.clone_io_cycles_per_packet)
                          .num("producer_io_cycles_per_packet", h.producer_io_cycles_per_packet)
                          .raw("consumer_bound", h.consumer_bound ? "true" : "false")
+                         .num("ring_cycles", h.ring_cycles)
                          .done());
   }
+  std::fprintf(stderr, "placement_verify: hand-off of one regime: %s (%u attempt%s)\n",
+               c.handoff.consistent ? "yes" : "no", c.handoff.attempts,
+               c.handoff.attempts == 1 ? "" : "s");
   return array(points, "\n        ");
 }
 
@@ -265,8 +267,7 @@ std::string verify_subject(const Subject& s, double seconds) {
       Round round = round_of(rep.value());
       round.ring_cycles =
           ring_now.value().enqueue_cycles_per_packet + ring_now.value().dequeue_cycles_per_packet;
-      round.matched = cal_ring > 0 && round.ring_cycles < kSameRegime * cal_ring &&
-                      round.ring_cycles * kSameRegime > cal_ring;
+      round.matched = plan::same_regime(round.ring_cycles, cal_ring);
       rounds[i].push_back(round);
     }
 
@@ -360,6 +361,8 @@ std::string verify_subject(const Subject& s, double seconds) {
       .count("same_regime_within_15pct", matched_hits)
       .count("same_regime_ring_only_within_15pct", matched_ring_hits)
       .raw("handoff", handoff)
+      .raw("handoff_consistent", cal.handoff.consistent ? "true" : "false")
+      .count("handoff_attempts", cal.handoff.attempts)
       .num("ring_cycles_after_handoff", cal_ring)
       .num("ring_enqueue_before", cal.ring.enqueue_cycles_per_packet)
       .num("ring_dequeue_before", cal.ring.dequeue_cycles_per_packet)

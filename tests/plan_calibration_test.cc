@@ -33,12 +33,15 @@ Calibration sample() {
   c.handoff.cross_core = true;
   c.handoff.batch = 64;
   c.handoff.runs = 3;
+  c.handoff.attempts = 2;
+  c.handoff.consistent = true;
   HandoffPoint small;
   small.frame_bytes = 64;
   small.producer_cycles_per_packet = -5.5;  // it no longer transmits: may be below 0
   small.consumer_cycles_per_packet = 40;
   small.clone_cycles_per_packet = 80;
   small.consumer_bound = true;
+  small.ring_cycles = 26.5;
   HandoffPoint large = small;
   large.frame_bytes = 512;
   large.producer_cycles_per_packet = 30;
@@ -72,6 +75,9 @@ TEST(Calibration, WrittenAndReadBackAlike) {
   EXPECT_DOUBLE_EQ(back.value().handoff.points[0].producer_cycles_per_packet, -5.5);
   EXPECT_DOUBLE_EQ(back.value().handoff.points[1].consumer_cycles_per_packet, 110);
   EXPECT_TRUE(back.value().handoff.points[1].consumer_bound);
+  EXPECT_DOUBLE_EQ(back.value().handoff.points[1].ring_cycles, 26.5);
+  EXPECT_EQ(back.value().handoff.attempts, 2u);
+  EXPECT_TRUE(back.value().handoff.consistent);
   EXPECT_DOUBLE_EQ(back.value().pipeline.frame_bytes, 64);
 }
 

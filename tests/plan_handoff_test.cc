@@ -126,6 +126,15 @@ TEST(Handoff, EachSideIsWhatTheCutAddsToTheClonedRun) {
   EXPECT_DOUBLE_EQ(q.consumer_cycles_per_packet, 39);
 }
 
+TEST(Handoff, TwoRingMeasurementsAreOfOneRegimeWithinAFactorOf1Point6) {
+  EXPECT_TRUE(same_regime(26, 26));
+  EXPECT_TRUE(same_regime(26, 40));
+  EXPECT_TRUE(same_regime(40, 26));
+  EXPECT_FALSE(same_regime(26, 92));  // this VM's two regimes: 13 + 13 and 47 + 45
+  EXPECT_FALSE(same_regime(92, 26));
+  EXPECT_FALSE(same_regime(0, 26));  // not measured
+}
+
 ServerProfile server_with_handoff() {
   ServerProfile s;
   s.machine.cpus = 4;

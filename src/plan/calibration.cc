@@ -204,8 +204,10 @@ json handoff_json(const HandoffCost& h) {
                       {"consumer_stage_cycles_per_packet", p.consumer_stage_cycles_per_packet},
                       {"consumer_elements_clone_cycles", p.consumer_elements_clone_cycles},
                       {"producer_io_cycles_per_packet", p.producer_io_cycles_per_packet},
-                      {"consumer_bound", p.consumer_bound}});
-  return {{"cross_core", h.cross_core}, {"batch", h.batch}, {"runs", h.runs}, {"points", points}};
+                      {"consumer_bound", p.consumer_bound},
+                      {"ring_cycles", p.ring_cycles}});
+  return {{"cross_core", h.cross_core}, {"batch", h.batch},           {"runs", h.runs},
+          {"attempts", h.attempts},     {"consistent", h.consistent}, {"points", points}};
 }
 
 }  // namespace
@@ -341,6 +343,8 @@ Result<Calibration> parse_calibration(const std::string& text, const std::string
     h.boolean("cross_core", c.handoff.cross_core);
     h.count("batch", c.handoff.batch);
     h.count("runs", c.handoff.runs);
+    h.count("attempts", c.handoff.attempts);
+    h.boolean("consistent", c.handoff.consistent);
     if (const json* pts = h.field("points"); pts != nullptr) {
       if (!pts->is_array()) h.fail(h.name("points"), "must be an array");
       for (size_t i = 0; h.error().empty() && pts->is_array() && i < pts->size(); ++i) {
@@ -355,6 +359,7 @@ Result<Calibration> parse_calibration(const std::string& text, const std::string
         pr.number("consumer_elements_clone_cycles", pt.consumer_elements_clone_cycles);
         pr.number("producer_io_cycles_per_packet", pt.producer_io_cycles_per_packet);
         pr.boolean("consumer_bound", pt.consumer_bound);
+        pr.number("ring_cycles", pt.ring_cycles);
         if (pr.error().empty() && !c.handoff.points.empty() &&
             pt.frame_bytes <= c.handoff.points.back().frame_bytes)
           pr.fail(pr.name("frame_bytes"), "must be above the previous point's");

@@ -86,12 +86,17 @@ struct HandoffPoint {
   double consumer_elements_clone_cycles = 0;
   double producer_io_cycles_per_packet = 0;
   bool consumer_bound = false;
+  // The plain ring's enqueue + dequeue measured before and after the point's runs (their mean):
+  // which cross-CPU regime the point was measured in (measure_handoff.hh kSameRegime).
+  double ring_cycles = 0;
 };
 
 struct HandoffCost {
   bool cross_core = false;  // the two workers on two CPUs
   unsigned batch = 0;
-  unsigned runs = 0;                 // runs per point and placement (the least cost is kept)
+  unsigned runs = 0;                 // runs per point and placement (the median is kept)
+  unsigned attempts = 0;             // sets of points measured until the ring stayed in one regime
+  bool consistent = false;           // every point's ring of one regime (else the last attempt's)
   std::vector<HandoffPoint> points;  // by frame size, ascending; empty: not measured
 };
 

@@ -42,8 +42,18 @@ HandoffPoint handoff_point(unsigned frame_bytes, const std::vector<HandoffRun>& 
                            const std::vector<HandoffRun>& cut, double ring_enqueue,
                            double ring_dequeue);
 
-// Runs the reference at each of kHandoffFrames. Needs the EAL with 2 worker lcores on 2 CPUs;
-// with fewer it returns no points (the model then charges the ring).
-Result<HandoffCost> measure_handoff(unsigned batch, unsigned cpus, const RingCost& ring);
+// Whether two measurements of the ring (enqueue + dequeue) are of one cross-CPU regime: within
+// kSameRegime of each other. (On the 2-vCPU VM of docs/benchmarks.md the cost of moving lines
+// between the CPUs switches between two levels ~3.5x apart from one minute to the next.)
+inline constexpr double kSameRegime = 1.6;
+bool same_regime(double ring_a, double ring_b);
+
+// Runs the reference at each of kHandoffFrames, the ring measured before and after each point
+// (HandoffPoint::ring_cycles); when they are not all of one regime, the whole set again, at most
+// kHandoffAttempts times (HandoffCost::consistent says whether the last one was). Needs the EAL
+// with 2 worker lcores on 2 CPUs; with fewer it returns no points (the model then charges the
+// ring).
+inline constexpr unsigned kHandoffAttempts = 3;
+Result<HandoffCost> measure_handoff(unsigned batch, unsigned cpus);
 
 }  // namespace fulcrum::plan

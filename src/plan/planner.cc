@@ -165,7 +165,7 @@ Result<Calibration> calibrate_machine(unsigned batch) {
   Result<RingCost> ring = measure_ring(batch, c.machine.cpus);
   if (!ring) return make_error(ring.error());
   c.ring = ring.value();
-  Result<HandoffCost> handoff = measure_handoff(batch, c.machine.cpus, c.ring);
+  Result<HandoffCost> handoff = measure_handoff(batch, c.machine.cpus);
   if (!handoff) return make_error(handoff.error());
   c.handoff = handoff.value();
   return c;

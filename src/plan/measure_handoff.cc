@@ -118,11 +118,7 @@ HandoffPoint handoff_point(unsigned frame_bytes, const std::vector<HandoffRun>& 
 
 namespace {
 
-// The ring's enqueue and dequeue now: which cross-CPU regime the machine is in.
-Result<RingCost> ring_now(unsigned batch, unsigned cpus) {
-  return measure_ring(batch, cpus);
-}
-
+// The ring's enqueue + dequeue: which cross-CPU regime the machine is in.
 double ring_sum(const RingCost& r) {
   return r.enqueue_cycles_per_packet + r.dequeue_cycles_per_packet;
 }
@@ -172,13 +168,13 @@ Result<HandoffCost> measure_handoff(unsigned batch, unsigned cpus) {
   // set again (a machine that changes regime meanwhile gives points of both).
   for (h.attempts = 1; h.attempts <= kHandoffAttempts; ++h.attempts) {
     h.points.clear();
-    Result<RingCost> before = ring_now(batch, cpus);
+    Result<RingCost> before = measure_ring(batch, cpus);
     if (!before) return make_error(before.error());
     double lo = ring_sum(before.value()), hi = lo;
     for (unsigned frame : kHandoffFrames) {
       Result<HandoffPoint> pt = point_at(frame, batch, before.value());
       if (!pt) return make_error(pt.error());
-      Result<RingCost> after = ring_now(batch, cpus);
+      Result<RingCost> after = measure_ring(batch, cpus);
       if (!after) return make_error(after.error());
       pt.value().ring_cycles = (ring_sum(before.value()) + ring_sum(after.value())) / 2;
       lo = std::min(lo, ring_sum(after.value()));

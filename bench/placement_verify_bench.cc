@@ -8,7 +8,8 @@
 //   * ipv4_router_large: the cache-heavy one, the IPv4 router of configs/ipv4-router.click on
 //     generate_routes4(1M) (DIR-24-8: all 32 MiB of TBL24 and its /25+ segments, beyond this
 //     machine's LLC) with 262144 flows spread over the routes (16 MiB of generator templates).
-// Per pipeline, the planner's own functions (plan/planner.hh): calibrate_machine (once),
+// Per pipeline, the planner's own functions (plan/planner.hh): calibrate_machine (per pipeline,
+// right before its runs; the ring measured again after them),
 // measure_pipeline (one worker, the calibration run), chain_of, make_plan for 2 cores; then every
 // placement is run with run_placement (verify_plan's run) kRounds times, the placements
 // alternated within a round, and the medians reported: measured Mpps (received per wall-clock
@@ -17,8 +18,14 @@
 // forwards only while both its workers have a CPU, so the JSON also holds `cpu_mpps`: the least
 // over stages of the stage's packets per CPU second of its workers (a lower bound on what the
 // placement does with both CPUs its own: idle polling counts as CPU time), and the round where
-// the least-scheduled worker had the most CPU (`best_scheduled`).
-// The machine's load (/proc/loadavg) is recorded before and after.
+// the least-scheduled worker had the most CPU (`best_scheduled`). Beside each prediction, the
+// same measurements predicted by the model as it was before the runtime hand-off ("ring_only":
+// the plain ring's hand-off, tables at their allocated size), for a comparison in one run. The
+// cost of moving lines between this VM's two CPUs switches between two levels (~3.5x apart)
+// from one minute to the next: the ring is measured before every run, and `same_regime_*`
+// holds the medians over the rounds whose ring was within plan::kSameRegime of the one measured
+// right after the calibration's hand-off. The machine's load (/proc/loadavg) is recorded before and
+// after.
 #include <unistd.h>
 
 #include <algorithm>
@@ -32,6 +39,8 @@
 #include "bench/groups.hh"
 #include "bench/measure.hh"
 #include "lib/route_table.hh"
+#include "plan/measure_handoff.hh"
+#include "plan/measure_machine.hh"
 #include "plan/planner.hh"
 #include "runtime/runtime.hh"
 
@@ -138,6 +147,8 @@ std::vector<Subject> subjects(const BenchContext& ctx, const std::string& config
 }
 
 struct Round {
+  double ring_cycles = 0;  // the ring's enqueue + dequeue measured right before the run
+  bool matched = false;    // the ring of the calibration's regime (plan::same_regime)
   double mpps = 0;
   double cpu_mpps = 0;
   double min_share = 0;
@@ -175,40 +186,111 @@ bool within(double predicted, double measured) {
   return measured > 0 && std::abs(predicted / measured - 1) <= kTarget;
 }
 
-std::string verify_subject(const Subject& s, const plan::Calibration& machine, double seconds) {
+std::string handoff_json(const plan::Calibration& c) {
+  std::vector<std::string> points;
+  for (const plan::HandoffPoint& h : c.handoff.points) {
+    std::fprintf(stderr,
+                 "placement_verify: runtime hand-off at %u B: producer %.1f, consumer %.1f "
+                 "cycles/packet (%s; ring: enqueue %.1f, dequeue %.1f)\n",
+                 h.frame_bytes, h.producer_cycles_per_packet, h.consumer_cycles_per_packet,
+                 h.consumer_bound ? "consumer bound" : "producer bound",
+                 c.ring.enqueue_cycles_per_packet, c.ring.dequeue_cycles_per_packet);
+    points.push_back(Obj()
+                         .count("frame_bytes", h.frame_bytes)
+                         .num("producer_cycles_per_packet", h.producer_cycles_per_packet)
+                         .num("consumer_cycles_per_packet", h.consumer_cycles_per_packet)
+                         .num("clone_io_cycles_per_packet", h.clone_io_cycles_per_packet)
+                         .num("producer_io_cycles_per_packet", h.producer_io_cycles_per_packet)
+                         .raw("consumer_bound", h.consumer_bound ? "true" : "false")
+                         .num("ring_cycles", h.ring_cycles)
+                         .done());
+  }
+  std::fprintf(stderr, "placement_verify: hand-off of one regime: %s (%u attempt%s)\n",
+               c.handoff.consistent ? "yes" : "no", c.handoff.attempts,
+               c.handoff.attempts == 1 ? "" : "s");
+  return array(points, "\n        ");
+}
+
+std::string verify_subject(const Subject& s, double seconds) {
   Result<PipelineConfig> config = load_pipeline(s.options);
   if (!config) return Obj().str("pipeline", s.name).str("error", config.error()).done();
-  plan::Calibration cal = machine;
+  // The machine part (the ring, the runtime hand-off) right before this pipeline's runs: on this
+  // VM the cost of moving lines between the two CPUs changes by 3x from one minute to the next
+  // (the hypervisor places the virtual CPUs), so a calibration minutes old can be of the other
+  // kind. The ring is measured again after the runs to show whether it changed meanwhile.
+  Result<plan::Calibration> machine = plan::calibrate_machine(kDefaultBatch);
+  if (!machine) return Obj().str("pipeline", s.name).str("error", machine.error()).done();
+  plan::Calibration cal = machine.value();
+  const std::string handoff = handoff_json(cal);
+  // The regime the hand-off was measured in: the ring right after it (calibrate_machine measures
+  // the ring before the hand-off's 7 s of runs, and the regime can change in between).
+  Result<plan::RingCost> ring_at_handoff = plan::measure_ring(kDefaultBatch, cal.machine.cpus);
+  if (!ring_at_handoff)
+    return Obj().str("pipeline", s.name).str("error", ring_at_handoff.error()).done();
+  const double cal_ring = ring_at_handoff.value().enqueue_cycles_per_packet +
+                          ring_at_handoff.value().dequeue_cycles_per_packet;
   Result<plan::PipelineMeasure> m = plan::measure_pipeline(s.options, plan::kDefaultMeasureSeconds);
   if (!m) return Obj().str("pipeline", s.name).str("error", m.error()).done();
   cal.pipeline = m.value();
   Result<plan::Chain> chain = plan::chain_of(config.value(), cal);
   if (!chain) return Obj().str("pipeline", s.name).str("error", chain.error()).done();
   const plan::Plan p = plan::make_plan(cal, chain.value(), kCores);
+  // The model as it was before the runtime hand-off and the touched working sets (the plain
+  // ring's hand-off, tables at their allocated size), predicted from the same measurements.
+  plan::Calibration ring_only = cal;
+  ring_only.handoff.points.clear();
+  for (plan::ElementMeasure& e : ring_only.pipeline.elements)
+    if (e.memory.table_bytes > 0) {
+      e.memory.working_set_bytes = e.memory.table_bytes;
+      e.memory.table_bytes = 0;
+    }
+  Result<plan::Chain> ring_chain = plan::chain_of(config.value(), ring_only);
+  if (!ring_chain) return Obj().str("pipeline", s.name).str("error", ring_chain.error()).done();
+  std::map<std::string, double> ring_mpps;
+  for (const plan::PlacementPrediction& x :
+       plan::make_plan(ring_only, ring_chain.value(), kCores).placements)
+    ring_mpps[to_string(x.placement)] = x.pps / 1e6;
 
   std::vector<std::vector<Round>> rounds(p.placements.size());
   for (int r = 0; r < kRounds; ++r)
     for (size_t k = 0; k < p.placements.size(); ++k) {
       // Alternate the order so drift in the machine's load does not favour one placement.
       const size_t i = r % 2 == 0 ? k : p.placements.size() - 1 - k;
+      Result<plan::RingCost> ring_now = plan::measure_ring(kDefaultBatch, cal.machine.cpus);
+      if (!ring_now) return Obj().str("pipeline", s.name).str("error", ring_now.error()).done();
       Result<RunReport> rep = plan::run_placement(p, p.placements[i].placement, s.options, seconds);
       if (!rep) {
         std::fprintf(stderr, "bench: placement_verify: %s %s: %s\n", s.name.c_str(),
                      to_string(p.placements[i].placement).c_str(), rep.error().c_str());
         return Obj().str("pipeline", s.name).str("error", rep.error()).done();
       }
-      rounds[i].push_back(round_of(rep.value()));
+      Round round = round_of(rep.value());
+      round.ring_cycles =
+          ring_now.value().enqueue_cycles_per_packet + ring_now.value().dequeue_cycles_per_packet;
+      round.matched = plan::same_regime(round.ring_cycles, cal_ring);
+      rounds[i].push_back(round);
     }
 
+  Result<plan::RingCost> ring_after = plan::measure_ring(kDefaultBatch, cal.machine.cpus);
+  if (!ring_after) return Obj().str("pipeline", s.name).str("error", ring_after.error()).done();
+  std::fprintf(stderr,
+               "placement_verify: %s: ring enqueue / dequeue %.1f / %.1f before, %.1f / %.1f "
+               "after its runs\n",
+               s.name.c_str(), cal.ring.enqueue_cycles_per_packet,
+               cal.ring.dequeue_cycles_per_packet, ring_after.value().enqueue_cycles_per_packet,
+               ring_after.value().dequeue_cycles_per_packet);
+
   std::vector<std::string> rows;
-  size_t hits = 0;
+  size_t hits = 0, ring_hits = 0;
+  size_t matched_placements = 0, matched_hits = 0, matched_ring_hits = 0;
   for (size_t i = 0; i < p.placements.size(); ++i) {
     const plan::PlacementPrediction& x = p.placements[i];
-    std::vector<double> mpps, cpu, share;
+    std::vector<double> mpps, cpu, share, matched_mpps;
     const Round* best = &rounds[i].front();
     std::vector<std::string> per_round;
     for (const Round& r : rounds[i]) {
       mpps.push_back(r.mpps);
+      if (r.matched) matched_mpps.push_back(r.mpps);
       cpu.push_back(r.cpu_mpps);
       share.push_back(r.min_share);
       if (r.min_share > best->min_share) best = &r;
@@ -216,32 +298,56 @@ std::string verify_subject(const Subject& s, const plan::Calibration& machine, d
                               .num("mpps", r.mpps)
                               .num("cpu_mpps", r.cpu_mpps)
                               .num("min_cpu_share", r.min_share)
+                              .num("ring_cycles_before", r.ring_cycles)
+                              .raw("same_regime", r.matched ? "true" : "false")
                               .raw("workers", array(r.workers, "\n              "))
                               .done());
     }
     const double predicted = x.pps / 1e6, measured = median_of(mpps), per_cpu = median_of(cpu);
+    const double ring_predicted = ring_mpps[to_string(x.placement)];
     hits += within(predicted, measured) ? 1 : 0;
+    ring_hits += within(ring_predicted, measured) ? 1 : 0;
+    const double matched = matched_mpps.empty() ? 0 : median_of(matched_mpps);
+    if (!matched_mpps.empty()) {
+      ++matched_placements;
+      matched_hits += within(predicted, matched) ? 1 : 0;
+      matched_ring_hits += within(ring_predicted, matched) ? 1 : 0;
+    }
     std::fprintf(stderr,
                  "placement_verify: %-18s %-34s predicted %7.3f measured %7.3f Mpps (ratio %.3f; "
-                 "per CPU second %7.3f, ratio %.3f; least worker CPU share %.2f)\n",
+                 "ring-only model %7.3f, ratio %.3f; per CPU second %7.3f, ratio %.3f; least "
+                 "worker CPU share %.2f; calibration's regime in %zu of %zu rounds: %7.3f, ratio "
+                 "%.3f)\n",
                  s.name.c_str(), to_string(x.placement).c_str(), predicted, measured,
-                 measured > 0 ? predicted / measured : 0, per_cpu,
-                 per_cpu > 0 ? predicted / per_cpu : 0, median_of(share));
-    rows.push_back(Obj()
-                       .str("placement", to_string(x.placement))
-                       .str("kind", x.kind)
-                       .num("predicted_mpps", predicted)
-                       .num("measured_mpps", measured)
-                       .raw("ratio", ratio_json(predicted, measured))
-                       .raw("within_15pct", within(predicted, measured) ? "true" : "false")
-                       .num("cpu_mpps", per_cpu)
-                       .raw("cpu_ratio", ratio_json(predicted, per_cpu))
-                       .num("min_cpu_share", median_of(share))
-                       .num("best_scheduled_mpps", best->mpps)
-                       .num("best_scheduled_min_cpu_share", best->min_share)
-                       .raw("best_scheduled_ratio", ratio_json(predicted, best->mpps))
-                       .raw("rounds", array(per_round, "\n          "))
-                       .done());
+                 measured > 0 ? predicted / measured : 0, ring_predicted,
+                 measured > 0 ? ring_predicted / measured : 0, per_cpu,
+                 per_cpu > 0 ? predicted / per_cpu : 0, median_of(share), matched_mpps.size(),
+                 rounds[i].size(), matched, matched > 0 ? predicted / matched : 0);
+    rows.push_back(
+        Obj()
+            .str("placement", to_string(x.placement))
+            .str("kind", x.kind)
+            .num("predicted_mpps", predicted)
+            .num("measured_mpps", measured)
+            .raw("ratio", ratio_json(predicted, measured))
+            .raw("within_15pct", within(predicted, measured) ? "true" : "false")
+            .num("ring_only_predicted_mpps", ring_predicted)
+            .raw("ring_only_ratio", ratio_json(ring_predicted, measured))
+            .raw("ring_only_within_15pct", within(ring_predicted, measured) ? "true" : "false")
+            .count("same_regime_rounds", matched_mpps.size())
+            .num("same_regime_measured_mpps", matched)
+            .raw("same_regime_ratio", ratio_json(predicted, matched))
+            .raw("same_regime_within_15pct", within(predicted, matched) ? "true" : "false")
+            .raw("same_regime_ring_only_within_15pct",
+                 within(ring_predicted, matched) ? "true" : "false")
+            .num("cpu_mpps", per_cpu)
+            .raw("cpu_ratio", ratio_json(predicted, per_cpu))
+            .num("min_cpu_share", median_of(share))
+            .num("best_scheduled_mpps", best->mpps)
+            .num("best_scheduled_min_cpu_share", best->min_share)
+            .raw("best_scheduled_ratio", ratio_json(predicted, best->mpps))
+            .raw("rounds", array(per_round, "\n          "))
+            .done());
   }
   return Obj()
       .str("pipeline", s.name)
@@ -250,6 +356,21 @@ std::string verify_subject(const Subject& s, const plan::Calibration& machine, d
       .str("predicted_best", p.placements.empty() ? "" : to_string(p.placements.front().placement))
       .count("placements", p.placements.size())
       .count("within_15pct", hits)
+      .count("ring_only_within_15pct", ring_hits)
+      .count("same_regime_placements", matched_placements)
+      .count("same_regime_within_15pct", matched_hits)
+      .count("same_regime_ring_only_within_15pct", matched_ring_hits)
+      .raw("handoff", handoff)
+      .raw("handoff_consistent", cal.handoff.consistent ? "true" : "false")
+      .count("handoff_attempts", cal.handoff.attempts)
+      .num("ring_cycles_after_handoff", cal_ring)
+      .num("ring_enqueue_before", cal.ring.enqueue_cycles_per_packet)
+      .num("ring_dequeue_before", cal.ring.dequeue_cycles_per_packet)
+      .num("ring_enqueue_after", ring_after.value().enqueue_cycles_per_packet)
+      .num("ring_dequeue_after", ring_after.value().dequeue_cycles_per_packet)
+      .num("frame_bytes", cal.pipeline.frame_bytes)
+      .num("handoff_producer_cycles", plan::producer_handoff(p.server, true))
+      .num("handoff_consumer_cycles", plan::consumer_handoff(p.server))
       .raw("rows", array(rows, "\n      "))
       .done();
 }
@@ -262,13 +383,11 @@ std::string bench_placement_verify(const BenchContext& ctx) {
     return "null";
   }
   const std::string load_before = loadavg();
-  Result<plan::Calibration> machine = plan::calibrate_machine(kDefaultBatch);
-  if (!machine) return Obj().str("error", machine.error()).done();
   const double seconds = std::max(0.05, ctx.seconds / kRounds);
   std::vector<std::string> rows;
   for (const Subject& s : subjects(ctx, configs)) {
     if (!ctx.large_tables && s.name == "ipv4_router_large") continue;
-    rows.push_back(verify_subject(s, machine.value(), seconds));
+    rows.push_back(verify_subject(s, seconds));
   }
   return Obj()
       .str("what",

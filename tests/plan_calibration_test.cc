@@ -29,6 +29,24 @@ Calibration sample() {
   c.pipeline.seconds = 0.5;
   c.pipeline.mpps = 10;
   c.pipeline.io_cycles_per_packet = 40;
+  c.pipeline.frame_bytes = 64;
+  c.handoff.cross_core = true;
+  c.handoff.batch = 64;
+  c.handoff.runs = 3;
+  c.handoff.attempts = 2;
+  c.handoff.consistent = true;
+  HandoffPoint small;
+  small.frame_bytes = 64;
+  small.producer_cycles_per_packet = -5.5;  // it no longer transmits: may be below 0
+  small.consumer_cycles_per_packet = 40;
+  small.clone_cycles_per_packet = 80;
+  small.consumer_bound = true;
+  small.ring_cycles = 26.5;
+  HandoffPoint large = small;
+  large.frame_bytes = 512;
+  large.producer_cycles_per_packet = 30;
+  large.consumer_cycles_per_packet = 110;
+  c.handoff.points = {small, large};
   ElementMeasure e;
   e.name = "IPLookup@2";
   e.class_name = "IPLookup";
@@ -53,6 +71,84 @@ TEST(Calibration, WrittenAndReadBackAlike) {
   EXPECT_EQ(back.value().pipeline.elements.at(0).memory.prefetch_group, 16u);
   EXPECT_DOUBLE_EQ(back.value().ring.dequeue_cycles_per_packet, 30.25);
   EXPECT_DOUBLE_EQ(back.value().ring.dequeue_cycles_per_burst, 320);
+  ASSERT_EQ(back.value().handoff.points.size(), 2u);
+  EXPECT_DOUBLE_EQ(back.value().handoff.points[0].producer_cycles_per_packet, -5.5);
+  EXPECT_DOUBLE_EQ(back.value().handoff.points[1].consumer_cycles_per_packet, 110);
+  EXPECT_TRUE(back.value().handoff.points[1].consumer_bound);
+  EXPECT_DOUBLE_EQ(back.value().handoff.points[1].ring_cycles, 26.5);
+  EXPECT_EQ(back.value().handoff.attempts, 2u);
+  EXPECT_TRUE(back.value().handoff.consistent);
+  EXPECT_DOUBLE_EQ(back.value().pipeline.frame_bytes, 64);
+}
+
+TEST(Calibration, AFormatOneFileReadsWithoutTheRuntimeHandOff) {
+  // What format 1 wrote: no "handoff", no pipeline.frame_bytes, no memory.table_bytes.
+  nlohmann::json j = nlohmann::json::parse(calibration_json(sample()));
+  j["format"] = 1;
+  j.erase("handoff");
+  j["pipeline"].erase("frame_bytes");
+  Result<Calibration> back = parse_calibration(j.dump(), "old.json");
+  ASSERT_TRUE(back) << back.error();
+  EXPECT_TRUE(back.value().handoff.points.empty());
+  EXPECT_DOUBLE_EQ(back.value().pipeline.frame_bytes, 0);
+  // The model then charges the ring's enqueue and dequeue.
+  const Calibration& c = back.value();
+  EXPECT_DOUBLE_EQ(handoff_producer_cycles(c.handoff, c.ring, 512, 64, 64), 12.5);
+  EXPECT_DOUBLE_EQ(handoff_consumer_cycles(c.handoff, c.ring, 512, 64, 64), 30.25);
+  // Written again, it is a format-2 file with no hand-off points.
+  EXPECT_EQ(nlohmann::json::parse(calibration_json(c))["format"], kCalibrationFormat);
+}
+
+TEST(Calibration, AFormatTwoFileNeedsItsHandOff) {
+  nlohmann::json j = nlohmann::json::parse(calibration_json(sample()));
+  j.erase("handoff");
+  Result<Calibration> r = parse_calibration(j.dump(), "c.json");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(), "c.json: field handoff: missing");
+
+  j = nlohmann::json::parse(calibration_json(sample()));
+  j["handoff"]["points"][1]["frame_bytes"] = 64;
+  r = parse_calibration(j.dump(), "c.json");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(),
+            "c.json: field handoff.points[1].frame_bytes: must be above the previous point's");
+
+  j = nlohmann::json::parse(calibration_json(sample()));
+  j["handoff"]["points"][0]["consumer_cycles_per_packet"] = -1;
+  r = parse_calibration(j.dump(), "c.json");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(),
+            "c.json: field handoff.points[0].consumer_cycles_per_packet: must be a number >= 0");
+
+  j = nlohmann::json::parse(calibration_json(sample()));
+  j["handoff"]["points"][0]["producer_cycles_per_packet"] = "cheap";
+  r = parse_calibration(j.dump(), "c.json");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(),
+            "c.json: field handoff.points[0].producer_cycles_per_packet: must be a number");
+}
+
+TEST(Calibration, TheHandOffIsLinearInTheFrameLinesBetweenItsPoints) {
+  const Calibration c = sample();  // 64 B: -5.5 / 40; 512 B (8 lines): 30 / 110
+  auto producer = [&](double bytes) {
+    return handoff_producer_cycles(c.handoff, c.ring, bytes, 64, 64);
+  };
+  auto consumer = [&](double bytes) {
+    return handoff_consumer_cycles(c.handoff, c.ring, bytes, 64, 64);
+  };
+  EXPECT_DOUBLE_EQ(consumer(64), 40);
+  EXPECT_DOUBLE_EQ(consumer(60), 40);  // one line as 64 B
+  EXPECT_DOUBLE_EQ(consumer(512), 110);
+  EXPECT_DOUBLE_EQ(consumer(256), 40 + 70.0 * 3 / 7);    // 4 lines
+  EXPECT_DOUBLE_EQ(consumer(78), 40 + 70.0 * 1 / 7);     // 2 lines
+  EXPECT_DOUBLE_EQ(consumer(1024), 40 + 70.0 * 15 / 7);  // beyond: the last segment extended
+  EXPECT_DOUBLE_EQ(producer(64), -5.5);
+  EXPECT_DOUBLE_EQ(producer(512), 30);
+  EXPECT_DOUBLE_EQ(producer(0), -5.5);  // frame size not known: the smallest point
+  // One point: the same whatever the frame.
+  Calibration one = c;
+  one.handoff.points.resize(1);
+  EXPECT_DOUBLE_EQ(handoff_consumer_cycles(one.handoff, one.ring, 1500, 64, 64), 40);
 }
 
 TEST(Calibration, TheHandOffPerPacketScalesItsBurstPartWithTheBurstSize) {
@@ -106,10 +202,10 @@ TEST(Calibration, MissingAndWrongFieldsAreNamedByTheirPath) {
             ">= 1");
 
   j = nlohmann::json::parse(calibration_json(sample()));
-  j["format"] = 2;
+  j["format"] = 3;
   r = parse_calibration(j.dump(), "c.json");
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error(), "c.json: field format: is 2, this fulcrum reads 1");
+  EXPECT_EQ(r.error(), "c.json: field format: is 3, this fulcrum reads 1 to 2");
 
   j = nlohmann::json::parse(calibration_json(sample()));
   j["machine"]["llc_bytes"] = 1024;

@@ -124,6 +124,8 @@ MemoryProfile L2Switch::memory_profile() const {
   MemoryProfile m = probe_;
   m.working_set_bytes = table_->memory_bytes();
   m.per_worker = true;
+  m.bytes_per_key = kBytesPerKey;
+  m.keys_counter = kEntriesCounter;
   m.accesses_per_packet = kLinesPerPacket;
   m.levels = kDependentPasses;
   m.lines_per_level = kLinesPerPacket / kDependentPasses;
@@ -133,7 +135,7 @@ MemoryProfile L2Switch::memory_profile() const {
 }
 
 void L2Switch::counters(std::vector<Counter>& out) const {
-  out.push_back({"entries", table_ ? table_->size() : 0});
+  out.push_back({std::string(kEntriesCounter), table_ ? table_->size() : 0});
   out.push_back({"learn_failures", learn_failures_});
   out.push_back({"static_entries", static_ ? static_->current()->size() : 0, true});
 }

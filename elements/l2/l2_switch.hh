@@ -88,6 +88,9 @@ class L2Switch final : public ElementBase<L2Switch>, public MemoryProfiled {
   static constexpr double kDependentPasses = 2;
   // Per packet in a batch: keys, ports, slots (~40 bytes) and the mbuf and first data lines.
   static constexpr double kBatchStateBytes = 40 + 128;
+  // A distinct address's lookups touch its two buckets and the line of its last-seen time.
+  static constexpr double kBytesPerKey = 3.0 * MacTable::kBucketEntries * sizeof(uint64_t);
+  static constexpr std::string_view kEntriesCounter = "entries";
   static constexpr uint64_t kProbeKeyBase = 0x0200000000F0ull;  // locally administered unicast
 
   // The MacTable key of the 6 bytes at `p` (8 bytes must be readable).

@@ -31,9 +31,10 @@ constexpr const char* kPlanUsage =
   Each placement is printed in the form `fulcrum run --placement "..."` takes.
   --cores N           cores to place the pipeline on (default: this machine's CPUs)
   --calibration FILE  the calibration to use (fulcrum plan --calibrate); without it the machine
-                      is measured now (about two seconds); the pipeline is run briefly on its
+                      is measured now (about ten seconds); the pipeline is run briefly on its
                       ports unless FILE holds a measurement of this pipeline
-  --calibrate         measure this machine (sysfs caches, TSC, memory latency, ring hand-off)
+  --calibrate         measure this machine (sysfs caches, TSC, memory latency, ring hand-off,
+                      the runtime hand-off on a reference pipeline cut over two workers)
                       and, with a pipeline, each element's cycles and tables; writes the
                       calibration (JSON, docs/placement-model.md) to --out or stdout
   --out FILE          where --calibrate writes
@@ -129,7 +130,11 @@ int cmd_plan(const std::vector<std::string>& args) {
   if (cores == 0 && verify_seconds > 0)
     cores = std::max(1u, static_cast<unsigned>(sysconf(_SC_NPROCESSORS_ONLN)));
   EalOptions eal;
-  eal.workers = verify_seconds > 0 ? static_cast<int>(cores) : 1;
+  // Two workers at least where the machine has two CPUs: the calibration's hand-off runs a
+  // reference pipeline cut over two workers (plan/measure_handoff.hh).
+  const int calibration_workers = sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? 2 : 1;
+  eal.workers = verify_seconds > 0 ? std::max(static_cast<int>(cores), calibration_workers)
+                                   : calibration_workers;
   for (const std::string& p : opt.ports)
     if (eal_device_for(p).is_pci) eal.pci.push_back(p);
   if (Status s = init_eal(eal); !s) return fail(s.error());

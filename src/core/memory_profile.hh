@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstddef>
+#include <string_view>
 
 namespace fulcrum {
 
@@ -23,6 +24,14 @@ struct MemoryProfile {
   size_t working_set_bytes = 0;    // bytes its lookups can touch (S(i))
   double accesses_per_packet = 0;  // table accesses (cache lines) per packet (N(i))
   bool per_worker = false;         // one copy per worker replica (not shared by all workers)
+  // A table whose traffic touches fewer lines than it holds (a MAC table holds the addresses it
+  // learned, a few in a table of millions): the bytes one distinct key's lookups touch, and the
+  // element's counter (counters()) that holds its distinct keys after a run. The planner then
+  // takes S(i) = min(working_set_bytes, max(1, keys) x bytes_per_key), keys from the calibration
+  // run (plan::measure_pipeline), and keeps the allocated size in table_bytes.
+  double bytes_per_key = 0;
+  std::string_view keys_counter;
+  size_t table_bytes = 0;  // allocated, when the working set was bounded by the keys (else 0)
   // Group-prefetching lookups only (prefetch_group 0: none).
   unsigned prefetch_group = 0;        // the group (prefetch distance) in use
   double compute_cycles = 0;          // per lookup, its data in L1

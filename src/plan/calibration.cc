@@ -16,6 +16,7 @@ json memory_json(const MemoryProfile& m) {
   json j = {{"working_set_bytes", m.working_set_bytes},
             {"accesses_per_packet", m.accesses_per_packet},
             {"per_worker", m.per_worker}};
+  if (m.table_bytes > 0) j["table_bytes"] = m.table_bytes;
   if (m.prefetch_group > 0)
     j["lookup"] = {{"prefetch_group", m.prefetch_group},
                    {"compute_cycles", m.compute_cycles},
@@ -56,6 +57,14 @@ class Reader {
       fail(name(key), std::string("must be a number ") + (strict ? "> " : ">= ") + fmt(min));
       return;
     }
+    out = v->get<double>();
+  }
+  // Any finite number.
+  void signed_number(const char* key, double& out) {
+    const json* v = field(key);
+    if (v == nullptr) return;
+    if (!v->is_number() || !std::isfinite(v->get<double>()))
+      return fail(name(key), "must be a number");
     out = v->get<double>();
   }
   template <class U>
@@ -115,6 +124,8 @@ void read_memory_profile(Reader& r, MemoryProfile& m) {
   r.count("working_set_bytes", m.working_set_bytes);
   r.number("accesses_per_packet", m.accesses_per_packet);
   r.boolean("per_worker", m.per_worker);
+  if (r.error().empty() && r.value().is_object() && r.value().contains("table_bytes"))
+    r.count("table_bytes", m.table_bytes);
   if (!r.error().empty() || !r.value().is_object() || !r.value().contains("lookup")) return;
   Reader l = r.sub("lookup");
   l.count("prefetch_group", m.prefetch_group, 1u);
@@ -161,7 +172,60 @@ std::pair<size_t, size_t> line_col(const std::string& text, size_t offset) {
   return {line, col};
 }
 
+// The frame's cache lines (at least one).
+double frame_lines(double frame_bytes, size_t line_bytes) {
+  const double line = static_cast<double>(std::max<size_t>(line_bytes, 1));
+  return std::max(1.0, std::ceil(frame_bytes / line));
+}
+
+// Linear in the frame's lines through the points (side: which cost), the end segments extended.
+template <class Side>
+double interpolate(const HandoffCost& h, double frame_bytes, size_t line_bytes, Side side) {
+  const std::vector<HandoffPoint>& pts = h.points;
+  if (pts.size() == 1 || frame_bytes <= 0) return side(pts.front());
+  const double x = frame_lines(frame_bytes, line_bytes);
+  size_t hi = 1;
+  while (hi + 1 < pts.size() && frame_lines(pts[hi].frame_bytes, line_bytes) < x) ++hi;
+  const double x0 = frame_lines(pts[hi - 1].frame_bytes, line_bytes);
+  const double x1 = frame_lines(pts[hi].frame_bytes, line_bytes);
+  const double y0 = side(pts[hi - 1]), y1 = side(pts[hi]);
+  if (x1 <= x0) return y1;
+  return y0 + (y1 - y0) * (x - x0) / (x1 - x0);
+}
+
+json handoff_json(const HandoffCost& h) {
+  json points = json::array();
+  for (const HandoffPoint& p : h.points)
+    points.push_back({{"frame_bytes", p.frame_bytes},
+                      {"producer_cycles_per_packet", p.producer_cycles_per_packet},
+                      {"consumer_cycles_per_packet", p.consumer_cycles_per_packet},
+                      {"clone_cycles_per_packet", p.clone_cycles_per_packet},
+                      {"clone_io_cycles_per_packet", p.clone_io_cycles_per_packet},
+                      {"consumer_stage_cycles_per_packet", p.consumer_stage_cycles_per_packet},
+                      {"consumer_elements_clone_cycles", p.consumer_elements_clone_cycles},
+                      {"producer_io_cycles_per_packet", p.producer_io_cycles_per_packet},
+                      {"consumer_bound", p.consumer_bound},
+                      {"ring_cycles", p.ring_cycles}});
+  return {{"cross_core", h.cross_core}, {"batch", h.batch},           {"runs", h.runs},
+          {"attempts", h.attempts},     {"consistent", h.consistent}, {"points", points}};
+}
+
 }  // namespace
+
+double handoff_producer_cycles(const HandoffCost& h, const RingCost& ring, double frame_bytes,
+                               size_t line_bytes, unsigned batch) {
+  if (h.points.empty()) return enqueue_cycles(ring, batch);
+  return interpolate(h, frame_bytes, line_bytes,
+                     [](const HandoffPoint& p) { return p.producer_cycles_per_packet; });
+}
+
+double handoff_consumer_cycles(const HandoffCost& h, const RingCost& ring, double frame_bytes,
+                               size_t line_bytes, unsigned batch) {
+  if (h.points.empty()) return dequeue_cycles(ring, batch);
+  return std::max(0.0, interpolate(h, frame_bytes, line_bytes, [](const HandoffPoint& p) {
+                    return p.consumer_cycles_per_packet;
+                  }));
+}
 
 double enqueue_cycles(const RingCost& r, unsigned b) {
   if (b == 0 || r.batch == 0) return r.enqueue_cycles_per_packet;
@@ -184,7 +248,7 @@ std::string calibration_json(const Calibration& c) {
                         {"cycles_per_batch", e.cycles_per_batch},
                         {"packet_share", e.packet_share},
                         {"memory", memory_json(e.memory)}});
-  const json j = {{"format", c.format},
+  const json j = {{"format", kCalibrationFormat},
                   {"created", c.created},
                   {"machine",
                    {{"cpus", c.machine.cpus},
@@ -209,6 +273,7 @@ std::string calibration_json(const Calibration& c) {
                     {"same_core_cycles_per_packet", c.ring.same_core_cycles_per_packet},
                     {"enqueue_cycles_per_burst", c.ring.enqueue_cycles_per_burst},
                     {"dequeue_cycles_per_burst", c.ring.dequeue_cycles_per_burst}}},
+                  {"handoff", handoff_json(c.handoff)},
                   {"pipeline",
                    {{"file", c.pipeline.file},
                     {"batch", c.pipeline.batch},
@@ -216,6 +281,7 @@ std::string calibration_json(const Calibration& c) {
                     {"seconds", c.pipeline.seconds},
                     {"mpps", c.pipeline.mpps},
                     {"io_cycles_per_packet", c.pipeline.io_cycles_per_packet},
+                    {"frame_bytes", c.pipeline.frame_bytes},
                     {"elements", elements}}}};
   return j.dump(2) + "\n";
 }
@@ -236,9 +302,11 @@ Result<Calibration> parse_calibration(const std::string& text, const std::string
   Calibration c;
   Reader r(j, path, "");
   r.count("format", c.format, 1);
-  if (r.error().empty() && c.format != kCalibrationFormat)
+  if (r.error().empty() && (c.format < kOldestCalibrationFormat || c.format > kCalibrationFormat))
     r.fail("format", "is " + std::to_string(c.format) + ", this fulcrum reads " +
+                         std::to_string(kOldestCalibrationFormat) + " to " +
                          std::to_string(kCalibrationFormat));
+  const bool has_handoff = c.format >= 2;
   if (r.value().is_object() && r.value().contains("created")) r.string("created", c.created);
 
   Reader m = r.sub("machine");
@@ -270,6 +338,38 @@ Result<Calibration> parse_calibration(const std::string& text, const std::string
   ring.number("dequeue_cycles_per_burst", c.ring.dequeue_cycles_per_burst);
   r.take(ring);
 
+  if (has_handoff) {
+    Reader h = r.sub("handoff");
+    h.boolean("cross_core", c.handoff.cross_core);
+    h.count("batch", c.handoff.batch);
+    h.count("runs", c.handoff.runs);
+    h.count("attempts", c.handoff.attempts);
+    h.boolean("consistent", c.handoff.consistent);
+    if (const json* pts = h.field("points"); pts != nullptr) {
+      if (!pts->is_array()) h.fail(h.name("points"), "must be an array");
+      for (size_t i = 0; h.error().empty() && pts->is_array() && i < pts->size(); ++i) {
+        HandoffPoint pt;
+        Reader pr((*pts)[i], path, h.name("points") + "[" + std::to_string(i) + "]");
+        pr.count("frame_bytes", pt.frame_bytes, 1u);
+        pr.signed_number("producer_cycles_per_packet", pt.producer_cycles_per_packet);
+        pr.number("consumer_cycles_per_packet", pt.consumer_cycles_per_packet);
+        pr.number("clone_cycles_per_packet", pt.clone_cycles_per_packet);
+        pr.number("clone_io_cycles_per_packet", pt.clone_io_cycles_per_packet);
+        pr.number("consumer_stage_cycles_per_packet", pt.consumer_stage_cycles_per_packet);
+        pr.number("consumer_elements_clone_cycles", pt.consumer_elements_clone_cycles);
+        pr.number("producer_io_cycles_per_packet", pt.producer_io_cycles_per_packet);
+        pr.boolean("consumer_bound", pt.consumer_bound);
+        pr.number("ring_cycles", pt.ring_cycles);
+        if (pr.error().empty() && !c.handoff.points.empty() &&
+            pt.frame_bytes <= c.handoff.points.back().frame_bytes)
+          pr.fail(pr.name("frame_bytes"), "must be above the previous point's");
+        h.take(pr);
+        c.handoff.points.push_back(pt);
+      }
+    }
+    r.take(h);
+  }
+
   Reader p = r.sub("pipeline");
   p.string("file", c.pipeline.file);
   p.count("batch", c.pipeline.batch);
@@ -277,6 +377,7 @@ Result<Calibration> parse_calibration(const std::string& text, const std::string
   p.number("seconds", c.pipeline.seconds);
   p.number("mpps", c.pipeline.mpps);
   p.number("io_cycles_per_packet", c.pipeline.io_cycles_per_packet);
+  if (has_handoff) p.number("frame_bytes", c.pipeline.frame_bytes);
   if (const json* els = p.field("elements"); els != nullptr) {
     if (!els->is_array()) p.fail(p.name("elements"), "must be an array");
     for (size_t i = 0; p.error().empty() && els->is_array() && i < els->size(); ++i) {

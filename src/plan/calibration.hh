@@ -13,7 +13,10 @@
 
 namespace fulcrum::plan {
 
-inline constexpr int kCalibrationFormat = 1;
+// 2: the runtime hand-off ("handoff") and the pipeline's frame size ("pipeline.frame_bytes").
+// A format-1 file still reads: no runtime hand-off (the model charges the ring's), frame size 0.
+inline constexpr int kCalibrationFormat = 2;
+inline constexpr int kOldestCalibrationFormat = 1;
 
 // Cache sizes (sysfs /sys/devices/system/cpu/cpu0/cache) and the TSC rate.
 struct MachineInfo {
@@ -57,6 +60,54 @@ struct RingCost {
 double enqueue_cycles(const RingCost& r, unsigned b);
 double dequeue_cycles(const RingCost& r, unsigned b);
 
+// The hand-off as the runtime makes it (a Pipeliner between two workers, runtime/stages.hh),
+// measured on a reference pipeline whose consumer reads the packet's header and then writes it
+// (kHandoffReference: FromInput -> CheckIPHeader -> DecIPTTL -> ToOutput, generator to a
+// transmit-only net_null), run cloned on one worker and cut before CheckIPHeader on 1+1, at
+// several frame sizes (measure_handoff.hh). Per packet, relative to the cloned run:
+// - consumer: the receiving stage's cycles per packet less what its elements cost cloned (the
+//   dequeue, the mbuf's and the header's lines coming from the producer's core, the line
+//   written again by a later element, freeing buffers into its own mempool cache, and its
+//   transmit);
+// - producer: the sending first stage's cycles outside its elements plus the enqueue, less the
+//   cloned run's RX/TX work (it receives buffers that come back from the consumer's core through
+//   the mempool's shared ring, and no longer transmits: this side can be negative).
+struct HandoffPoint {
+  unsigned frame_bytes = 0;
+  double producer_cycles_per_packet = 0;
+  double consumer_cycles_per_packet = 0;
+  // What they came from (cycles per packet, CPU time): the cloned run's whole cost and its
+  // RX/TX work, the cut's receiving stage's cost and its elements' cloned cost, the cut's first
+  // stage's cost outside its elements; whether the consumer was the bottleneck (the producer
+  // met a full ring: the receiving stage's cost is then its CPU time, no idle polling in it).
+  double clone_cycles_per_packet = 0;
+  double clone_io_cycles_per_packet = 0;
+  double consumer_stage_cycles_per_packet = 0;
+  double consumer_elements_clone_cycles = 0;
+  double producer_io_cycles_per_packet = 0;
+  bool consumer_bound = false;
+  // The plain ring's enqueue + dequeue measured before and after the point's runs (their mean):
+  // which cross-CPU regime the point was measured in (measure_handoff.hh kSameRegime).
+  double ring_cycles = 0;
+};
+
+struct HandoffCost {
+  bool cross_core = false;  // the two workers on two CPUs
+  unsigned batch = 0;
+  unsigned runs = 0;                 // runs per point and placement (the median is kept)
+  unsigned attempts = 0;             // sets of points measured until the ring stayed in one regime
+  bool consistent = false;           // every point's ring of one regime (else the last attempt's)
+  std::vector<HandoffPoint> points;  // by frame size, ascending; empty: not measured
+};
+
+// Each side's cycles per packet for frames of `frame_bytes`: linear in the frame's cache lines
+// between the measured points, the end segments extended (never below 0 for the consumer);
+// without points, the ring's (RingCost) enqueue and dequeue at burst `batch`.
+double handoff_producer_cycles(const HandoffCost& h, const RingCost& ring, double frame_bytes,
+                               size_t line_bytes, unsigned batch);
+double handoff_consumer_cycles(const HandoffCost& h, const RingCost& ring, double frame_bytes,
+                               size_t line_bytes, unsigned batch);
+
 // One element of the pipeline as measured (the element profile of paper 002 §3.2: C(i), S(i),
 // N(i)): cycles in process_batch per packet and per batch, and its tables.
 struct ElementMeasure {
@@ -77,6 +128,7 @@ struct PipelineMeasure {
   double mpps = 0;
   // Worker cycles per packet outside every element's process_batch (RX, the loop, TX bursts).
   double io_cycles_per_packet = 0;
+  double frame_bytes = 0;  // mean bytes per received packet (0: not known, a format-1 file)
   std::vector<ElementMeasure> elements;  // in the pipeline's declaration order
 };
 
@@ -86,6 +138,7 @@ struct Calibration {
   MachineInfo machine;
   MemoryLatency memory;
   RingCost ring;
+  HandoffCost handoff;       // empty points: the model uses the ring
   PipelineMeasure pipeline;  // empty elements: no pipeline calibrated
 };
 

@@ -47,9 +47,21 @@ ServerProfile server_profile(const Calibration& c) {
   s.machine = c.machine;
   s.memory = c.memory;
   s.ring = c.ring;
+  s.handoff = c.handoff;
+  s.frame_bytes = c.pipeline.frame_bytes;
   s.batch = c.pipeline.batch > 0 ? c.pipeline.batch : kDefaultBatch;
   s.io_cycles_per_packet = c.pipeline.io_cycles_per_packet;
   return s;
+}
+
+double consumer_handoff(const ServerProfile& s) {
+  return handoff_consumer_cycles(s.handoff, s.ring, s.frame_bytes, s.machine.line_bytes, s.batch);
+}
+
+double producer_handoff(const ServerProfile& s, bool first) {
+  // A later stage's sending side is the enqueue alone: the RX/TX change is the first stage's.
+  if (!first) return enqueue_cycles(s.ring, s.batch);
+  return handoff_producer_cycles(s.handoff, s.ring, s.frame_bytes, s.machine.line_bytes, s.batch);
 }
 
 double contention_per_access(const ServerProfile& s, double stage_b, double socket_b) {
@@ -94,8 +106,8 @@ PlacementPrediction predict(const ServerProfile& s, const std::vector<ChainEleme
       sp.compute += chain[i].cycles_per_packet;
       sp.contention += chain[i].exposed * chain[i].memory.accesses_per_packet * per_access;
     }
-    if (j > 0) sp.sync += dequeue_cycles(s.ring, s.batch);
-    if (j + 1 < stages.size()) sp.sync += enqueue_cycles(s.ring, s.batch);
+    if (j > 0) sp.sync += consumer_handoff(s);
+    if (j + 1 < stages.size()) sp.sync += producer_handoff(s, j == 0);
     if (j == 0) sp.io = s.io_cycles_per_packet;
     sp.cycles_per_packet = sp.compute + sp.sync + sp.contention + sp.io;
     sp.pps = sp.cycles_per_packet > 0 ? st.cores * hz / sp.cycles_per_packet : 0;
@@ -159,7 +171,7 @@ std::string explain(const PlacementPrediction& p, const std::vector<ChainElement
   for (size_t i = b.stage.first; i <= b.stage.last && i < chain.size(); ++i)
     elems += (elems.empty() ? "" : " -> ") + chain[i].name;
   const std::pair<const char*, double> terms[] = {{"element work", b.compute},
-                                                  {"ring hand-offs", b.sync},
+                                                  {"hand-offs", b.sync},
                                                   {"cache contention", b.contention},
                                                   {"RX/TX", b.io}};
   const auto* top =

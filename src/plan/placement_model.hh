@@ -3,7 +3,11 @@
 //
 // Stage j's cycles per packet (Eq. for C_j):
 //   C_j = sum_i C(i) + O_j^s + O_j^c (+ the RX/TX work for the first stage)
-//   O_j^s = (hand-offs into and out of the stage) x the measured ring costs
+//   O_j^s = the hand-offs into and out of the stage: each side's cost as the runtime's hand-off
+//           was measured (calibration.hh HandoffCost, a reference pipeline cut on 1+1 workers),
+//           linear in the frame's cache lines (the pipeline's frame size); the first stage's
+//           sending side also carries its RX/TX change (it no longer transmits). Without a
+//           runtime measurement (a format-1 calibration, one CPU): the plain ring's costs
 //   O_j^c = sum_i e_i x N(i) x [ (pi_j^L2 - pi^LLC) x O_l + pi^LLC x O_m ]
 //   pi_j^L2 = max(0, 1 - L2 / S_j)      S_j: the working sets of the stage's elements
 //   pi^LLC  = max(0, 1 - LLC / S)       S: every stage's working sets (the LLC is shared by
@@ -32,6 +36,8 @@ struct ServerProfile {
   MachineInfo machine;
   MemoryLatency memory;
   RingCost ring;
+  HandoffCost handoff;     // the runtime's hand-off (empty: the ring's)
+  double frame_bytes = 0;  // the pipeline's mean frame (0: not known: the smallest point)
   unsigned batch = 64;
   double io_cycles_per_packet = 0;  // RX, loop and TX work, on the first stage
 };
@@ -48,6 +54,11 @@ struct ChainElement {
   // what was measured.
   double exposed = 1;
 };
+
+// The hand-off cycles per packet a stage pays for receiving (consumer) and for sending
+// (producer; `first`: the first stage, whose RX/TX change the runtime measurement carries).
+double consumer_handoff(const ServerProfile& s);
+double producer_handoff(const ServerProfile& s, bool first);
 
 // Contention cycles per table access for a core whose stage touches `stage_bytes` while all cores
 // together touch `socket_bytes`.

@@ -11,6 +11,7 @@
 #include "core/memory_profile.hh"
 #include "core/shared_storage.hh"
 #include "io/mempool.hh"
+#include "plan/measure_handoff.hh"
 #include "plan/measure_machine.hh"
 
 namespace fulcrum::plan {
@@ -51,8 +52,13 @@ const std::vector<std::string>& assumptions() {
       "the model puts on it there (C(i))",
       "a table access hits a cache level with probability size/working set (paper 002 §3.2, "
       "assumption 3), per private L2 (per stage) and per shared LLC (all stages)",
-      "a hand-off between stages costs the measured ring enqueue (producer) and dequeue with the "
-      "packet's two lines moving between cores (consumer), whatever the distance between cores",
+      "a hand-off between stages costs what it cost the runtime on a reference pipeline cut "
+      "on two cores (its consumer reading then writing the header), linear in the frame's "
+      "cache lines between the measured frame sizes, whatever the distance between cores and "
+      "whatever else the consumer's elements touch",
+      "a table whose element counts its keys (the MAC table) is touched only on its keys' "
+      "lines (keys x lines per key, at most the table), as many keys as the calibration run "
+      "saw",
       "a stage on k cores (hybrid) runs k times as fast: flows spread evenly by hash, no "
       "reordering cost",
       "predictions beyond this machine's cores assume more cores of the same kind sharing one "
@@ -136,6 +142,19 @@ Result<std::map<std::string, MemoryProfile>> memory_profiles(const RunOptions& o
 
 }  // namespace
 
+MemoryProfile bound_by_keys(const MemoryProfile& m, const ElementReport& run) {
+  if (m.bytes_per_key <= 0 || m.keys_counter.empty()) return m;
+  uint64_t keys = 0;
+  for (const auto& [name, value] : run.counters)
+    if (name == m.keys_counter) keys = value;
+  const double touched = static_cast<double>(std::max<uint64_t>(keys, 1)) * m.bytes_per_key;
+  if (touched >= static_cast<double>(m.working_set_bytes)) return m;
+  MemoryProfile out = m;
+  out.table_bytes = m.working_set_bytes;
+  out.working_set_bytes = static_cast<size_t>(touched);
+  return out;
+}
+
 Result<Calibration> calibrate_machine(unsigned batch) {
   Result<MachineInfo> info = read_machine_info();
   if (!info) return make_error(info.error());
@@ -146,6 +165,9 @@ Result<Calibration> calibrate_machine(unsigned batch) {
   Result<RingCost> ring = measure_ring(batch, c.machine.cpus);
   if (!ring) return make_error(ring.error());
   c.ring = ring.value();
+  Result<HandoffCost> handoff = measure_handoff(batch, c.machine.cpus);
+  if (!handoff) return make_error(handoff.error());
+  c.handoff = handoff.value();
   return c;
 }
 
@@ -172,6 +194,7 @@ Result<PipelineMeasure> measure_pipeline(const RunOptions& options, double secon
   m.workers = 1;
   m.seconds = r.duration_s;
   m.mpps = r.mpps_in();
+  m.frame_bytes = static_cast<double>(r.bytes_in) / static_cast<double>(r.packets_in);
   uint64_t element_cycles = 0;
   for (const ElementReport& e : r.elements) {
     element_cycles += e.cycles;
@@ -184,7 +207,7 @@ Result<PipelineMeasure> measure_pipeline(const RunOptions& options, double secon
         e.batches > 0 ? static_cast<double>(e.cycles) / static_cast<double>(e.batches) : 0;
     em.packet_share = static_cast<double>(e.in_packets) / static_cast<double>(r.packets_in);
     if (const auto it = memory.value().find(e.name); it != memory.value().end())
-      em.memory = it->second;
+      em.memory = bound_by_keys(it->second, e);
     m.elements.push_back(std::move(em));
   }
   const double busy = r.duration_s * r.tsc_hz;
@@ -323,17 +346,33 @@ std::string plan_text(const Plan& p) {
       s.ring.enqueue_cycles_per_packet, s.ring.dequeue_cycles_per_packet,
       s.ring.same_core_cycles_per_packet, s.ring.enqueue_cycles_per_burst,
       s.ring.dequeue_cycles_per_burst);
+  if (s.handoff.points.empty()) {
+    o += "runtime hand-off: not measured (one CPU, or a format-1 calibration): the ring's costs "
+         "stand in\n";
+  } else {
+    o += "runtime hand-off (cycles/packet, reference pipeline cut on 1+1):";
+    for (const HandoffPoint& h : s.handoff.points)
+      o += printf_string(" %u B: producer %.1f, consumer %.1f%s;", h.frame_bytes,
+                         h.producer_cycles_per_packet, h.consumer_cycles_per_packet,
+                         h.consumer_bound ? " (consumer bound)" : "");
+    o += printf_string(" this pipeline's %.0f B frames: producer %.1f, consumer %.1f\n",
+                       s.frame_bytes, producer_handoff(s, true), consumer_handoff(s));
+  }
   o += printf_string("RX/TX and loop, first stage: %.1f cycles/packet; batch %u\n",
                      s.io_cycles_per_packet, s.batch);
   o += "\nelements (cycles per received packet: measured -> in isolation C(i); working set S(i); "
        "table accesses N(i)):\n";
   for (size_t i = 0; i < p.chain.measured.size(); ++i) {
     const ChainElement& m = p.chain.measured[i];
-    o += printf_string("  %-28s %-14s %8.1f -> %8.1f  %10s  %4.1f%s\n", m.name.c_str(),
-                       m.class_name.c_str(), m.cycles_per_packet,
-                       p.chain.isolated[i].cycles_per_packet,
-                       bytes_text(static_cast<double>(m.memory.working_set_bytes)).c_str(),
-                       m.memory.accesses_per_packet, m.memory.per_worker ? "  per worker" : "");
+    o += printf_string(
+        "  %-28s %-14s %8.1f -> %8.1f  %10s  %4.1f%s%s\n", m.name.c_str(), m.class_name.c_str(),
+        m.cycles_per_packet, p.chain.isolated[i].cycles_per_packet,
+        bytes_text(static_cast<double>(m.memory.working_set_bytes)).c_str(),
+        m.memory.accesses_per_packet, m.memory.per_worker ? "  per worker" : "",
+        m.memory.table_bytes > 0 ? ("  (touched lines; table " +
+                                    bytes_text(static_cast<double>(m.memory.table_bytes)) + ")")
+                                       .c_str()
+                                 : "");
   }
   for (const std::string& f : p.chain.folded) o += "  folded: " + f + "\n";
 
@@ -402,6 +441,7 @@ std::string plan_json(const Plan& p) {
                         {"measured_cycles_per_packet", m.cycles_per_packet},
                         {"isolated_cycles_per_packet", p.chain.isolated[i].cycles_per_packet},
                         {"working_set_bytes", m.memory.working_set_bytes},
+                        {"table_bytes", m.memory.table_bytes},
                         {"accesses_per_packet", m.memory.accesses_per_packet},
                         {"per_worker", m.memory.per_worker},
                         {"cut_ok", static_cast<bool>(p.chain.cut_ok[i])}});
@@ -427,6 +467,11 @@ std::string plan_json(const Plan& p) {
   const json j = {{"pipeline", p.pipeline},
                   {"cores", p.cores},
                   {"calibration", p.calibration_source},
+                  {"handoff",
+                   {{"runtime_measured", !p.server.handoff.points.empty()},
+                    {"frame_bytes", p.server.frame_bytes},
+                    {"producer_cycles_per_packet", producer_handoff(p.server, true)},
+                    {"consumer_cycles_per_packet", consumer_handoff(p.server)}}},
                   {"elements", elements},
                   {"folded", p.chain.folded},
                   {"placements", placements},

@@ -27,6 +27,11 @@ Result<Calibration> calibrate_machine(unsigned batch);
 // each element's cycles and tables. Needs the EAL.
 Result<PipelineMeasure> measure_pipeline(const RunOptions& options, double seconds);
 
+// `m` with its working set bounded by the distinct keys the run's element counted
+// (MemoryProfile::bytes_per_key, keys_counter): the lines the traffic touched, not the table's
+// allocation; unchanged for a profile that does not say how.
+MemoryProfile bound_by_keys(const MemoryProfile& m, const ElementReport& run);
+
 // The pipeline as a chain: the path from FromInput along output 0; an element off that path is
 // folded into the chain element it hangs from (its cycles added there). cut_ok[i]: a stage may
 // begin at chain element i (not the first, not ToOutput).
@@ -87,7 +92,7 @@ bool calibration_matches(const Calibration& c, const PipelineConfig& config);
 
 // For `fulcrum run --placement auto`: the placement predicted fastest for `cores` workers, from
 // `calibration_file` (its machine part, and its pipeline part when it matches the pipeline) or,
-// with "", a calibration measured now (about two seconds). The EAL must be up.
+// with "", a calibration measured now (about ten seconds). The EAL must be up.
 Result<Placement> auto_placement(const RunOptions& options, unsigned cores,
                                  const std::string& calibration_file = "");
 

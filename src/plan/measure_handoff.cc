@@ -1,0 +1,192 @@
+#include "plan/measure_handoff.hh"
+
+#include <rte_lcore.h>
+
+#include <algorithm>
+#include <string>
+
+#include "io/eal.hh"
+#include "plan/measure_machine.hh"
+
+namespace fulcrum::plan {
+namespace {
+
+constexpr unsigned kHandoffFlows = 1024;
+constexpr const char* kHandoffSink = "net_null0,no-rx=1";
+constexpr const char* kPipelinerClass = "Pipeliner";
+constexpr const char* kProducerElements[] = {"in"};
+constexpr const char* kConsumerElements[] = {"check", "ttl", "out"};
+constexpr unsigned kCutWorkers = 2;
+// The consumer bounds the cut when at least this share of the producer's bursts met a full ring.
+constexpr double kConsumerBoundShare = 0.5;
+
+template <class Names>
+bool named(const std::string& name, const Names& names) {
+  return std::find(std::begin(names), std::end(names), name) != std::end(names);
+}
+
+// The median (the upper one of an even count) of `of` over the runs.
+double median(const std::vector<HandoffRun>& runs, double (*of)(const HandoffRun&)) {
+  std::vector<double> v;
+  for (const HandoffRun& r : runs) v.push_back(of(r));
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+Result<HandoffRun> reduce_handoff_run(const RunReport& r, bool cut) {
+  if (r.packets_in == 0 || r.duration_s <= 0 || r.tsc_hz <= 0)
+    return make_error("the hand-off reference received no packets");
+  const unsigned stages = cut ? 2 : 1;
+  double cpu_s[2] = {0, 0}, share[2] = {0, 0};
+  uint64_t packets[2] = {0, 0};
+  unsigned workers[2] = {0, 0};
+  for (const WorkerReport& w : r.per_worker) {
+    if (w.stage >= stages) return make_error("the hand-off reference ran more stages than asked");
+    cpu_s[w.stage] += w.cpu_s;
+    packets[w.stage] += w.stage_packets;
+    ++workers[w.stage];
+  }
+  HandoffRun out;
+  for (unsigned s = 0; s < stages; ++s) {
+    if (workers[s] == 0 || packets[s] == 0 || cpu_s[s] <= 0)
+      return make_error("stage " + std::to_string(s) + " of the hand-off reference did no work");
+    share[s] = std::min(1.0, cpu_s[s] / (r.duration_s * workers[s]));
+    out.stage_cycles[s] = cpu_s[s] * r.tsc_hz / static_cast<double>(packets[s]);
+  }
+  const unsigned consumer = cut ? 1 : 0;
+  const auto pkts = static_cast<double>(r.packets_in);
+  for (const ElementReport& e : r.elements) {
+    const auto wall = static_cast<double>(e.cycles);
+    if (e.class_name == kPipelinerClass) {
+      out.pipeliner += wall * share[0] / pkts;
+      out.producer_elements += wall * share[0] / pkts;
+    } else if (named(e.name, kProducerElements)) {
+      out.producer_elements += wall * share[0] / pkts;
+    } else if (named(e.name, kConsumerElements)) {
+      out.consumer_elements += wall * share[consumer] / pkts;
+    }
+  }
+  for (const RingReport& ring : r.rings) {
+    const double bursts = static_cast<double>(ring.enqueued) / std::max(1u, r.batch);
+    out.consumer_bound =
+        bursts > 0 && static_cast<double>(ring.back_pressure) >= kConsumerBoundShare * bursts;
+  }
+  return out;
+}
+
+HandoffPoint handoff_point(unsigned frame_bytes, const std::vector<HandoffRun>& clone,
+                           const std::vector<HandoffRun>& cut, double ring_enqueue,
+                           double ring_dequeue) {
+  HandoffPoint p;
+  p.frame_bytes = frame_bytes;
+  if (clone.empty() || cut.empty()) return p;
+  // The cloned run of median cost, whole (its split into elements and RX/TX belongs together).
+  std::vector<HandoffRun> sorted = clone;
+  std::sort(sorted.begin(), sorted.end(), [](const HandoffRun& a, const HandoffRun& b) {
+    return a.stage_cycles[0] < b.stage_cycles[0];
+  });
+  const HandoffRun& c = sorted[sorted.size() / 2];
+  p.clone_cycles_per_packet = c.stage_cycles[0];
+  p.consumer_elements_clone_cycles = c.consumer_elements;
+  p.clone_io_cycles_per_packet =
+      std::max(0.0, c.stage_cycles[0] - c.producer_elements - c.consumer_elements);
+  p.consumer_stage_cycles_per_packet =
+      median(cut, [](const HandoffRun& r) { return r.stage_cycles[1]; });
+  p.producer_io_cycles_per_packet =
+      median(cut, [](const HandoffRun& r) { return r.stage_cycles[0] - r.producer_elements; });
+  size_t bound = 0;
+  for (const HandoffRun& r : cut) bound += r.consumer_bound ? 1 : 0;
+  p.consumer_bound = 2 * bound > cut.size();
+  // The consumer: its elements' extra cycles (counted only while they run: idle polling, when
+  // the producer is the slower stage, is not in them) and the dequeue, outside elements, which
+  // the ring's measurement stands in for.
+  const double elements = median(cut, [](const HandoffRun& r) { return r.consumer_elements; });
+  p.consumer_cycles_per_packet =
+      std::max(0.0, elements - p.consumer_elements_clone_cycles) + ring_dequeue;
+  // The producer: its work outside elements (RX of buffers that come back from the consumer's
+  // core; it never idles: when the ring is full it waits inside the Pipeliner) and the enqueue:
+  // the Pipeliner's cycles, unless it waited for room in the ring (then the ring's enqueue).
+  const double enqueue = p.consumer_bound
+                             ? ring_enqueue
+                             : median(cut, [](const HandoffRun& r) { return r.pipeliner; });
+  p.producer_cycles_per_packet =
+      p.producer_io_cycles_per_packet + enqueue - p.clone_io_cycles_per_packet;
+  return p;
+}
+
+namespace {
+
+// The ring's enqueue + dequeue: which cross-CPU regime the machine is in.
+double ring_sum(const RingCost& r) {
+  return r.enqueue_cycles_per_packet + r.dequeue_cycles_per_packet;
+}
+
+// The runs of the reference at one frame size.
+Result<HandoffPoint> point_at(unsigned frame, unsigned batch, const RingCost& ring) {
+  RunOptions o;
+  o.pipeline_file = "handoff-reference.click";
+  o.pipeline_text = kHandoffReference;
+  o.ports = {"gen:size=" + std::to_string(frame) + ",flows=" + std::to_string(kHandoffFlows),
+             kHandoffSink};
+  o.batch = batch;
+  o.seconds = kHandoffSecondsPerRun;
+  o.progress = false;
+  o.latency = false;
+  std::vector<HandoffRun> clone, cut;
+  for (unsigned k = 0; k < kHandoffRuns; ++k)
+    for (const bool pipelined : {k % 2 == 1, k % 2 == 0}) {
+      o.workers = pipelined ? static_cast<int>(kCutWorkers) : 1;
+      o.placement = Placement{};
+      if (pipelined) {
+        o.placement.cuts = {"check"};
+        o.placement.cores = {1, 1};
+      }
+      Result<RunReport> r = run(o);
+      if (!r) return make_error("the hand-off reference: " + r.error());
+      Result<HandoffRun> reduced = reduce_handoff_run(r.value(), pipelined);
+      if (!reduced) return make_error(reduced.error());
+      (pipelined ? cut : clone).push_back(reduced.value());
+    }
+  return handoff_point(frame, clone, cut, enqueue_cycles(ring, batch), dequeue_cycles(ring, batch));
+}
+
+}  // namespace
+
+bool same_regime(double a, double b) {
+  return a > 0 && b > 0 && std::max(a, b) < kSameRegime * std::min(a, b);
+}
+
+Result<HandoffCost> measure_handoff(unsigned batch, unsigned cpus) {
+  HandoffCost h;
+  h.batch = batch;
+  h.runs = kHandoffRuns;
+  if (cpus < kCutWorkers || !eal_ready() || rte_lcore_count() < kCutWorkers + 1) return h;
+  h.cross_core = true;
+  // The ring before and after every point; all within kSameRegime of each other, or the whole
+  // set again (a machine that changes regime meanwhile gives points of both).
+  for (h.attempts = 1; h.attempts <= kHandoffAttempts; ++h.attempts) {
+    h.points.clear();
+    Result<RingCost> before = measure_ring(batch, cpus);
+    if (!before) return make_error(before.error());
+    double lo = ring_sum(before.value()), hi = lo;
+    for (unsigned frame : kHandoffFrames) {
+      Result<HandoffPoint> pt = point_at(frame, batch, before.value());
+      if (!pt) return make_error(pt.error());
+      Result<RingCost> after = measure_ring(batch, cpus);
+      if (!after) return make_error(after.error());
+      pt.value().ring_cycles = (ring_sum(before.value()) + ring_sum(after.value())) / 2;
+      lo = std::min(lo, ring_sum(after.value()));
+      hi = std::max(hi, ring_sum(after.value()));
+      h.points.push_back(pt.value());
+      before = after;
+    }
+    h.consistent = same_regime(lo, hi);
+    if (h.consistent) break;
+  }
+  h.attempts = std::min(h.attempts, kHandoffAttempts);
+  return h;
+}
+
+}  // namespace fulcrum::plan

@@ -1,0 +1,59 @@
+// The hand-off between two stages as the runtime makes it (calibration.hh HandoffCost): a
+// reference pipeline whose consumer reads and then writes the packet's header, run through the
+// runtime (plan::run's machinery: the generator to a transmit-only net_null) cloned on one worker
+// and cut before its first element on 1+1 workers, at each frame size. Each side's cost comes from
+// the per-element cycle accounting and each worker's CPU time in the RunReport
+// (docs/placement-model.md, "The hand-off").
+#pragma once
+
+#include <vector>
+
+#include "core/result.hh"
+#include "plan/calibration.hh"
+#include "runtime/runtime.hh"
+
+namespace fulcrum::plan {
+
+// The reference pipeline (element names fixed: the cut is at `check`): `check` reads the header
+// the producer's core wrote, `ttl` writes it, `out` transmits (net_null frees the buffers into
+// the consumer's mempool cache).
+inline constexpr const char* kHandoffReference =
+    "in :: FromInput -> check :: CheckIPHeader -> ttl :: DecIPTTL -> out :: ToOutput;";
+inline constexpr unsigned kHandoffFrames[] = {64, 512};
+inline constexpr unsigned kHandoffRuns = 3;
+inline constexpr double kHandoffSecondsPerRun = 0.5;
+
+// What one run of the reference gave, reduced to what the hand-off needs (cycles per packet, CPU
+// time: each worker's wall-clock cycles in elements scaled by its CPU share, so that a worker
+// preempted for part of the run is charged what it ran).
+struct HandoffRun {
+  double stage_cycles[2] = {0, 0};  // each stage's CPU cycles per packet (cloned: stage 0 only)
+  double producer_elements = 0;     // in, and the Pipeliner's enqueue (cut)
+  double consumer_elements = 0;     // check, ttl, out
+  double pipeliner = 0;             // the Pipeliner's own cycles (the producer's enqueue)
+  bool consumer_bound = false;      // most enqueues met a full ring
+};
+Result<HandoffRun> reduce_handoff_run(const RunReport& r, bool cut);
+
+// One point from the runs at a frame size (the median of each figure over the runs: the
+// benchmarks compare with medians too). `ring_enqueue` / `ring_dequeue`: the plain ring's
+// costs, for what the runtime's accounting cannot separate (below).
+HandoffPoint handoff_point(unsigned frame_bytes, const std::vector<HandoffRun>& clone,
+                           const std::vector<HandoffRun>& cut, double ring_enqueue,
+                           double ring_dequeue);
+
+// Whether two measurements of the ring (enqueue + dequeue) are of one cross-CPU regime: within
+// kSameRegime of each other. (On the 2-vCPU VM of docs/benchmarks.md the cost of moving lines
+// between the CPUs switches between two levels ~3.5x apart from one minute to the next.)
+inline constexpr double kSameRegime = 1.6;
+bool same_regime(double ring_a, double ring_b);
+
+// Runs the reference at each of kHandoffFrames, the ring measured before and after each point
+// (HandoffPoint::ring_cycles); when they are not all of one regime, the whole set again, at most
+// kHandoffAttempts times (HandoffCost::consistent says whether the last one was). Needs the EAL
+// with 2 worker lcores on 2 CPUs; with fewer it returns no points (the model then charges the
+// ring).
+inline constexpr unsigned kHandoffAttempts = 3;
+Result<HandoffCost> measure_handoff(unsigned batch, unsigned cpus);
+
+}  // namespace fulcrum::plan

@@ -1,0 +1,262 @@
+// The runtime hand-off in paper 002's model (src/plan/measure_handoff.hh, placement_model.hh) and
+// the working set bounded by the keys the traffic touched (planner.hh bound_by_keys), on
+// synthetic run reports and profiles whose answers are computed by hand.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "plan/measure_handoff.hh"
+#include "plan/placement_model.hh"
+#include "plan/planner.hh"
+
+namespace fulcrum::plan {
+namespace {
+
+constexpr double kHz = 1e9;
+
+ElementReport element(const std::string& name, const std::string& cls, uint64_t cycles) {
+  ElementReport e;
+  e.name = name;
+  e.class_name = cls;
+  e.cycles = cycles;
+  return e;
+}
+
+WorkerReport worker(unsigned stage, uint64_t packets, double cpu_s) {
+  WorkerReport w;
+  w.stage = stage;
+  w.stage_packets = packets;
+  w.cpu_s = cpu_s;
+  return w;
+}
+
+// One second, 1M packets at 1 GHz: 1000 cycles per packet of wall-clock time per worker.
+RunReport report(bool cut) {
+  RunReport r;
+  r.duration_s = 1;
+  r.tsc_hz = kHz;
+  r.batch = 64;
+  r.packets_in = 1000000;
+  if (!cut) {
+    r.per_worker = {worker(0, r.packets_in, 0.5)};  // half the run on a CPU: 500 cycles/packet
+    r.elements = {element("in", "FromInput", 0), element("check", "CheckIPHeader", 100000000),
+                  element("ttl", "DecIPTTL", 60000000), element("out", "ToOutput", 80000000)};
+    return r;
+  }
+  r.per_worker = {worker(0, r.packets_in, 1.0), worker(1, r.packets_in, 0.8)};
+  r.elements = {element("in", "FromInput", 0), element("check", "CheckIPHeader", 200000000),
+                element("ttl", "DecIPTTL", 100000000), element("out", "ToOutput", 100000000),
+                element("check/ring", "Pipeliner", 30000000)};
+  RingReport ring;
+  ring.enqueued = r.packets_in;
+  ring.back_pressure = r.packets_in / 64 / 4;  // a quarter of the bursts met a full ring
+  r.rings = {ring};
+  return r;
+}
+
+TEST(Handoff, ARunIsReducedToCpuCyclesPerPacketPerStage) {
+  Result<HandoffRun> clone = reduce_handoff_run(report(false), false);
+  ASSERT_TRUE(clone) << clone.error();
+  EXPECT_DOUBLE_EQ(clone.value().stage_cycles[0], 500);
+  // Elements' wall-clock cycles scaled by the worker's CPU share (0.5): 50 + 30 + 40.
+  EXPECT_DOUBLE_EQ(clone.value().consumer_elements, 120);
+  EXPECT_DOUBLE_EQ(clone.value().producer_elements, 0);
+  EXPECT_FALSE(clone.value().consumer_bound);
+
+  Result<HandoffRun> cut = reduce_handoff_run(report(true), true);
+  ASSERT_TRUE(cut) << cut.error();
+  EXPECT_DOUBLE_EQ(cut.value().stage_cycles[0], 1000);
+  EXPECT_DOUBLE_EQ(cut.value().stage_cycles[1], 800);
+  EXPECT_DOUBLE_EQ(cut.value().consumer_elements, (200 + 100 + 100) * 0.8);
+  EXPECT_DOUBLE_EQ(cut.value().pipeliner, 30);
+  EXPECT_DOUBLE_EQ(cut.value().producer_elements, 30);
+  EXPECT_FALSE(cut.value().consumer_bound);  // a quarter < half
+
+  RunReport full = report(true);
+  full.rings[0].back_pressure = full.packets_in / 64;
+  EXPECT_TRUE(reduce_handoff_run(full, true).value().consumer_bound);
+
+  RunReport none = report(true);
+  none.packets_in = 0;
+  EXPECT_FALSE(reduce_handoff_run(none, true));
+}
+
+HandoffRun run_of(double stage0, double stage1, double producer, double consumer, double pipeliner,
+                  bool bound) {
+  HandoffRun r;
+  r.stage_cycles[0] = stage0;
+  r.stage_cycles[1] = stage1;
+  r.producer_elements = producer;
+  r.consumer_elements = consumer;
+  r.pipeliner = pipeliner;
+  r.consumer_bound = bound;
+  return r;
+}
+
+TEST(Handoff, EachSideIsWhatTheCutAddsToTheClonedRun) {
+  // Cloned: 80 cycles (the median run), 50 of them in the consumer's elements, so 30 of RX/TX
+  // and the loop.
+  const std::vector<HandoffRun> clone = {run_of(95, 0, 0, 60, 0, false),
+                                         run_of(80, 0, 0, 50, 0, false),
+                                         run_of(70, 0, 0, 45, 0, false)};
+  // Cut, the producer the slower stage: its elements (the Pipeliner's 10) and 60 outside them;
+  // the consumer's elements 75 (medians of the runs).
+  const std::vector<HandoffRun> cut = {run_of(70, 120, 10, 75, 10, false),
+                                       run_of(72, 110, 12, 80, 12, false),
+                                       run_of(66, 100, 8, 70, 8, false)};
+  const HandoffPoint p = handoff_point(64, clone, cut, 13, 14);
+  EXPECT_EQ(p.frame_bytes, 64u);
+  EXPECT_DOUBLE_EQ(p.clone_cycles_per_packet, 80);
+  EXPECT_DOUBLE_EQ(p.clone_io_cycles_per_packet, 30);
+  EXPECT_DOUBLE_EQ(p.consumer_elements_clone_cycles, 50);
+  EXPECT_DOUBLE_EQ(p.producer_io_cycles_per_packet, 60);
+  EXPECT_FALSE(p.consumer_bound);
+  // Consumer: (75 - 50) + the ring's dequeue 14. Producer: 60 + the Pipeliner's 10 - 30.
+  EXPECT_DOUBLE_EQ(p.consumer_cycles_per_packet, 39);
+  EXPECT_DOUBLE_EQ(p.producer_cycles_per_packet, 40);
+
+  // The consumer the slower stage: the Pipeliner waited for room, the ring's enqueue (13)
+  // stands in for it.
+  const std::vector<HandoffRun> bound = {run_of(300, 110, 250, 75, 250, true)};
+  const HandoffPoint q = handoff_point(64, clone, bound, 13, 14);
+  EXPECT_TRUE(q.consumer_bound);
+  EXPECT_DOUBLE_EQ(q.producer_io_cycles_per_packet, 50);
+  EXPECT_DOUBLE_EQ(q.producer_cycles_per_packet, 50 + 13 - 30);
+  EXPECT_DOUBLE_EQ(q.consumer_cycles_per_packet, 39);
+}
+
+TEST(Handoff, TwoRingMeasurementsAreOfOneRegimeWithinAFactorOf1Point6) {
+  EXPECT_TRUE(same_regime(26, 26));
+  EXPECT_TRUE(same_regime(26, 40));
+  EXPECT_TRUE(same_regime(40, 26));
+  EXPECT_FALSE(same_regime(26, 92));  // this VM's two regimes: 13 + 13 and 47 + 45
+  EXPECT_FALSE(same_regime(92, 26));
+  EXPECT_FALSE(same_regime(0, 26));  // not measured
+}
+
+ServerProfile server_with_handoff() {
+  ServerProfile s;
+  s.machine.cpus = 4;
+  s.machine.tsc_hz = kHz;
+  s.machine.l1d_bytes = 32 * 1024;
+  s.machine.l2_bytes = 1 << 20;
+  s.machine.llc_bytes = 32 << 20;
+  s.memory = {4, 14, 50, 300, 8};
+  s.ring.enqueue_cycles_per_packet = 13;
+  s.ring.dequeue_cycles_per_packet = 14;
+  s.io_cycles_per_packet = 30;
+  s.batch = 64;
+  HandoffPoint small, large;
+  small.frame_bytes = 64;
+  small.producer_cycles_per_packet = 20;
+  small.consumer_cycles_per_packet = 40;
+  large.frame_bytes = 512;
+  large.producer_cycles_per_packet = 55;
+  large.consumer_cycles_per_packet = 110;
+  s.handoff.points = {small, large};
+  return s;
+}
+
+ChainElement chain_element(const std::string& name, double cycles) {
+  ChainElement e;
+  e.name = name;
+  e.cycles_per_packet = cycles;
+  return e;
+}
+
+TEST(Handoff, TheModelChargesEachCutTheRuntimeHandOffAtThePipelinesFrameSize) {
+  ServerProfile s = server_with_handoff();
+  s.frame_bytes = 512;
+  const std::vector<ChainElement> chain = {chain_element("A", 100), chain_element("B", 100),
+                                           chain_element("C", 100)};
+  const PlacementPrediction two = predict(s, chain, {Stage{0, 0, 1}, Stage{1, 2, 1}});
+  ASSERT_EQ(two.stages.size(), 2u);
+  EXPECT_DOUBLE_EQ(two.stages[0].sync, 55);   // producer, first stage, 512 B
+  EXPECT_DOUBLE_EQ(two.stages[1].sync, 110);  // consumer, 512 B
+  EXPECT_DOUBLE_EQ(two.stages[0].cycles_per_packet, 100 + 55 + 30);
+  EXPECT_DOUBLE_EQ(two.stages[1].cycles_per_packet, 200 + 110);
+  EXPECT_EQ(two.bottleneck, 1u);
+  EXPECT_DOUBLE_EQ(two.pps, kHz / 310);
+
+  // Three stages: the middle one receives (110) and sends with the enqueue alone (13).
+  const PlacementPrediction three =
+      predict(s, chain, {Stage{0, 0, 1}, Stage{1, 1, 1}, Stage{2, 2, 1}});
+  EXPECT_DOUBLE_EQ(three.stages[1].sync, 110 + 13);
+
+  // 64 B frames: the small point; 288 B (5 lines) between them.
+  s.frame_bytes = 64;
+  EXPECT_DOUBLE_EQ(predict(s, chain, {Stage{0, 0, 1}, Stage{1, 2, 1}}).stages[1].sync, 40);
+  s.frame_bytes = 288;
+  EXPECT_DOUBLE_EQ(consumer_handoff(s), 40 + 70.0 * 4 / 7);
+  EXPECT_DOUBLE_EQ(producer_handoff(s, true), 20 + 35.0 * 4 / 7);
+
+  // No runtime measurement: the ring's costs, as before.
+  s.handoff.points.clear();
+  const PlacementPrediction ring = predict(s, chain, {Stage{0, 0, 1}, Stage{1, 2, 1}});
+  EXPECT_DOUBLE_EQ(ring.stages[0].sync, 13);
+  EXPECT_DOUBLE_EQ(ring.stages[1].sync, 14);
+}
+
+TEST(Handoff, CloningPaysNoHandOff) {
+  const ServerProfile s = server_with_handoff();
+  const std::vector<ChainElement> chain = {chain_element("A", 100), chain_element("B", 100)};
+  const PlacementPrediction clone = predict(s, chain, {Stage{0, 1, 2}});
+  EXPECT_DOUBLE_EQ(clone.stages[0].sync, 0);
+  EXPECT_DOUBLE_EQ(clone.pps, 2 * kHz / 230);
+}
+
+MemoryProfile mac_table(size_t allocated) {
+  MemoryProfile m;
+  m.working_set_bytes = allocated;
+  m.accesses_per_packet = 3.5;
+  m.per_worker = true;
+  m.bytes_per_key = 192;
+  m.keys_counter = "entries";
+  return m;
+}
+
+TEST(WorkingSet, ATableTheTrafficTouchesLittleOfCountsTheLinesOfItsKeys) {
+  ElementReport run;
+  run.counters = {{"learn_failures", 0}, {"entries", 1024}};
+  const MemoryProfile bounded = bound_by_keys(mac_table(9 << 20), run);
+  EXPECT_EQ(bounded.working_set_bytes, 1024u * 192);
+  EXPECT_EQ(bounded.table_bytes, 9u << 20);
+  EXPECT_TRUE(bounded.per_worker);
+  EXPECT_DOUBLE_EQ(bounded.accesses_per_packet, 3.5);
+
+  // No key counted (nothing learned): one key's lines.
+  ElementReport empty;
+  EXPECT_EQ(bound_by_keys(mac_table(9 << 20), empty).working_set_bytes, 192u);
+
+  // More keys than the table: the table.
+  run.counters = {{"entries", 1u << 20}};
+  const MemoryProfile full = bound_by_keys(mac_table(1 << 20), run);
+  EXPECT_EQ(full.working_set_bytes, 1u << 20);
+  EXPECT_EQ(full.table_bytes, 0u);
+
+  // A profile that cannot say (no bytes per key): unchanged.
+  MemoryProfile plain = mac_table(9 << 20);
+  plain.bytes_per_key = 0;
+  EXPECT_EQ(bound_by_keys(plain, run).working_set_bytes, 9u << 20);
+}
+
+TEST(WorkingSet, TwoClonedMacTablesOfTouchedLinesStayInTheCaches) {
+  // The L2 switch cloned on 2 cores: allocated, 2 x 9 MiB overflow a 8 MiB LLC and every access
+  // pays memory; bounded by 1024 keys, 2 x 192 KiB fit each private L2: no contention.
+  ServerProfile s = server_with_handoff();
+  s.machine.llc_bytes = 8 << 20;
+  ChainElement sw = chain_element("sw", 50);
+  sw.memory = mac_table(9 << 20);
+  const PlacementPrediction allocated = predict(s, {sw}, {Stage{0, 0, 2}});
+  EXPECT_GT(allocated.stages[0].contention, 3.5 * 100);
+  ElementReport run;
+  run.counters = {{"entries", 1024}};
+  sw.memory = bound_by_keys(sw.memory, run);
+  const PlacementPrediction touched = predict(s, {sw}, {Stage{0, 0, 2}});
+  EXPECT_DOUBLE_EQ(touched.stages[0].contention, 0);
+  EXPECT_DOUBLE_EQ(touched.pps, 2 * kHz / (50 + 30));
+}
+
+}  // namespace
+}  // namespace fulcrum::plan

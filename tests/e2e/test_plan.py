@@ -53,6 +53,18 @@ def main():
     if not (ring["batch"] == 64 and ring["enqueue_cycles_per_packet"] > 0 and
             ring["dequeue_cycles_per_packet"] > 0):
         failures.append(f"ring: {ring}")
+    # The hand-off through the runtime (format 2): a reference pipeline cloned against cut on
+    # 1+1 at 64 and 512 B; where this machine could not run it (one CPU), no points and the
+    # model falls back to the ring.
+    handoff = cal.get("handoff", {})
+    points = handoff.get("points", [])
+    if cal.get("format") != 2 or handoff.get("batch") != 64 or (
+            points and ([p["frame_bytes"] for p in points] != [64, 512] or
+                        handoff.get("attempts", 0) < 1 or
+                        not all(p["ring_cycles"] > 0 for p in points))):
+        failures.append(f"handoff: format {cal.get('format')}, {handoff}")
+    if not cal["pipeline"].get("frame_bytes", 0) > 0:
+        failures.append(f"pipeline frame bytes: {cal['pipeline']}")
     elements = cal["pipeline"]["elements"]
     classes = [e["class"] for e in elements]
     if classes != ["FromInput", "CheckIPHeader", "IPLookup", "DecIPTTL", "EtherRewrite",

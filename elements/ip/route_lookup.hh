@@ -65,7 +65,7 @@ class RouteLookup : public ElementBase<Derived>, public MemoryProfiled {
       return make_error(loc_.str() + ": " + this->name() +
                         " :: " + std::string(Derived::kTraits.class_name) + ": " + slot.error());
     slot_ = slot.value();
-    if (Status s = prefetch_.resolve(memory_profile(), ctx.batch); !s)
+    if (Status s = prefetch_.resolve([&] { return memory_profile(); }, ctx.batch); !s)
       return make_error(loc_.str() + ": " + this->name() +
                         " :: " + std::string(Derived::kTraits.class_name) + ": " + s.error());
     return {};

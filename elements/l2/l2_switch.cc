@@ -86,7 +86,7 @@ Status L2Switch::initialize(const InitContext& ctx) {
     return args.error(table.error());
   }
   table_ = std::move(table.value());
-  if (Status s = prefetch_.resolve(memory_profile(), ctx.batch); !s) {
+  if (Status s = prefetch_.resolve([&] { return memory_profile(); }, ctx.batch); !s) {
     const Args args({}, loc_, name(), kTraits.class_name);
     return args.error(s.error());
   }

@@ -85,7 +85,7 @@ Status NDNLookup::initialize(const InitContext& ctx) {
     return args.error(slot.error());
   }
   slot_ = slot.value();
-  if (Status s = prefetch_.resolve(memory_profile(), ctx.batch); !s) {
+  if (Status s = prefetch_.resolve([&] { return memory_profile(); }, ctx.batch); !s) {
     const Args args({}, loc_, name(), kTraits.class_name);
     return args.error(s.error());
   }

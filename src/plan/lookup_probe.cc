@@ -98,8 +98,7 @@ Status PrefetchOption::check(const Args& args) {
   return args.error("PREFETCH: expected auto or a power of two from 1 to 64, got '" + text + "'");
 }
 
-Status PrefetchOption::resolve(const MemoryProfile& m, unsigned batch) {
-  if (!automatic) return {};
+Status PrefetchOption::resolve_auto(const MemoryProfile& m, unsigned batch) {
   Result<Calibration> cal = process_calibration();
   if (!cal) return make_error("PREFETCH auto: " + cal.error());
   group = auto_prefetch_group(cal.value(), m, batch);

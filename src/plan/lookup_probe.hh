@@ -50,8 +50,13 @@ struct PrefetchOption {
   void read(Args& args) { args.key("PREFETCH", text, kHelp); }
   // Checks what was read; the error is args.error's ("FILE:LINE: NAME :: Class: PREFETCH: ...").
   Status check(const Args& args);
-  // For auto: the group the model picks for `m` at `batch` (initialize()).
-  Status resolve(const MemoryProfile& m, unsigned batch);
+  // For auto: the group the model picks at `batch` for the profile `profile()` returns
+  // (initialize()); called only for auto, since an element's profile times its lookups.
+  template <class ProfileFn>
+  Status resolve(ProfileFn&& profile, unsigned batch) {
+    return automatic ? resolve_auto(profile(), batch) : Status{};
+  }
+  Status resolve_auto(const MemoryProfile& m, unsigned batch);
 };
 
 }  // namespace fulcrum::plan

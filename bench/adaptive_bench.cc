@@ -174,28 +174,27 @@ Point point(const App& app, const Files& f, uint32_t size, const Profile& p, int
     rows.push_back(Obj().num("offload_fraction", w).num("mpps", r.mpps).done());
     static_mpps.push_back(r.mpps);
   }
-  const std::string trace =
-      ctx.dir + "/adaptive-" + p.name + "-" + app.name + "-" + std::to_string(size) + ".trace";
+  const std::string stem =
+      ctx.dir + "/adaptive-" + p.name + "-" + app.name + "-" + std::to_string(size);
   const double adaptive_s = std::max(kMinAdaptiveS, ctx.seconds * kAdaptiveShare);
-  const std::string balancer =
-      "AdaptiveBalancer(WINDOW_MS " + fmt(kWindowMs) + dev + ", TRACE \"" + trace + "\")";
-  const Rate a = steady_rate(pipeline(app.offload, f, balancer, kAggregate), ports, adaptive_s);
-  balanced &= a.balanced;
-  const TraceSummary t = read_trace(trace);
+  // AdaptiveBalancer with `args` after its window and device, traced into stem + `suffix`.
+  const auto climb = [&](const std::string& args, const std::string& suffix) {
+    const std::string trace = stem + suffix;
+    const Rate r = steady_rate(pipeline(app.offload, f,
+                                        "AdaptiveBalancer(WINDOW_MS " + fmt(kWindowMs) + dev +
+                                            args + ", TRACE \"" + trace + "\")",
+                                        kAggregate),
+                               ports, adaptive_s);
+    balanced &= r.balanced;
+    return std::pair{r, read_trace(trace)};
+  };
+  const auto [a, t] = climb("", ".trace");
   const double ratio = best > 0 ? a.mpps / best : 0;
   // The static curve (same run) at the w the balancer settled at, over its best: where the
   // balancer operates, judged without the noise of comparing separate runs' rates.
   const double point_ratio = curve_at(static_mpps, t.mean_w_steady, best);
   // Beyond NBA: the same climb after a coarse scan, probes winning by a margin (SCAN, MARGIN).
-  const std::string scan_trace =
-      ctx.dir + "/adaptive-" + p.name + "-" + app.name + "-" + std::to_string(size) + ".scan.trace";
-  const Rate sc = steady_rate(pipeline(app.offload, f,
-                                       "AdaptiveBalancer(WINDOW_MS " + fmt(kWindowMs) + dev +
-                                           ", SCAN 4, MARGIN 1, TRACE \"" + scan_trace + "\")",
-                                       kAggregate),
-                              ports, adaptive_s);
-  balanced &= sc.balanced;
-  const TraceSummary st = read_trace(scan_trace);
+  const auto [sc, st] = climb(", SCAN 4, MARGIN 1", ".scan.trace");
   const double scan_ratio = best > 0 ? sc.mpps / best : 0;
 
   // PolicyBalancer (throughput policy) on a profile of the same pipeline made now: the CPU
@@ -210,8 +209,6 @@ Point point(const App& app, const Files& f, uint32_t size, const Profile& p, int
   sweep.rates.clear();
   sweep.seconds = ctx.seconds * kProfileShare;
   sweep.devices = {device};
-  const std::string stem =
-      ctx.dir + "/adaptive-" + p.name + "-" + app.name + "-" + std::to_string(size);
   Rate pol;
   double policy_w = 0;
   size_t policy_windows = 0;

@@ -160,13 +160,14 @@ std::string experiment(const Setup& s, const DeviceProfile& d, bool policy, bool
                        static_cast<int64_t>(rep.packets_out + rep.dropped + rep.queued);
   std::fprintf(stderr,
                "bench: adaptive_step %s %s %s step: %.3f -> %.3f Mpps (%.2f -> %.2f Gbit/s), "
-               "%s %.0f ms (%zu windows, final %s %.2f, max off %.2f), in %llu out %llu dropped "
-               "%llu queued %llu lost %lld\n",
+               "%s %.0f ms (%zu windows, final %s %.2f, max off %.2f; reacted %.0f ms, first at "
+               "final %.0f ms), in %llu out %llu dropped %llu queued %llu lost %lld\n",
                d.name, balancer_name, step_name, before / kMega, after / kMega,
                gbps(before / kMega, kSmall), gbps(after / kMega, after_size),
                rc.converged ? "re-converged in" : "NOT re-converged, run",
                rc.converged ? rc.time_s * kMs : (end - step_s) * kMs, rc.windows,
                policy ? "profile point" : "w", rc.final_value, rc.max_excursion,
+               rc.reacted ? rc.reaction_s * kMs : -1, rc.arrived ? rc.arrival_s * kMs : -1,
                static_cast<unsigned long long>(rep.packets_in),
                static_cast<unsigned long long>(rep.packets_out),
                static_cast<unsigned long long>(rep.dropped),
@@ -180,6 +181,8 @@ std::string experiment(const Setup& s, const DeviceProfile& d, bool policy, bool
       .raw("reconverged", rc.converged ? "true" : "false")
       .num("reconvergence_ms", rc.converged ? rc.time_s * kMs : -1)
       .count("reconvergence_windows", rc.windows)
+      .num("reaction_ms", rc.reacted ? rc.reaction_s * kMs : -1)
+      .num("first_arrival_ms", rc.arrived ? rc.arrival_s * kMs : -1)
       .count("windows_after_step", rc.after_step)
       .num("final_value", rc.final_value)
       .num("max_excursion", rc.max_excursion)
@@ -291,7 +294,9 @@ std::string adaptive_step(const BenchContext& ctx) {
       .str("reconvergence",
            "from the step to the start of the first window after which the decision (w: within "
            "1.5 STEP = 0.06; the profile point: equal) stays at its final value, the median of "
-           "the last quarter of the windows after the step")
+           "the last quarter of the windows after the step; reaction_ms: to the start of the first "
+           "window off the decision before the step; first_arrival_ms: to the start of the first "
+           "window at the final value (-1: none)")
       .raw("devices", array(devices, "\n    "))
       .done();
 }

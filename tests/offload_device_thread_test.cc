@@ -1,10 +1,13 @@
 // The device thread on a real device (PoCL's OpenCL CPU device in CI): tasks submitted from two
 // worker threads all come back exactly once with the CPU function's results; several tasks are
 // in flight at once; with an injected device failure every task still comes back (failed ones
-// are re-run on the CPU), the device is marked down, and nothing is lost.
+// are re-run on the CPU), the device is marked down, and nothing is lost. An idle device is
+// released and taken back by the next task (on the emulated device here; on a GPU host, with
+// FULCRUM_OFFLOAD_BACKEND=cuda, the CUDA context itself), its tables and buffers intact.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -20,6 +23,7 @@
 #include "lib/route_table.hh"
 #include "offload/device_thread.hh"
 #include "offload/discovery.hh"
+#include "offload/emu/emu_spec.hh"
 #include "offload/failure_injection.hh"
 #include "offload/ipv4_lookup.hh"
 #include "offload/stage/task_pool.hh"
@@ -273,6 +277,128 @@ TEST(OffloadDeviceThread, SubmitRefusesMoreThanTheRingHolds) {
   uint32_t back = 0;
   while (back < cfg.ring_size) back += ch.value()->poll() != nullptr;
   EXPECT_EQ(ch.value()->outstanding(), 0u);
+}
+
+// The release tests' device: FULCRUM_OFFLOAD_BACKEND's first device when the variable is set
+// (CUDA on a GPU host: the real release of a context), else the emulated device (the device
+// thread's side of it on any machine). The emulated device lives while this object does.
+class ReleaseDevice {
+ public:
+  ReleaseDevice() {
+    if (std::getenv("FULCRUM_OFFLOAD_BACKEND") == nullptr) {
+      set_emulated_devices({EmuSpec{}});
+      DiscoverOptions o;
+      o.only = Backend::kEmu;
+      auto devs = discover_devices(o);
+      if (!devs.empty()) dev_ = std::move(devs.front());
+      return;
+    }
+    auto devs = discover_devices();
+    if (!devs.empty()) dev_ = std::move(devs.front());
+  }
+  ~ReleaseDevice() {
+    dev_.reset();
+    set_emulated_devices({});
+  }
+  Device* get() const { return dev_.get(); }
+
+ private:
+  std::unique_ptr<Device> dev_;
+};
+
+// Waits on a state, not on time: the guard only turns a hang into a failure.
+template <class F>
+bool wait_until(F done) {
+  const auto guard = std::chrono::steady_clock::now() + std::chrono::seconds(600);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > guard) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+TEST(OffloadDeviceThread, AnIdleDeviceIsReleasedAndTheNextTaskTakesItBack) {
+  const ReleaseDevice rd;
+  Device* dev = rd.get();
+  ASSERT_NE(dev, nullptr);
+  if (!dev->releasable()) GTEST_SKIP() << dev->label() << " has nothing to release";
+  auto tables = Ipv4LookupTables::upload(*dev, table());
+  ASSERT_TRUE(tables.ok()) << tables.error();
+  DeviceThreadConfig cfg;
+  cfg.release_after_ms = 1;
+  auto dt = DeviceThread::create(*dev, cfg);
+  ASSERT_TRUE(dt.ok()) << dt.error();
+  auto ch = dt.value()->attach();
+  ASSERT_TRUE(ch.ok());
+  auto task = make_lookup_task(*tables.value());
+  ASSERT_TRUE(task.ok()) << task.error();
+  TaskBuffers& t = *task.value();
+  dt.value()->start();
+  std::mt19937 rng(7);
+  std::vector<uint16_t> expect(kTaskItems);
+  constexpr uint32_t kRounds = 3;
+  for (uint32_t round = 0; round < kRounds; ++round) {
+    ASSERT_TRUE(wait_until([&] { return dt.value()->released(); })) << "never released";
+    EXPECT_TRUE(dev->released());
+    t.task.reset();
+    uint32_t batch[kBatch];
+    while (t.task.fits(kBatch)) {
+      for (uint32_t& a : batch) a = rng();
+      add_batch(t, batch, kBatch);
+    }
+    ASSERT_TRUE(ch.value()->submit(&t.task));
+    OffloadTask* done = nullptr;
+    ASSERT_TRUE(wait_until([&] { return (done = ch.value()->poll()) != nullptr; }));
+    ASSERT_EQ(done->status, TaskStatus::kOk) << done->error;
+    table().lookup_bulk(addresses(t), expect.data(), done->items);
+    uint32_t wrong = 0;
+    for (uint32_t i = 0; i < done->items; ++i) wrong += next_hops(t)[i] != expect[i];
+    EXPECT_EQ(wrong, 0u) << "round " << round;
+  }
+  EXPECT_EQ(dt.value()->reacquires(), kRounds);
+  EXPECT_GE(dt.value()->releases(), kRounds);
+  EXPECT_GT(dt.value()->released_ns(), 0u);
+  EXPECT_TRUE(dev->is_up());
+}
+
+TEST(OffloadDeviceThread, BuffersAndQueuesKeepTheirContentsAcrossARelease) {
+  const ReleaseDevice rd;
+  Device* dev = rd.get();
+  ASSERT_NE(dev, nullptr);
+  if (!dev->releasable()) GTEST_SKIP() << dev->label() << " has nothing to release";
+  constexpr size_t kWords = 3 * 4096 + 5;  // not a whole number of pages
+  auto buf = dev->alloc(kWords * sizeof(uint32_t));
+  auto in = dev->alloc_host(kWords * sizeof(uint32_t));
+  auto out = dev->alloc_host(kWords * sizeof(uint32_t));
+  auto q = dev->create_queue();
+  ASSERT_TRUE(buf.ok() && in.ok() && out.ok() && q.ok());
+  for (size_t i = 0; i < kWords; ++i)
+    in.value()->as<uint32_t>()[i] = static_cast<uint32_t>(i * 2654435761u);
+  ASSERT_TRUE(q.value()->copy_to_device(*buf.value(), 0, *in.value(), 0, kWords * 4).ok());
+  ASSERT_TRUE(q.value()->record().ok());
+  ASSERT_TRUE(q.value()->wait().ok());
+  ASSERT_TRUE(dev->release().ok());
+  EXPECT_TRUE(dev->released());
+  // A queue on a released device has nothing in flight.
+  auto idle = q.value()->query();
+  ASSERT_TRUE(idle.ok()) << idle.error();
+  EXPECT_TRUE(idle.value());
+  // The copy back reacquires the device; the buffer holds what was copied before the release.
+  ASSERT_TRUE(q.value()->copy_to_host(*out.value(), 0, *buf.value(), 0, kWords * 4).ok());
+  ASSERT_TRUE(q.value()->record().ok());
+  ASSERT_TRUE(q.value()->wait().ok());
+  EXPECT_FALSE(dev->released());
+  EXPECT_EQ(std::memcmp(out.value()->data(), in.value()->data(), kWords * 4), 0);
+  // Twice more, through the explicit calls.
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(dev->release().ok());
+    ASSERT_TRUE(dev->reacquire().ok());
+  }
+  std::memset(out.value()->data(), 0, kWords * 4);
+  ASSERT_TRUE(q.value()->copy_to_host(*out.value(), 0, *buf.value(), 0, kWords * 4).ok());
+  ASSERT_TRUE(q.value()->record().ok());
+  ASSERT_TRUE(q.value()->wait().ok());
+  EXPECT_EQ(std::memcmp(out.value()->data(), in.value()->data(), kWords * 4), 0);
 }
 
 }  // namespace

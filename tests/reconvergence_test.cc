@@ -37,6 +37,11 @@ TEST(Reconvergence, ClimbAfterTheStepWithProbes) {
   EXPECT_NEAR(r.time_s, 0.15, 1e-9);
   EXPECT_EQ(r.after_step, 110u);
   EXPECT_NEAR(r.max_excursion, 0.36, 1e-9);
+  // 0.24 is within the band of the 0.2 before the step; 0.28, the second window, is not.
+  ASSERT_TRUE(r.reacted);
+  EXPECT_NEAR(r.reaction_s, 0.01, 1e-9);
+  ASSERT_TRUE(r.arrived);
+  EXPECT_NEAR(r.arrival_s, r.time_s, 1e-9);
 }
 
 TEST(Reconvergence, NeverLeavingTheBandIsZero) {
@@ -47,6 +52,9 @@ TEST(Reconvergence, NeverLeavingTheBandIsZero) {
   EXPECT_EQ(r.final_value, 0);
   EXPECT_EQ(r.windows, 0u);
   EXPECT_EQ(r.time_s, 0);
+  EXPECT_FALSE(r.reacted);
+  ASSERT_TRUE(r.arrived);
+  EXPECT_EQ(r.arrival_s, 0);
 }
 
 TEST(Reconvergence, ALateExcursionCounts) {
@@ -58,6 +66,11 @@ TEST(Reconvergence, ALateExcursionCounts) {
   EXPECT_EQ(r.windows, 31u);  // windows 50..80 end after the step; window 81 starts at 1.62 s
   EXPECT_NEAR(r.time_s, 0.61, 1e-9);
   EXPECT_NEAR(r.max_excursion, 0.4, 1e-9);
+  // It was at its final value from the first window and left it only for the excursion.
+  ASSERT_TRUE(r.arrived);
+  EXPECT_EQ(r.arrival_s, 0);
+  ASSERT_TRUE(r.reacted);
+  EXPECT_NEAR(r.reaction_s, 0.59, 1e-9);
 }
 
 TEST(Reconvergence, DiscreteChoiceWithAZeroBand) {
@@ -72,6 +85,11 @@ TEST(Reconvergence, DiscreteChoiceWithAZeroBand) {
   EXPECT_EQ(r.final_value, 2);
   EXPECT_EQ(r.windows, 4u);
   EXPECT_NEAR(r.time_s, 0.07, 1e-9);
+  // It reacted in the window the step fell in, reached 2 in the third and left it once more.
+  ASSERT_TRUE(r.reacted);
+  EXPECT_EQ(r.reaction_s, 0);
+  ASSERT_TRUE(r.arrived);
+  EXPECT_NEAR(r.arrival_s, 0.03, 1e-9);
 }
 
 TEST(Reconvergence, StillMovingAtTheEndIsNotConverged) {
@@ -89,6 +107,8 @@ TEST(Reconvergence, NoWindowAfterTheStep) {
   const Reconvergence r = reconvergence(s.t, s.v, 5.0, kBand);
   EXPECT_FALSE(r.converged);
   EXPECT_EQ(r.after_step, 0u);
+  EXPECT_FALSE(r.reacted);
+  EXPECT_FALSE(r.arrived);
 }
 
 }  // namespace

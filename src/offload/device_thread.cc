@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 
@@ -72,6 +73,7 @@ void DeviceThread::start() {
 
 void DeviceThread::loop() {
   uint32_t idle = 0;
+  uint64_t idle_since = 0;
   for (;;) {
     const bool stopping = stop_.load(std::memory_order_acquire);
     bool busy = gather();
@@ -80,10 +82,49 @@ void DeviceThread::loop() {
     if (stopping && !busy && pending_.empty() && in_flight_ == 0) return;
     if (busy) {
       idle = 0;
-    } else if (++idle >= config_.idle_spins && config_.idle_sleep_us > 0) {
-      std::this_thread::sleep_for(std::chrono::microseconds(config_.idle_sleep_us));
+      idle_since = 0;
+      continue;
     }
+    if (config_.release_after_ms > 0) maybe_release(idle_since);
+    if (++idle >= config_.idle_spins && config_.idle_sleep_us > 0)
+      std::this_thread::sleep_for(std::chrono::microseconds(config_.idle_sleep_us));
   }
+}
+
+void DeviceThread::maybe_release(uint64_t& idle_since) {
+  if (released() || in_flight_ != 0 || !pending_.empty() || !device_.is_up() ||
+      !device_.releasable())
+    return;
+  constexpr uint64_t kNsPerMs = 1000000;
+  const uint64_t now = task_clock_ns();
+  if (idle_since == 0) {
+    idle_since = now;
+    return;
+  }
+  if (now - idle_since < uint64_t{config_.release_after_ms} * kNsPerMs) return;
+  if (Status st = device_.release(); !st) {
+    fail_device(st.error());
+    return;
+  }
+  releases_.fetch_add(1, std::memory_order_relaxed);
+  released_since_ns_.store(std::max<uint64_t>(now, 1), std::memory_order_release);
+}
+
+bool DeviceThread::reacquire() {
+  if (Status st = device_.reacquire(); !st) {
+    fail_device(st.error());
+    return false;
+  }
+  const uint64_t since = released_since_ns_.exchange(0, std::memory_order_acq_rel);
+  released_total_ns_.fetch_add(task_clock_ns() - since, std::memory_order_relaxed);
+  reacquires_.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+uint64_t DeviceThread::released_ns() const {
+  const uint64_t since = released_since_ns_.load(std::memory_order_acquire);
+  return released_total_ns_.load(std::memory_order_relaxed) +
+         (since != 0 ? task_clock_ns() - since : 0);
 }
 
 // Moves every submitted task to pending_.
@@ -121,6 +162,7 @@ bool DeviceThread::poll_slots() {
 }
 
 bool DeviceThread::start_tasks() {
+  if (!pending_.empty() && released() && device_.is_up() && !reacquire()) return true;
   bool any = false;
   for (Slot& s : slots_) {
     if (pending_.empty()) break;

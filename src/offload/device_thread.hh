@@ -11,6 +11,15 @@
 // flight or waiting comes back with status kFailed (the worker re-runs it on the CPU); tasks
 // submitted after that come back failed at once. Every submitted task comes back exactly once.
 //
+// Releasing an idle device (Device::release; docs/offload.md): with release_after_ms > 0, once
+// nothing has been submitted, queued or in flight for that long, the thread releases its device
+// (a CUDA context held idle keeps a GPU at its boost clock); the next task reacquires it before
+// it starts (the first task after a release waits for that: a new context and the tables copied
+// back, milliseconds to hundreds). A failed release or reacquire marks the device down, as any
+// failed device call does. Only devices that can give something back (Device::releasable) and
+// only when one thread drives the device (a device with threads on several NUMA nodes is never
+// released: the service leaves release_after_ms at 0 there).
+//
 // Lifetime: create(), attach() the workers, start(). The destructor stops the thread after it
 // has run or failed every task submitted before; channels stay valid until then, so workers
 // must stop submitting and collect their tasks first.
@@ -41,6 +50,8 @@ struct DeviceThreadConfig {
   // 0 for pure polling (a dedicated core, as NBA runs it).
   uint32_t idle_spins = 4096;
   uint32_t idle_sleep_us = 50;
+  // Release the device after this long with nothing to do (0: never); see the top.
+  uint32_t release_after_ms = 0;
 };
 
 class Channel {
@@ -82,6 +93,11 @@ class DeviceThread {
   uint64_t tasks_failed() const { return failed_.load(std::memory_order_relaxed); }
   // The most tasks that were on the device at the same time.
   uint32_t max_in_flight() const { return max_in_flight_.load(std::memory_order_relaxed); }
+  // Releases of the device, reacquisitions, and the time it spent released up to now.
+  uint64_t releases() const { return releases_.load(std::memory_order_relaxed); }
+  uint64_t reacquires() const { return reacquires_.load(std::memory_order_relaxed); }
+  uint64_t released_ns() const;
+  bool released() const { return released_since_ns_.load(std::memory_order_acquire) != 0; }
 
  private:
   struct Slot {
@@ -96,6 +112,11 @@ class DeviceThread {
   bool start_tasks();
   void complete(OffloadTask* task, TaskStatus status, const std::string& error = {});
   void fail_device(const std::string& error);
+  // Releases the device once it has been idle for release_after_ms; `idle_since` is when this
+  // idle spell began (0: it begins now).
+  void maybe_release(uint64_t& idle_since);
+  // Takes a released device back before a task starts; false when that failed (device down).
+  bool reacquire();
 
   Device& device_;
   DeviceThreadConfig config_;
@@ -109,6 +130,10 @@ class DeviceThread {
   std::atomic<uint64_t> ok_{0};
   std::atomic<uint64_t> failed_{0};
   std::atomic<uint32_t> max_in_flight_{0};
+  std::atomic<uint64_t> releases_{0};
+  std::atomic<uint64_t> reacquires_{0};
+  std::atomic<uint64_t> released_since_ns_{0};  // task_clock_ns() at the release; 0: not released
+  std::atomic<uint64_t> released_total_ns_{0};  // released spells that have ended
   std::thread thread_;
 };
 

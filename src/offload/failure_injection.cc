@@ -92,6 +92,13 @@ class FailingDevice final : public Device {
     if (Status s = state_->check(); !s) return s;
     return inner_->upload(dst, src, bytes);
   }
+  bool releasable() const override { return inner_->releasable(); }
+  bool released() const override { return inner_->released(); }
+  Status release() override { return inner_->release(); }
+  Status reacquire() override {
+    if (Status s = state_->check(); !s) return s;
+    return inner_->reacquire();
+  }
 
  private:
   std::unique_ptr<Device> inner_;

@@ -47,6 +47,14 @@ Result<std::shared_ptr<OffloadService>> OffloadService::create() {
                         "2-3, got '" + cpus + "'");
     pinned = list.value();
   }
+  uint32_t release_ms = 0;
+  if (const char* ms = std::getenv(kDeviceReleaseEnv); ms != nullptr && *ms != '\0') {
+    const char* end = ms + std::strlen(ms);
+    auto [ptr, ec] = std::from_chars(ms, end, release_ms);
+    if (ec != std::errc() || ptr != end)
+      return make_error(std::string(kDeviceReleaseEnv) +
+                        ": expected milliseconds (0: never), got '" + ms + "'");
+  }
   const std::vector<NumaNode> nodes = numa_nodes();
   for (const NumaNode& n : nodes)
     for (int c : n.cpus) {
@@ -63,6 +71,7 @@ Result<std::shared_ptr<OffloadService>> OffloadService::create() {
       config.numa_node = n.id;
       if (nodes.size() > 1) config.cpus = n.cpus;
       if (!pinned.empty()) config.cpus = pinned;
+      if (nodes.size() == 1) config.release_after_ms = release_ms;
       Result<std::unique_ptr<DeviceThread>> t = DeviceThread::create(*d, config);
       if (!t) return make_error(d->label() + ": " + t.error());
       t.value()->start();

@@ -14,7 +14,7 @@
 // FULCRUM_DEVICE_THREAD_CPUS=LIST (a CPU list such as 1 or 2-3) pins every device thread to those
 // CPUs instead, for experiments where the workers (`--cores`) and the device threads must not
 // share a core (an emulated device computing on a core of its own); a list that cannot be read
-// is an error.
+// is an error. FULCRUM_DEVICE_RELEASE_MS (below) releases an idle device.
 // The service also keeps the per-device statistics an adaptive balancer reads (the system
 // inspector: batches and packets sent, tasks completed and failed, device time per task).
 #pragma once
@@ -42,6 +42,10 @@ namespace fulcrum::offload {
 inline constexpr uint32_t kDefaultTaskTimeoutMs = 1000;
 inline constexpr const char* kTaskTimeoutEnv = "FULCRUM_TASK_TIMEOUT_MS";
 inline constexpr const char* kDeviceThreadCpusEnv = "FULCRUM_DEVICE_THREAD_CPUS";
+// FULCRUM_DEVICE_RELEASE_MS=N: device threads release their device after N ms with nothing to do
+// (DeviceThreadConfig::release_after_ms; unset or 0: never). Not on machines with several NUMA
+// nodes (a device driven by several threads is never released).
+inline constexpr const char* kDeviceReleaseEnv = "FULCRUM_DEVICE_RELEASE_MS";
 uint32_t default_task_timeout_ms();
 
 struct DeviceStats {

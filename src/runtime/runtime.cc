@@ -137,6 +137,9 @@ std::vector<DeviceReport> device_reports(const SharedStorage& shared) {
     d.queue_us = static_cast<double>(st.queue_ns.load()) / n;
     d.device_us = static_cast<double>(st.device_ns.load()) / n;
     d.return_us = static_cast<double>(st.return_ns.load()) / n;
+    const offload::DeviceThread& t = service->thread(i);
+    d.releases = t.releases();
+    d.released_s = static_cast<double>(t.released_ns()) / 1e9;
     out.push_back(std::move(d));
   }
   return out;

@@ -114,7 +114,8 @@ std::string report_json(const RunReport& r) {
       << ", \"packets\": " << d.packets << ", \"tasks_ok\": " << d.tasks_ok
       << ", \"tasks_failed\": " << d.tasks_failed << ", \"task_us\": " << d.task_us
       << ", \"queue_us\": " << d.queue_us << ", \"device_us\": " << d.device_us
-      << ", \"return_us\": " << d.return_us << "}";
+      << ", \"return_us\": " << d.return_us << ", \"releases\": " << d.releases
+      << ", \"released_s\": " << d.released_s << "}";
   }
   o << (r.devices.empty() ? "]" : "\n  ]")
     << ",\n  \"energy\": {\"measured\": " << (r.energy.measured ? "true" : "false")
@@ -216,6 +217,12 @@ std::string report_text(const RunReport& r) {
                   static_cast<unsigned long long>(d.tasks_ok + d.tasks_failed),
                   static_cast<unsigned long long>(d.tasks_failed), d.task_us, d.queue_us,
                   d.device_us, d.return_us);
+    o << line;
+  }
+  for (const DeviceReport& d : r.devices) {
+    if (d.releases == 0) continue;
+    std::snprintf(line, sizeof line, "device %s: released %llu times when idle, %.2f s released\n",
+                  d.label.c_str(), static_cast<unsigned long long>(d.releases), d.released_s);
     o << line;
   }
   if (r.energy.devices.empty()) {

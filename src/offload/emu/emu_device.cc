@@ -86,12 +86,15 @@ struct Engines {
 
 class EmuQueue final : public Queue {
  public:
-  EmuQueue(const EmuSpec& spec, Engines& engines) : spec_(spec), engines_(engines) {}
+  // `released`: the device's flag (EmuDevice::release); queued work takes the device back.
+  EmuQueue(const EmuSpec& spec, Engines& engines, std::atomic<bool>& released)
+      : spec_(spec), engines_(engines), released_(released) {}
 
   Status copy_to_device(DeviceBuffer& dst, size_t dst_offset, const HostBuffer& src,
                         size_t src_offset, size_t bytes) override {
     if (dst_offset + bytes > dst.size() || src_offset + bytes > src.size())
       return make_error("emu: copy out of bounds");
+    released_.store(false, std::memory_order_release);
     const int64_t t0 = now_ns();
     std::memcpy(static_cast<EmuDeviceBuffer&>(dst).data() + dst_offset,
                 static_cast<const uint8_t*>(src.data()) + src_offset, bytes);
@@ -102,6 +105,7 @@ class EmuQueue final : public Queue {
                       size_t src_offset, size_t bytes) override {
     if (dst_offset + bytes > dst.size() || src_offset + bytes > src.size())
       return make_error("emu: copy out of bounds");
+    released_.store(false, std::memory_order_release);
     const int64_t t0 = now_ns();
     std::memcpy(static_cast<uint8_t*>(dst.data()) + dst_offset,
                 static_cast<const EmuDeviceBuffer&>(src).data() + src_offset, bytes);
@@ -110,6 +114,7 @@ class EmuQueue final : public Queue {
   }
   Status launch(const Kernel& kernel, LaunchDims dims, std::span<const KernelArg> args) override {
     if (Status s = check_args(kernel, args); !s) return s;
+    released_.store(false, std::memory_order_release);
     args_.clear();
     for (const KernelArg& a : args)
       args_.push_back(a.kind == KernelArg::Kind::kBuffer
@@ -184,6 +189,7 @@ class EmuQueue final : public Queue {
 
   const EmuSpec& spec_;
   Engines& engines_;
+  std::atomic<bool>& released_;
   std::vector<EmuArg> args_;
   std::vector<uint32_t> item_ns_;
   int64_t ready_ = 0;
@@ -218,7 +224,7 @@ class EmuDevice final : public Device {
     return std::unique_ptr<HostBuffer>(new EmuHostBuffer(std::move(mem), bytes));
   }
   Result<std::unique_ptr<Queue>> create_queue() override {
-    return std::unique_ptr<Queue>(new EmuQueue(spec_, engines_));
+    return std::unique_ptr<Queue>(new EmuQueue(spec_, engines_, released_));
   }
   Result<const Kernel*> kernel(std::string_view name) override {
     std::lock_guard lock(kernels_mu_);
@@ -231,6 +237,19 @@ class EmuDevice final : public Device {
     kernels_.emplace(std::string(name), std::move(k));
     return out;
   }
+  // Nothing to give back (its memory is the host's): release and reacquire only flip a flag,
+  // so the device thread's releasing is exercised on machines without a GPU.
+  bool releasable() const override { return true; }
+  bool released() const override { return released_.load(std::memory_order_acquire); }
+  Status release() override {
+    released_.store(true, std::memory_order_release);
+    return {};
+  }
+  Status reacquire() override {
+    released_.store(false, std::memory_order_release);
+    return {};
+  }
+
   Status upload(DeviceBuffer& dst, const void* src, size_t bytes) override {
     if (bytes > dst.size()) return make_error("emu: upload larger than the buffer");
     std::memcpy(static_cast<EmuDeviceBuffer&>(dst).data(), src, bytes);
@@ -238,6 +257,7 @@ class EmuDevice final : public Device {
   }
 
  private:
+  std::atomic<bool> released_{false};
   EmuSpec spec_;
   DeviceInfo info_;
   Engines engines_;

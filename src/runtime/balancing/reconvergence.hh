@@ -9,6 +9,12 @@
 // time is that start minus the step, 0 when the decision never left the band. When the last
 // window is itself out of the band (the median is an average the series never holds), it has not
 // re-converged within the run.
+// Two earlier moments are reported beside it: the reaction (the start of the first window after
+// the step whose value differs from the last one before it by more than `band`) and the first
+// arrival (the start of the first window after the step within `band` of the final value, even
+// if the decision leaves the band again later: a balancer that reaches the new optimum at once
+// and later wanders between points its profile rates within noise of each other arrives early
+// and settles late).
 #pragma once
 
 #include <algorithm>
@@ -26,6 +32,10 @@ struct Reconvergence {
   size_t windows = 0;        // windows after the step until the settled run
   size_t after_step = 0;     // windows that ended after the step
   double max_excursion = 0;  // the largest |value - final| after the step
+  bool reacted = false;      // some window after the step left the last value before it
+  double reaction_s = 0;     // from the step to the start of that window
+  bool arrived = false;      // some window after the step was within the band of the final value
+  double arrival_s = 0;      // from the step to the start of the first such window
 };
 
 // `t_s` and `value` are the same length, t_s increasing.
@@ -53,11 +63,26 @@ inline Reconvergence reconvergence(std::span<const double> t_s, std::span<const 
   }
   for (size_t i = first; i < settled; ++i)
     r.max_excursion = std::max(r.max_excursion, std::abs(value[i] - r.final_value));
+  // The start of window i after the step: the end of the one before it, or the step itself.
+  const auto start_of = [&](size_t i) {
+    return std::max(0.0, (i == first ? step_s : t_s[i - 1]) - step_s);
+  };
+  for (size_t i = first; first > 0 && i < n; ++i)
+    if (std::abs(value[i] - value[first - 1]) > band) {
+      r.reacted = true;
+      r.reaction_s = start_of(i);
+      break;
+    }
+  for (size_t i = first; i < n; ++i)
+    if (std::abs(value[i] - r.final_value) <= band) {
+      r.arrived = true;
+      r.arrival_s = start_of(i);
+      break;
+    }
   if (settled == n) return r;
   r.converged = true;
   r.windows = settled - first;
-  const double start = settled == first ? step_s : t_s[settled - 1];
-  r.time_s = std::max(0.0, start - step_s);
+  r.time_s = start_of(settled);
   return r;
 }
 

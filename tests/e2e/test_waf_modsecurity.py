@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 
+from l7_backends import accepts
 from waits import GUARD_S, wait_until
 
 SOURCE_DIR = os.environ.get("FULCRUM_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -96,14 +97,6 @@ def start_nginx(tmp, base):
                            open(f"{tmp}/error.log", errors="replace").read())
     proc.kill()
     raise RuntimeError(f"nginx did not start listening within {GUARD_S} s")
-
-
-def accepts(port):
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=GUARD_S).close()
-        return True
-    except OSError:
-        return False
 
 
 def raw_request(r):

@@ -18,6 +18,7 @@
 #include "bench/groups.hh"
 #include "bench/measure.hh"
 #include "control/http_server.hh"
+#include "core/median.hh"
 #include "lib/route_table.hh"
 #include "runtime/runtime.hh"
 
@@ -82,11 +83,6 @@ RouterRun run_router(const std::string& routes, double seconds, bool control) {
   }
   out.mpps = r.value().mpps_in();
   return out;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 // Cycles of one rte_rdtsc() pair with the addition the graph does around every process_batch.

@@ -9,6 +9,7 @@
 #include "bench/lpm_bench.hh"
 #include "bench/measure.hh"
 #include "bench/raw_loops.hh"
+#include "core/median.hh"
 #include "lib/route_table.hh"
 
 namespace fulcrum::bench {
@@ -66,8 +67,8 @@ std::string bench_l2_echo(const BenchContext& ctx) {
     mpps.push_back(m.mpps), cpu.push_back(m.cpu_mpps);
     raw_mpps.push_back(raw.mpps), raw_cpu.push_back(raw.cpu_mpps);
   }
-  const double m = median_of(mpps), mc = median_of(cpu);
-  const double raw = median_of(raw_mpps), rc = median_of(raw_cpu);
+  const double m = median(mpps), mc = median(cpu);
+  const double raw = median(raw_mpps), rc = median(raw_cpu);
   std::fprintf(stderr,
                "bench: l2 echo %.2f Mpps (raw net_null rx+tx %.2f, ratio %.2f); per CPU second "
                "%.2f vs %.2f Mpps (ratio %.2f)\n",

@@ -19,6 +19,7 @@
 #include "bench/groups.hh"
 #include "bench/ids_rules.hh"
 #include "bench/measure.hh"
+#include "core/median.hh"
 #include "lib/ids/rule_engine.hh"
 #include "lib/ids/rule_parser.hh"
 
@@ -89,11 +90,6 @@ Rates pass_rates(double seconds, size_t per_pass, F&& pass) {
 template <class F>
 double rate_mpps(double seconds, size_t per_pass, F&& pass) {
   return pass_rates(seconds, per_pass, pass).mpps;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
 }
 
 std::string point(uint32_t size, bool match, const RuleFile& rules, const ids::RuleSet& set,

@@ -21,6 +21,7 @@
 
 #include "bench/groups.hh"
 #include "bench/measure.hh"
+#include "core/median.hh"
 #include "lib/ip6_table.hh"
 #include "lib/ip6_trie.hh"
 #include "lib/route6_table.hh"
@@ -91,11 +92,6 @@ struct LookupPoint {
   uint32_t tbl8_groups = 0;
   std::string error;
 };
-
-double median(std::array<double, kRounds> v) {
-  std::sort(v.begin(), v.end());
-  return v[kRounds / 2];
-}
 
 // Mlookups/s of `bulk` over every address in batches of kBatch.
 template <class Bulk>

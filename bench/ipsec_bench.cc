@@ -17,6 +17,7 @@
 
 #include "bench/groups.hh"
 #include "bench/measure.hh"
+#include "core/median.hh"
 #include "lib/esp.hh"
 #include "lib/ipsec_crypto.hh"
 
@@ -135,14 +136,6 @@ double multibuffer_mpps(uint32_t frame, double seconds) {
     elapsed = std::chrono::duration<double>(Clock::now() - start).count();
   } while (elapsed < seconds);
   return static_cast<double>(n) / elapsed / kMega;
-}
-
-template <class T, class F>
-double median(const std::vector<T>& xs, F&& key) {
-  std::vector<double> v;
-  for (const T& x : xs) v.push_back(key(x));
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
 }
 
 std::string bench_ipsec(const BenchContext& ctx) {

@@ -18,6 +18,7 @@
 #include "bench/groups.hh"
 #include "bench/measure.hh"
 #include "bench/offload_apps.hh"
+#include "core/median.hh"
 #include "lib/ipsec_sa.hh"
 #include "offload/discovery.hh"
 #include "offload/ipsec_tables.hh"
@@ -119,7 +120,7 @@ double kernel_mpps(offload::Device& dev, const std::string& sa_file, uint32_t fr
     } while (elapsed < seconds / kRepeats);
     rates.push_back(static_cast<double>(done) / elapsed / 1e6);
   }
-  return median_of(rates);
+  return median(rates);
 }
 
 std::string bench_ipsec_device(const BenchContext& ctx) {

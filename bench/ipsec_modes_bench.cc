@@ -15,6 +15,7 @@
 
 #include "bench/groups.hh"
 #include "bench/measure.hh"
+#include "core/median.hh"
 
 namespace fulcrum::bench {
 namespace {
@@ -91,9 +92,9 @@ std::string bench_ipsec_modes(const BenchContext& ctx) {
       }
     }
     std::vector<std::string> points;
-    const double base = median_of(enc[0]);
+    const double base = median(enc[0]);
     for (size_t i = 0; i < ms.size(); ++i) {
-      const double e = median_of(enc[i]), t = median_of(rt[i]);
+      const double e = median(enc[i]), t = median(rt[i]);
       const double decap = (e > 0 && t > 0 && t < e) ? 1 / (1 / t - 1 / e) : 0;
       std::fprintf(stderr,
                    "bench: ipsec_modes %u B %-26s encap %.3f Mpps (%.2fx CTR+HMAC), encap+decap "

@@ -21,6 +21,7 @@
 #include "bench/groups.hh"
 #include "bench/ids_rules.hh"
 #include "bench/measure.hh"
+#include "core/median.hh"
 #include "kernels/common/ids_ac_layout.h"
 #include "kernels/common/l7_ops.h"
 #include "l7/nf/stream_ids.hh"
@@ -56,7 +57,7 @@ Rate rate(double seconds, uint32_t bytes, F&& one) {
     } while (elapsed < seconds / kRepeats);
     runs.push_back(static_cast<double>(n) / elapsed);
   }
-  const double m = median_of(runs);
+  const double m = median(runs);
   return {m, m * bytes / kMega};
 }
 

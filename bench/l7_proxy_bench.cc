@@ -29,6 +29,7 @@
 #include "bench/groups.hh"
 #include "bench/ids_rules.hh"
 #include "bench/measure.hh"
+#include "core/median.hh"
 #include "l7/config.hh"
 #include "l7/flow/processor.hh"
 #include "l7/proxy/backends.hh"
@@ -315,8 +316,8 @@ std::string bench_l7_proxy(const BenchContext& ctx) {
       }
     }
     const WrkResult direct = run_wrk(wrk, backend_port, path, seconds);
-    const double f = median_of(f_rps), n = median_of(n_rps), fb = median_of(b_rps),
-                 ft = median_of(t_rps), fi = median_of(i_rps);
+    const double f = median(f_rps), n = median(n_rps), fb = median(b_rps), ft = median(t_rps),
+                 fi = median(i_rps);
     const double bits = static_cast<double>(s.bytes) * 8 / 1e9;
     std::fprintf(stderr,
                  "bench: l7_proxy %s: fulcrum %.0f req/s (%.2f Gbps), nginx proxy %.0f req/s "
@@ -329,10 +330,10 @@ std::string bench_l7_proxy(const BenchContext& ctx) {
                        .count("body_bytes", s.bytes)
                        .num("fulcrum_rps", f)
                        .num("fulcrum_gbps", f * bits)
-                       .num("fulcrum_latency_ms", median_of(f_lat))
+                       .num("fulcrum_latency_ms", median(f_lat))
                        .num("nginx_rps", n)
                        .num("nginx_gbps", n * bits)
-                       .num("nginx_latency_ms", median_of(n_lat))
+                       .num("nginx_latency_ms", median(n_lat))
                        .num("ratio", n > 0 ? f / n : 0)
                        .num("fulcrum_balancer_rps", fb)
                        .num("balancer_vs_empty_chain", f > 0 ? fb / f : 0)

@@ -19,6 +19,7 @@
 
 #include "bench/groups.hh"
 #include "bench/measure.hh"
+#include "core/median.hh"
 #include "lib/re/md5.hh"
 
 namespace fulcrum::bench {
@@ -89,14 +90,6 @@ Ceiling openssl_ceiling(uint32_t frame, double seconds) {
     }
   });
   return c;
-}
-
-template <class T, class F>
-double median(const std::vector<T>& xs, F&& key) {
-  std::vector<double> v;
-  for (const T& x : xs) v.push_back(key(x));
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
 }
 
 Measured median_run(const std::vector<Measured>& runs) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/median.hh"
 #include "io/port.hh"
 #include "runtime/runtime.hh"
 
@@ -61,7 +62,7 @@ Measured measure(const std::string& pipeline, const std::vector<std::string>& po
   Measured m = runs[runs.size() / 2];
   std::vector<double> cpu;
   for (const Measured& r : runs) m.balanced &= r.balanced, cpu.push_back(r.cpu_mpps);
-  m.cpu_mpps = median_of(cpu);
+  m.cpu_mpps = median_in_place(cpu);
   return m;
 }
 
@@ -73,15 +74,7 @@ std::pair<Measured, Measured> measure_pair(const std::string& a, const std::stri
     ra.push_back(measure_once(a, ports, seconds / kRepeats, BranchMode::kReuse).mpps);
     rb.push_back(measure_once(b, ports, seconds / kRepeats, mode_b).mpps);
   }
-  std::sort(ra.begin(), ra.end());
-  std::sort(rb.begin(), rb.end());
-  return {Measured{ra[ra.size() / 2], true}, Measured{rb[rb.size() / 2], true}};
-}
-
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
+  return {Measured{median_in_place(ra), true}, Measured{median_in_place(rb), true}};
 }
 
 double slope(const std::vector<double>& x, const std::vector<double>& y) {

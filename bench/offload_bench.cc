@@ -20,6 +20,7 @@
 
 #include "bench/groups.hh"
 #include "bench/measure.hh"
+#include "core/median.hh"
 #include "elements/ip/ip_lookup_offload.hh"
 #include "lib/dir24_8.hh"
 #include "lib/route_table.hh"
@@ -64,8 +65,7 @@ double time_per_call(double budget, F&& step) {
     } while (n < kMinReps || seconds_since(start) < budget / kRepeats);
     rounds.push_back(seconds_since(start) / n);
   }
-  std::sort(rounds.begin(), rounds.end());
-  return rounds[rounds.size() / 2];
+  return median_in_place(rounds);
 }
 
 struct CopyPoint {

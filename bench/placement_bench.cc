@@ -23,6 +23,7 @@
 
 #include "bench/groups.hh"
 #include "bench/measure.hh"
+#include "core/median.hh"
 #include "lib/dir24_8.hh"
 #include "lib/ip6_trie.hh"
 #include "lib/mac_table.hh"
@@ -76,7 +77,7 @@ double cycles_per_lookup(const Subject& s, size_t n, unsigned g, bool runtime = 
     chunks.push_back(static_cast<double>(now - t) / static_cast<double>(kChunkCalls * n));
     t = now;
   }
-  return median_of(chunks);
+  return median(chunks);
 }
 
 std::string point_json(unsigned batch, unsigned group, double measured, double predicted) {
@@ -151,9 +152,9 @@ std::string measure_subject(Subject& s, const plan::Calibration& cal) {
                           : "null")
       .num("model_over_best", ratio)
       .raw("within_5pct", ratio > 0 && ratio <= kTarget ? "true" : "false")
-      .num("default_path_fixed_cycles", median_of(fixed))
-      .num("default_path_runtime_cycles", median_of(runtime))
-      .num("runtime_over_fixed", median_of(runtime) / median_of(fixed))
+      .num("default_path_fixed_cycles", median(fixed))
+      .num("default_path_runtime_cycles", median(runtime))
+      .num("runtime_over_fixed", median(runtime) / median(fixed))
       .raw("sweep", array(sweep, "\n          "))
       .done();
 }

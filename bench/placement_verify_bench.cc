@@ -38,6 +38,7 @@
 
 #include "bench/groups.hh"
 #include "bench/measure.hh"
+#include "core/median.hh"
 #include "lib/route_table.hh"
 #include "plan/measure_handoff.hh"
 #include "plan/measure_machine.hh"
@@ -303,11 +304,11 @@ std::string verify_subject(const Subject& s, double seconds) {
                               .raw("workers", array(r.workers, "\n              "))
                               .done());
     }
-    const double predicted = x.pps / 1e6, measured = median_of(mpps), per_cpu = median_of(cpu);
+    const double predicted = x.pps / 1e6, measured = median(mpps), per_cpu = median(cpu);
     const double ring_predicted = ring_mpps[to_string(x.placement)];
     hits += within(predicted, measured) ? 1 : 0;
     ring_hits += within(ring_predicted, measured) ? 1 : 0;
-    const double matched = matched_mpps.empty() ? 0 : median_of(matched_mpps);
+    const double matched = matched_mpps.empty() ? 0 : median(matched_mpps);
     if (!matched_mpps.empty()) {
       ++matched_placements;
       matched_hits += within(predicted, matched) ? 1 : 0;
@@ -321,7 +322,7 @@ std::string verify_subject(const Subject& s, double seconds) {
                  s.name.c_str(), to_string(x.placement).c_str(), predicted, measured,
                  measured > 0 ? predicted / measured : 0, ring_predicted,
                  measured > 0 ? ring_predicted / measured : 0, per_cpu,
-                 per_cpu > 0 ? predicted / per_cpu : 0, median_of(share), matched_mpps.size(),
+                 per_cpu > 0 ? predicted / per_cpu : 0, median(share), matched_mpps.size(),
                  rounds[i].size(), matched, matched > 0 ? predicted / matched : 0);
     rows.push_back(
         Obj()
@@ -342,7 +343,7 @@ std::string verify_subject(const Subject& s, double seconds) {
                  within(ring_predicted, matched) ? "true" : "false")
             .num("cpu_mpps", per_cpu)
             .raw("cpu_ratio", ratio_json(predicted, per_cpu))
-            .num("min_cpu_share", median_of(share))
+            .num("min_cpu_share", median(share))
             .num("best_scheduled_mpps", best->mpps)
             .num("best_scheduled_min_cpu_share", best->min_share)
             .raw("best_scheduled_ratio", ratio_json(predicted, best->mpps))

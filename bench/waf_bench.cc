@@ -16,6 +16,7 @@
 
 #include "bench/groups.hh"
 #include "bench/measure.hh"
+#include "core/median.hh"
 #include "l7/nf/waf.hh"
 
 namespace fulcrum::bench {
@@ -140,8 +141,8 @@ std::string bench_waf(const BenchContext& ctx) {
                "(%.0f us CPU/request); benign %.0f req/s, attacks %.0f req/s; rules loaded in "
                "%.2f s\n",
                items.size(), static_cast<unsigned long long>(benign),
-               static_cast<unsigned long long>(blocked), median_of(all), median_of(all_mb),
-               median_of(cpu_us), median_of(good), median_of(bad), load_s);
+               static_cast<unsigned long long>(blocked), median(all), median(all_mb),
+               median(cpu_us), median(good), median(bad), load_s);
   return Obj()
       .str("what",
            "WAF NF (OWASP CRS 3.3.4, paranoia 1, threshold 5; Hyperscan per transformation "
@@ -149,11 +150,11 @@ std::string bench_waf(const BenchContext& ctx) {
       .count("requests", items.size())
       .count("benign", benign)
       .count("blocked", blocked)
-      .num("requests_per_s", median_of(all))
-      .num("mbytes_per_s", median_of(all_mb))
-      .num("cpu_us_per_request", median_of(cpu_us))
-      .num("benign_requests_per_s", median_of(good))
-      .num("attack_requests_per_s", median_of(bad))
+      .num("requests_per_s", median(all))
+      .num("mbytes_per_s", median(all_mb))
+      .num("cpu_us_per_request", median(cpu_us))
+      .num("benign_requests_per_s", median(good))
+      .num("attack_requests_per_s", median(bad))
       .num("rule_load_s", load_s)
       .count("request_rules", st.request_rules)
       .count("regexes", st.regexes)

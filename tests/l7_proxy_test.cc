@@ -25,7 +25,10 @@
 namespace fulcrum::l7 {
 namespace {
 
-constexpr int kTries = 400;
+// Waits end on their condition (the proxy accepting, a response read); this bound only turns a
+// hang into a failure: ctest -j2 on a loaded 2-core machine under ASan can be very slow.
+constexpr std::chrono::seconds kGuard{600};
+constexpr std::chrono::milliseconds kConnectRetry{10};
 constexpr uint64_t kHoldNs = 2000000;  // the holding processor's "batch timeout"
 
 int listen_on_free_port(int& port) {
@@ -43,8 +46,10 @@ int listen_on_free_port(int& port) {
   return fd;
 }
 
+// Connects once the proxy's thread listens (it listens once its processors are built).
 int connect_to(int port) {
-  for (int i = 0; i < kTries; ++i) {
+  const auto deadline = std::chrono::steady_clock::now() + kGuard;
+  while (std::chrono::steady_clock::now() < deadline) {
     const int fd = socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in a{};
     a.sin_family = AF_INET;
@@ -52,7 +57,7 @@ int connect_to(int port) {
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) return fd;
     close(fd);
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::this_thread::sleep_for(kConnectRetry);
   }
   return -1;
 }
@@ -216,7 +221,7 @@ void check_verdicts(ProcessorFactory factory) {
   Running proxy(std::move(factory), backend.port());
   const int fd = connect_to(proxy.port);
   ASSERT_GE(fd, 0);
-  timeval tv{20, 0};
+  timeval tv{static_cast<time_t>(kGuard.count()), 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   const std::string reqs =
       "GET /a HTTP/1.1\r\nHost: t\r\n\r\nGET /deny1 HTTP/1.1\r\nHost: t\r\n\r\n"

@@ -146,7 +146,6 @@ struct Ipv4 {
   static constexpr uint64_t kLargeSeed = 3;
   static constexpr uint16_t kLargePorts = 64;
   static constexpr const char* kLargeHeader = "500k generated routes";
-  static constexpr double kLoadBudgetMs = 0;  // 0: the time is only reported
 };
 
 struct Ipv6 {
@@ -247,7 +246,6 @@ struct Ipv6 {
   static constexpr uint64_t kLargeSeed = 5;
   static constexpr uint16_t kLargePorts = 2;
   static constexpr const char* kLargeHeader = "";
-  static constexpr double kLoadBudgetMs = 2000.0;
 };
 
 struct FamilyName {
@@ -359,11 +357,8 @@ TYPED_TEST(RouteFiles, LoadsLargeFiles) {
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   ASSERT_TRUE(loaded.ok()) << loaded.error();
   EXPECT_EQ(*loaded, routes);
+  // Reported, not asserted: tests never assert on wall-clock time.
   std::printf("[ info     ] loaded %zu routes in %.1f ms\n", loaded->size(), ms);
-  if (TypeParam::kLoadBudgetMs > 0) {
-    EXPECT_LT(ms, TypeParam::kLoadBudgetMs)
-        << "loading " << routes.size() << " routes took " << ms << " ms";
-  }
 }
 
 // ---- IPv4 only ---------------------------------------------------------------------------------

@@ -200,11 +200,14 @@ int cmd_proxy(const std::vector<std::string>& args) {
     }
     opt.backends.push_back(*idx);
   }
-  // One chain per worker; the first load reports configuration errors before anything starts.
-  if (Result<std::unique_ptr<l7::Chain>> c = l7::load_chain(config); !c) {
-    std::fprintf(stderr, "fulcrum proxy: %s\n", c.error().c_str());
+  // One chain per worker; the first load reports configuration errors before anything starts
+  // and is the first worker's chain (a WAF's CRS is compiled once less).
+  Result<std::unique_ptr<l7::Chain>> first_chain = l7::load_chain(config);
+  if (!first_chain) {
+    std::fprintf(stderr, "fulcrum proxy: %s\n", first_chain.error().c_str());
     return 2;
   }
+  auto unused_chain = std::make_shared<std::unique_ptr<l7::Chain>>(std::move(*first_chain));
   // Two descriptors a connection: as many as the system allows.
   rlimit nofile{};
   if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
@@ -241,11 +244,16 @@ int cmd_proxy(const std::vector<std::string>& args) {
     device = *d;
   }
   auto totals = std::make_shared<BatchTotals>();
-  l7::ProcessorFactory factory = [config, batch, batch_opt, device,
-                                  totals]() -> Result<std::unique_ptr<l7::Processor>> {
-    Result<std::unique_ptr<l7::Chain>> c = l7::load_chain(config);
-    if (!c) return make_error(c.error());
-    std::shared_ptr<l7::Chain> chain(std::move(*c));
+  l7::ProcessorFactory factory = [config, batch, batch_opt, device, totals,
+                                  unused_chain]() -> Result<std::unique_ptr<l7::Processor>> {
+    std::shared_ptr<l7::Chain> chain;
+    if (*unused_chain) {
+      chain = std::move(*unused_chain);
+    } else {
+      Result<std::unique_ptr<l7::Chain>> c = l7::load_chain(config);
+      if (!c) return make_error(c.error());
+      chain = std::move(*c);
+    }
     if (batch)
       return std::unique_ptr<l7::Processor>(
           new CountedBatch(std::make_unique<l7::BatchProcessor>(chain, device, batch_opt), totals));

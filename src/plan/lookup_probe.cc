@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/args.hh"
+#include "core/median.hh"
 #include "lib/prefetch_group.hh"
 #include "plan/batch_model.hh"
 #include "plan/measure_machine.hh"
@@ -31,8 +32,7 @@ double per_lookup(const std::function<void(size_t, unsigned)>& run_hot, size_t n
     for (size_t i = 0; i < calls; ++i) run_hot(n, group);
     chunks.push_back(static_cast<double>(rte_rdtsc() - t0) / static_cast<double>(calls * n));
   }
-  std::nth_element(chunks.begin(), chunks.begin() + chunks.size() / 2, chunks.end());
-  return chunks[chunks.size() / 2];
+  return median_in_place(chunks);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "core/median.hh"
 #include "io/eal.hh"
 #include "plan/measure_machine.hh"
 
@@ -23,14 +24,6 @@ constexpr double kConsumerBoundShare = 0.5;
 template <class Names>
 bool named(const std::string& name, const Names& names) {
   return std::find(std::begin(names), std::end(names), name) != std::end(names);
-}
-
-// The median (the upper one of an even count) of `of` over the runs.
-double median(const std::vector<HandoffRun>& runs, double (*of)(const HandoffRun&)) {
-  std::vector<double> v;
-  for (const HandoffRun& r : runs) v.push_back(of(r));
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-  return v[v.size() / 2];
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/median.hh"
 #include "io/eal.hh"
 
 namespace fulcrum::plan {
@@ -106,12 +107,7 @@ struct alignas(64) Side {
     per_packet.push_back(static_cast<float>(cycles) / static_cast<float>(n));
     packets += n;
   }
-  double median() {
-    if (per_packet.empty()) return 0;
-    std::nth_element(per_packet.begin(), per_packet.begin() + per_packet.size() / 2,
-                     per_packet.end());
-    return per_packet[per_packet.size() / 2];
-  }
+  double median() { return median_in_place(per_packet); }
 };
 
 void touch(void* pkt, uint64_t v) {

@@ -7,7 +7,8 @@ import shutil
 import socket
 import subprocess
 import threading
-import time
+
+from waits import GUARD_S, wait_until
 
 
 def free_port():
@@ -16,16 +17,19 @@ def free_port():
         return s.getsockname()[1]
 
 
-def wait_listening(port, proc=None, tries=200):
-    for _ in range(tries):
-        if proc is not None and proc.poll() is not None:
-            return False
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return True
-        except OSError:
-            time.sleep(0.05)
-    return False
+def accepts(port):
+    """Whether 127.0.0.1:port accepts a connection now (refused: nothing listens yet)."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=GUARD_S):
+            return True
+    except OSError:
+        return False
+
+
+def wait_listening(port, proc=None, guard_s=GUARD_S):
+    """Waits until the port accepts (the server is ready: `fulcrum proxy` listens only once its
+    chains are built); False if proc exits first or after guard_s (a hang)."""
+    return wait_until(lambda: accepts(port), guard_s, proc=proc) is not None
 
 
 NGINX_CONF = """

@@ -1,7 +1,7 @@
 """A `fulcrum run --http 127.0.0.1:0` under test: started in the background, its control plane's
 URL read from stderr, its endpoints fetched, /metrics parsed with prometheus_client's own parser,
-and the run stopped (SIGINT, then SIGKILL) when the test is done. Waits are bounded by a number
-of polls, never asserted on wall-clock time."""
+and the run stopped (SIGINT, then SIGKILL) when the test is done. Each wait ends on its condition;
+its bound is the tests' deadlock guard (waits.py), never a timing assertion."""
 import json
 import os
 import queue
@@ -10,20 +10,17 @@ import signal
 import struct
 import subprocess
 import threading
-import time
 import urllib.error
 import urllib.request
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from waits import GUARD_S, wait_until
+
 FULCRUM = os.path.abspath(os.environ.get("FULCRUM_BIN", "build/fulcrum"))
 SOURCE_DIR = os.path.abspath(os.environ.get("FULCRUM_SOURCE_DIR",
                                             os.path.join(os.path.dirname(__file__), "..", "..")))
-HTTP_TIMEOUT_S = 10
 POLL_S = 0.2
-URL_POLLS = 300      # polls of stderr for the control plane's URL
-STILL_POLLS = 600    # polls of /api/stats for a still pipeline
-STOP_TIMEOUT_S = 30
 URL_LINE = re.compile(r"fulcrum: control plane at (http://\S+/)")
 
 
@@ -36,19 +33,25 @@ def router_ports(count, dst="routes", rate=0):
 
 
 class LiveRun:
-    """`fulcrum run CONFIG --port P... --http 127.0.0.1:0 --seconds SECONDS` in SOURCE_DIR."""
+    """`fulcrum run CONFIG --port P... --http 127.0.0.1:0 --seconds SECONDS` in SOURCE_DIR
+    (seconds None: no --seconds, the run ends on a signal)."""
 
     def __init__(self, config, ports, seconds=120, extra=(), env=None):
-        cmd = [FULCRUM, "run", config, "--quiet", "--seconds", str(seconds), "--http", "127.0.0.1:0", *extra]
+        cmd = [FULCRUM, "run", config, "--quiet", "--http", "127.0.0.1:0", *extra]
+        if seconds is not None:
+            cmd += ["--seconds", str(seconds)]
         for p in ports:
             cmd += ["--port", p]
         self.cmd = cmd
         self.stderr_lines = []
+        self.stdout_parts = []
         self._lines = queue.Queue()
         self.proc = subprocess.Popen(cmd, cwd=SOURCE_DIR, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True, env={**os.environ, **(env or {})})
         threading.Thread(target=self._read_stderr, daemon=True).start()
-        threading.Thread(target=self.proc.stdout.read, daemon=True).start()
+        self._stdout_reader = threading.Thread(
+            target=lambda: self.stdout_parts.append(self.proc.stdout.read()), daemon=True)
+        self._stdout_reader.start()
         self.url = self._wait_for_url()
 
     def _read_stderr(self):
@@ -57,16 +60,17 @@ class LiveRun:
             self._lines.put(line)
 
     def _wait_for_url(self):
-        for _ in range(URL_POLLS):
+        """The control plane's URL, printed once the run has started (a 500k-route table loads
+        first: a minute under ASan on a loaded machine)."""
+        def url():
             try:
-                line = self._lines.get(timeout=POLL_S)
+                m = URL_LINE.search(self._lines.get(timeout=POLL_S))
             except queue.Empty:
-                if self.proc.poll() is not None:
-                    break
-                continue
-            m = URL_LINE.search(line)
-            if m:
-                return m.group(1)
+                return None
+            return m.group(1) if m else None
+        found = wait_until(url, poll_s=0, proc=self.proc)
+        if found:
+            return found
         self.stop()
         raise RuntimeError(f"no control plane URL from: {' '.join(self.cmd)}\n{''.join(self.stderr_lines)}")
 
@@ -74,7 +78,7 @@ class LiveRun:
     def pid(self):
         return self.proc.pid
 
-    def request(self, path, method="GET", body=None, timeout=HTTP_TIMEOUT_S):
+    def request(self, path, method="GET", body=None, timeout=GUARD_S):
         """(status, headers, body text) of PATH on the control plane; `body` is sent as JSON."""
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(self.url + path.lstrip("/"), data=data, method=method,
@@ -105,7 +109,7 @@ class LiveRun:
             raise RuntimeError(f"GET /api/stats: HTTP {status}: {body}")
         return json.loads(body)
 
-    def reload(self, body, timeout=HTTP_TIMEOUT_S):
+    def reload(self, body, timeout=GUARD_S):
         """(HTTP status, JSON answer) of POST /api/reload with `body`."""
         status, _, text = self.request("/api/reload", "POST", body, timeout)
         return status, json.loads(text)
@@ -127,31 +131,40 @@ class LiveRun:
         """Polls /api/stats until `packets` packets came in, none is in flight and two states in
         a row (different sequence numbers) hold the same counters; returns that state."""
         last, seen = None, "no state (HTTP 503: not live yet)"
-        for _ in range(STILL_POLLS):
+
+        def still():
+            nonlocal last, seen
             status, body = self.get("/api/stats")
-            if status == 200:
-                st = json.loads(body)
-                seen = json.dumps(st["report"])[:2000]
-                r = st["report"]
-                if r["packets_in"] == packets and r["queued"] == 0:
-                    if last is not None and last["seq"] != st["seq"] and counters(last) == counters(st):
-                        return st
-                    last = st
-            if self.proc.poll() is not None:
-                break
-            time.sleep(POLL_S)
+            if status != 200:
+                return None
+            st = json.loads(body)
+            seen = json.dumps(st["report"])[:2000]
+            r = st["report"]
+            if r["packets_in"] == packets and r["queued"] == 0:
+                if last is not None and last["seq"] != st["seq"] and counters(last) == counters(st):
+                    return st
+                last = st
+            return None
+        st = wait_until(still, poll_s=POLL_S, proc=self.proc)
+        if st:
+            return st
         raise RuntimeError(f"the pipeline did not become still with {packets} packets in: last report {seen}")
 
-    def stop(self):
-        """Ends the run (SIGINT, SIGKILL if it does not exit); returns its exit code."""
+    def stop(self, sig=signal.SIGINT):
+        """Ends the run (sig, SIGKILL if it does not exit); returns its exit code."""
         if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
+            self.proc.send_signal(sig)
             try:
-                self.proc.wait(timeout=STOP_TIMEOUT_S)
+                self.proc.wait(timeout=GUARD_S)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
-                self.proc.wait(timeout=STOP_TIMEOUT_S)
+                self.proc.wait(timeout=GUARD_S)
         return self.proc.returncode
+
+    def stdout(self):
+        """What the run printed on stdout (call once it has exited)."""
+        self._stdout_reader.join(timeout=GUARD_S)
+        return "".join(self.stdout_parts)
 
     def __enter__(self):
         return self

@@ -24,6 +24,11 @@ os.environ["FULCRUM_OFFLOAD_BACKEND"] = "emu"
 os.environ["FULCRUM_EMU_DEVICES"] = "kernel_mpps=20,launch_us=5,lat_us=30"
 STEP_S = 0.4
 RUN_S = "1.0"
+SIZE_RATE = 5000
+# The size-step run ends after this many packets, not after a time: more than the generator can
+# send before its step (SIZE_RATE * STEP_S and a burst), so the step has happened however slowly
+# the machine ran.
+SIZE_STEP_PACKETS = 3000
 
 
 def size_step(work, failures):
@@ -31,8 +36,8 @@ def size_step(work, failures):
 
     cap = work.file("step.pcap")
     config = work.file("dump.click", f"FromInput -> ToDump({cap});")
-    gen = f"gen:size=64,flows=16,rate=5000,step_after={STEP_S},step_size=1500"
-    _, stats = e2e.run_fulcrum(work, config, [gen], extra=["--seconds", RUN_S])
+    gen = f"gen:size=64,flows=16,rate={SIZE_RATE},step_after={STEP_S},step_size=1500"
+    _, stats = e2e.run_fulcrum(work, config, [gen], extra=["--packets", str(SIZE_STEP_PACKETS)])
     if stats is None:
         failures.append("size step capture run failed")
         return

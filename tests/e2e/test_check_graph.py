@@ -20,10 +20,10 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from fulcrum_e2e import FULCRUM, SOURCE_DIR, Workdir  # noqa: E402
+from waits import GUARD_S, wait_until  # noqa: E402
 
 CONFIGS = os.path.join(SOURCE_DIR, "configs")
 BINARY = os.path.abspath(FULCRUM)
@@ -217,11 +217,7 @@ def cores(work, failures):
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         published = os.path.join(runtime_parent(), f"fulcrum{first.pid}", "cores")
-        for _ in range(600):
-            if os.path.exists(published) or first.poll() is not None:
-                break
-            time.sleep(0.1)
-        if not os.path.exists(published):
+        if not wait_until(lambda: os.path.exists(published), proc=first):
             failures.append(f"the first run never published its cores in {published}")
             return
         stats = os.path.join(work.path, "cores.json")
@@ -238,7 +234,7 @@ def cores(work, failures):
                 failures.append(f"--cores 1: the worker ran on {[w['cpu'] for w in workers]}")
     finally:
         first.send_signal(signal.SIGINT)
-        first.wait(timeout=120)
+        first.wait(timeout=GUARD_S)
 
 
 def main():

@@ -21,18 +21,16 @@ import shutil
 import subprocess
 import sys
 import threading
-import time
 
 from live_run import LiveRun, router_ports, samples, value
+from waits import GUARD_S, wait_until
 
 PACKETS = 200000
 # Slow enough that the scrapers see packets flow; the run is still after PACKETS / RATE seconds.
 RATE = 20000
-SCRAPES = 600          # at most, per scraper
 SCRAPE_GAP_S = 0.05
 RISES_WANTED = 3       # a scraper stops once it has seen the received counter rise this often
 TELEMETRY = shutil.which("dpdk-telemetry.py")
-TELEMETRY_TIMEOUT_S = 30
 CONFIG = "configs/ipv4-router.click"
 CLASSES = ["FromInput", "CheckIPHeader", "IPLookup", "DecIPTTL", "EtherRewrite", "ToOutput"]
 NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
@@ -211,20 +209,23 @@ def check_http(check, run):
 
 
 def scrape(run, seen):
-    """(e) One scraper: /metrics until the received counter has risen RISES_WANTED times."""
+    """(e) One scraper: /metrics until the received counter has risen RISES_WANTED times, or
+    has reached PACKETS (no rise can follow; check_scrapes judges what was seen)."""
     rises, last = 0, None
-    for _ in range(SCRAPES):
+
+    def enough():
+        nonlocal rises, last
         status, body = run.get("/metrics")
-        if status == 200:
-            m = samples(body)
-            seen.append(m)
-            now = value(m, "fulcrum_packets_received_total")
-            if last is not None and now > last:
-                rises += 1
-            last = now
-            if rises >= RISES_WANTED:
-                return
-        time.sleep(SCRAPE_GAP_S)
+        if status != 200:
+            return False
+        m = samples(body)
+        seen.append(m)
+        now = value(m, "fulcrum_packets_received_total")
+        if last is not None and now > last:
+            rises += 1
+        last = now
+        return rises >= RISES_WANTED or now >= PACKETS
+    wait_until(enough, poll_s=SCRAPE_GAP_S, proc=run.proc)
 
 
 def check_scrapes(check, runs):
@@ -245,7 +246,7 @@ def check_scrapes(check, runs):
 def telemetry(pid, commands):
     """{command: answer} from dpdk-telemetry.py for the run's file prefix (fulcrumPID)."""
     res = subprocess.run([TELEMETRY, "-f", f"fulcrum{pid}"], input="\n".join(commands) + "\n",
-                         capture_output=True, text=True, timeout=TELEMETRY_TIMEOUT_S)
+                         capture_output=True, text=True, timeout=GUARD_S)
     out = {}
     for line in res.stdout.splitlines():
         try:

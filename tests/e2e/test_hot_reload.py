@@ -17,6 +17,7 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 from fulcrum_e2e import Workdir  # noqa: E402
 from live_run import LiveRun  # noqa: E402
+from waits import GUARD_S  # noqa: E402
 
 ROUTES = 500_000
 BLOCKS = 1024           # /24 blocks the traffic goes to (10.B.C.0/24)
@@ -25,7 +26,7 @@ RELOADS = 20
 # Ports: 0 the generator, 1 = table A's answer, 2 = table B's answer, 3 = poison (filler routes).
 PORT_A, PORT_B, POISON = 1, 2, 3
 POLL_S = 0.05
-MAX_POLLS = 2400        # a bound on every wait (2 minutes of polling), not a timing assertion
+MAX_POLLS = int(GUARD_S / POLL_S)  # a bound on every wait (a hang), not a timing assertion
 RUN_BOUND_S = 900       # --seconds: the run ends by SIGINT long before
 
 

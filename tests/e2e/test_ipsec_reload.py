@@ -20,6 +20,7 @@ from scapy.layers.ipsec import ESP, SecurityAssociation
 sys.path.insert(0, os.path.dirname(__file__))
 from fulcrum_e2e import Workdir  # noqa: E402
 from live_run import LiveRun, check_lossless_reloads, pcap_frames, received  # noqa: E402
+from waits import GUARD_S  # noqa: E402
 
 SPI_A, SPI_B = 0x1000, 0x2000
 KEY_A, NONCE_A = bytes.fromhex("2b7e151628aed2a6abf7158809cf4f3c"), bytes.fromhex("deadbeef")
@@ -31,7 +32,7 @@ AUTH_B2 = bytes.fromhex("c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3")
 SRC, DST_A, DST_B = "192.0.2.1", "198.51.100.1", "198.51.100.2"
 RESERVE = 1 << 20  # SaTable::kSeqReserve
 POLL_S = 0.05
-MAX_POLLS = 2400   # a bound on every wait, not a timing assertion
+MAX_POLLS = int(GUARD_S / POLL_S)  # a bound on every wait (a hang), not a timing assertion
 RUN_BOUND_S = 900  # --seconds: the run ends by SIGINT long before
 AFTER_RELOAD = 20000  # packets to see after the reload before stopping
 SAMPLE = 25

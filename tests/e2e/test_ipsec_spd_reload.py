@@ -13,11 +13,12 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 from fulcrum_e2e import Workdir  # noqa: E402
 from live_run import LiveRun, check_lossless_reloads, pcap_frames, received  # noqa: E402
+from waits import GUARD_S  # noqa: E402
 
 SA = ("4096 192.0.2.1 198.51.100.1 2b7e151628aed2a6abf7158809cf4f3cdeadbeef "
       "0102030405060708090a0b0c0d0e0f1011121314 0.0.0.0/0 DIR out\n")
 POLL_S = 0.05
-MAX_POLLS = 2400   # a bound on every wait, not a timing assertion
+MAX_POLLS = int(GUARD_S / POLL_S)  # a bound on every wait (a hang), not a timing assertion
 RUN_BOUND_S = 900  # --seconds: the run ends by SIGINT long before
 PHASE = 20000      # packets to see before and after the reload
 ESP = 50

@@ -74,7 +74,7 @@ def run_gateway_ids(run, work, echo, seed, extra, label):
         f.write(RULES)
     cfg = (f"WebGateway({work}/key.hex) -> "
            f"StreamIDS({work}/ids.rules, MODE block, DIRECTION requests)\n")
-    proc, port, stats = run.proxy(cfg, [echo.port], *extra, name=label, start_s=300)
+    proc, port, stats = run.proxy(cfg, [echo.port], *extra, name=label)
     blocked = answered = 0
     for reqs in traffic(rng):
         c = Conn(port)
@@ -103,9 +103,9 @@ def run_waf(run, work, echo):
     if not os.path.isdir(os.path.join(CRS, "rules")):
         print("SKIP WAF: no OWASP CRS in", CRS)
         return
-    # Compiling the CRS takes ~10 s on an idle core (much longer under a sanitizer or a loaded
-    # machine): the proxy listens once it has.
-    proc, port, stats = run.proxy(f"WAF(CRS {CRS})\n", [echo.port], name="waf", start_s=600)
+    # Compiling the CRS takes ~10 s on an idle core (a minute or more under a sanitizer on a
+    # loaded machine): the proxy listens only once it has, and run.proxy waits for that.
+    proc, port, stats = run.proxy(f"WAF(CRS {CRS})\n", [echo.port], name="waf")
     c = Conn(port)
     c.send(request("GET", "/echo?id=1%20UNION%20SELECT%20password%20FROM%20users--"))
     status, _, body = c.response()

@@ -30,6 +30,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from l7_backends import EchoServer, Nginx, free_port, wait_listening  # noqa: E402
+from waits import GUARD_S, wait_until  # noqa: E402
 
 FULCRUM = os.environ.get("FULCRUM_BIN", "build/fulcrum")
 SEED = 12
@@ -65,9 +66,10 @@ class _FileSock:
 
 
 class Conn:
-    """A keep-alive connection: raw requests out, responses read in order (pipelining)."""
+    """A keep-alive connection: raw requests out, responses read in order (pipelining). A read
+    waits for the whole response; the socket timeout only bounds a hang."""
 
-    def __init__(self, port, timeout=60):
+    def __init__(self, port, timeout=GUARD_S):
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.f = self.sock.makefile("rb")
@@ -135,7 +137,9 @@ class Run:
             self.failures.append(what)
         return cond
 
-    def proxy(self, config_text, backends, *extra, name="proxy", start_s=10):
+    def proxy(self, config_text, backends, *extra, name="proxy"):
+        """`fulcrum proxy` started on a free port; returned once it accepts connections (it
+        listens only when its chains are built, which takes a minute for the WAF under ASan)."""
         cfg = os.path.join(self.work, f"{name}.l7")
         with open(cfg, "w") as f:
             f.write(config_text)
@@ -145,9 +149,14 @@ class Run:
         for b in backends:
             cmd += ["--backend", f"127.0.0.1:{b}"]
         cmd += list(extra)
+        # The proxy's idle and header timeouts as long as the guard unless the test sets them: a
+        # client descheduled for seconds on a loaded machine is not an idle one.
+        for flag in ("--idle-timeout-ms", "--header-timeout-ms"):
+            if flag not in extra:
+                cmd += [flag, str(GUARD_S * 1000)]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.procs.append(proc)
-        if not wait_listening(port, proc, tries=int(start_s / 0.05)):
+        if not wait_listening(port, proc):
             if proc.poll() is None:  # still loading: stop it, or reading its stderr never ends
                 proc.kill()
             raise RuntimeError(f"{name} did not start: {proc.communicate()[1]}")
@@ -172,7 +181,7 @@ class Run:
     def stop(self, proc, stats, sig=signal.SIGINT):
         proc.send_signal(sig)
         try:
-            out, err = proc.communicate(timeout=20)
+            out, err = proc.communicate(timeout=GUARD_S)
         except subprocess.TimeoutExpired:
             proc.kill()
             self.failures.append("the proxy did not stop on SIGINT")
@@ -318,7 +327,7 @@ def run_curl(run, port_proxy, nginx, echo, files):
             out = os.path.join(run.work, f"curl-{name}-{port}")
             code = subprocess.run(["curl", "-s", "-o", out, "-w", "%{http_code}",
                                    f"http://127.0.0.1:{port}/{name}"], capture_output=True,
-                                  text=True, timeout=60).stdout
+                                  text=True, timeout=GUARD_S).stdout
             outs.append((code, open(out, "rb").read()))
         run.check(outs[0] == outs[1] and outs[0][1] == files[name], f"curl GET /{name} differs")
         n += 1
@@ -329,7 +338,7 @@ def run_curl(run, port_proxy, nginx, echo, files):
         out = os.path.join(run.work, "curl-echo")
         code = subprocess.run(["curl", "-s", "-o", out, "-w", "%{http_code}", "--data-binary",
                                "@" + upload, *extra, f"http://127.0.0.1:{port_proxy}/echo/curl"],
-                              capture_output=True, text=True, timeout=60).stdout
+                              capture_output=True, text=True, timeout=GUARD_S).stdout
         run.check(code == "200" and open(out, "rb").read() == open(upload, "rb").read(),
                   f"curl upload {extra} not echoed intact ({code})")
         n += 1
@@ -391,20 +400,31 @@ def run_slow_clients(run, port_proxy, files):
     return 202
 
 
+def status_unless_idle(port, data):
+    """The status of one request on a new connection; None when the proxy closed it first: with
+    a short --idle-timeout-ms, a client descheduled between connect and send is an idle one."""
+    c = Conn(port)
+    try:
+        c.send(data)
+        return c.response()[0]
+    except (OSError, http.client.HTTPException):
+        return None
+    finally:
+        c.close()
+
+
 def run_backend_down(run, work, nginx, files):
     dead = free_port()
     proc, port, stats = run.proxy("# empty chain\n", [dead], "--idle-timeout-ms", "600",
                                   "--header-timeout-ms", "200", name="down")
-    c = Conn(port)
     for _ in range(3):
-        c.send(request("GET", "/f100"))
-        run.check(c.response()[0] == 502, "a refused backend gives 502")
-    c.close()
-    # Idle and header timeouts close the connection (bounded by the socket timeout).
-    idle = Conn(port, timeout=20)
+        status = wait_until(lambda: status_unless_idle(port, request("GET", "/f100")), poll_s=0)
+        run.check(status == 502, f"a refused backend gives 502, not {status}")
+    # Idle and header timeouts close the connection (the socket timeout only bounds a hang).
+    idle = Conn(port)
     run.check(idle.closed_by_peer(), "idle connection not closed")
     idle.close()
-    partial = Conn(port, timeout=20)
+    partial = Conn(port)
     partial.send(b"GET /f100 HTTP/1.1\r\nHo")
     run.check(partial.response()[0] == 408, "a head not completed in time gets 408")
     partial.close()
@@ -418,38 +438,46 @@ def run_backend_down(run, work, nginx, files):
     cfg = f"L7Balancer(POOL p 127.0.0.1:{nginx.port} 127.0.0.1:{dead})\n"
     proc, port, stats = run.proxy(cfg, [nginx.port], "--health-interval-ms", "50",
                                   "--health-fails", "1", name="health")
+    # Requests until 40 in a row are answered (the health checker has marked the dead one down).
     ok_in_a_row = 0
-    for _ in range(400):
+
+    def forty_in_a_row():
+        nonlocal ok_in_a_row
         c = Conn(port)
         c.send(request("GET", "/f1", close=True))
         ok_in_a_row = ok_in_a_row + 1 if c.response()[0] == 200 else 0
         c.close()
-        if ok_in_a_row == 40:
-            break
-    run.check(ok_in_a_row == 40, "with health checks, the dead backend is still chosen")
+        return ok_in_a_row == 40
+    run.check(wait_until(forty_in_a_row, poll_s=0), "with health checks, the dead backend is still chosen")
     st, out = run.stop(proc, stats)
     run.check(f"backend 127.0.0.1:{dead}: down" in out, "the dead backend not reported down")
     return 3
 
 
+def served_connection(port):
+    """A new connection whose GET was answered 200, kept open; None (closed) when it was refused
+    (over the connection limit)."""
+    c = Conn(port)
+    try:
+        c.send(request("GET", "/f1"))
+        if c.response()[0] == 200:
+            return c
+    except (OSError, http.client.HTTPException):
+        pass
+    c.close()
+    return None
+
+
 def run_conn_limit(run, nginx, files):
     proc, port, stats = run.proxy("", [nginx.port], "--max-conns", "3", "--workers", "2",
                                   name="limit")
-    # The start-up probe's connection may still count for a moment: a connection refused for
-    # the limit is retried (bounded).
+    # The start-up probe's connection counts until the proxy has seen it close: a connection
+    # refused for the limit is retried until the proxy has.
     held = []
     for _ in range(3):
-        for _ in range(100):
-            c = Conn(port)
-            try:
-                c.send(request("GET", "/f1"))
-                if c.response()[0] == 200:
-                    held.append(c)
-                    break
-            except (OSError, http.client.HTTPException):
-                pass
-            c.close()
-            time.sleep(0.02)
+        c = wait_until(lambda: served_connection(port), poll_s=0.02)
+        if c:
+            held.append(c)
     run.check(len(held) == 3, "connections within the limit")
     extra = Conn(port)
     try:
@@ -460,18 +488,11 @@ def run_conn_limit(run, nginx, files):
     run.check(status in (503, None), f"a connection over the limit was served ({status})")
     extra.close()
     held.pop().close()
-    served = False
-    for _ in range(100):
-        c = Conn(port)
-        try:
-            c.send(request("GET", "/f1"))
-            served = c.response()[0] == 200
-        except (OSError, http.client.HTTPException):
-            served = False
+    # Refused until the proxy has seen that close.
+    c = wait_until(lambda: served_connection(port), poll_s=0.02)
+    run.check(c is not None, "a connection freed under the limit is not reused")
+    if c:
         c.close()
-        if served:
-            break
-    run.check(served, "a connection freed under the limit is not reused")
     for c in held:
         c.close()
     st, _ = run.stop(proc, stats)
@@ -485,10 +506,10 @@ def run_cli_errors(run):
     with open(bad, "w") as f:
         f.write("# a typo\nL7Balancer(POOL web 127.0.0.1:1) -> Nope(1)\n")
     res = subprocess.run([FULCRUM, "proxy", bad, "--backend", "127.0.0.1:1"], capture_output=True,
-                         text=True, timeout=30)
+                         text=True, timeout=GUARD_S)
     run.check(res.returncode == 2 and f"{bad}:2:37: unknown NF 'Nope'" in res.stderr,
               f"config error: {res.returncode} {res.stderr}")
-    res = subprocess.run([FULCRUM, "proxy", bad], capture_output=True, text=True, timeout=30)
+    res = subprocess.run([FULCRUM, "proxy", bad], capture_output=True, text=True, timeout=GUARD_S)
     run.check(res.returncode == 2 and "--backend" in res.stderr, "missing --backend accepted")
 
 

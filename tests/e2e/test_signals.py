@@ -1,19 +1,19 @@
 #!/usr/bin/env python3
 """Ctrl-C (SIGINT) and SIGTERM end an open-ended run cleanly: exit 0, summary printed, stats
 written, the buffer balance holds, and a pcap output is closed so an independent reader
-(scapy) can read every packet that was counted as transmitted."""
+(scapy) can read every packet that was counted as transmitted. The signal is sent once the run
+has taken packets in (its control plane says so), whatever the machine's load."""
 import json
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
-import time
 
-from scapy.all import rdpcap, wrpcap
+from scapy.all import rdpcap
 
-FULCRUM = os.environ.get("FULCRUM_BIN", "build/fulcrum")
+from live_run import LiveRun, received
+from waits import wait_until
 
 
 def run_and_signal(work, sig):
@@ -22,22 +22,23 @@ def run_and_signal(work, sig):
         f.write("FromInput -> L2Forward(PORT 1) -> ToOutput;\n")
     out = os.path.join(work, f"out-{sig}.pcap")
     stats = os.path.join(work, f"stats-{sig}.json")
-    cmd = [FULCRUM, "run", click, "--quiet", "--stats-json", stats,
-           "--port", "gen:size=64,flows=16,rate=20000", "--port", f"net_pcap0,tx_pcap={out},rx_pcap="
-           + os.path.join(work, "empty.pcap")]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.5)
-    proc.send_signal(sig)
-    try:
-        stdout, stderr = proc.communicate(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    # Open-ended: no --seconds, no --packets and no pcap input (a drained one ends a run), so
+    # only the signal ends it.
+    ports = ["gen:size=64,flows=16,rate=20000", f"net_pcap0,tx_pcap={out}"]
+    run = LiveRun(click, ports, seconds=None, extra=["--stats-json", stats])
+    if not wait_until(lambda: received(run) > 0, proc=run.proc):
+        run.stop(signal.SIGKILL)
+        return [f"signal {sig}: the run took no packet in: {run.stderr()}"]
+    if run.proc.poll() is not None:
+        return [f"signal {sig}: the run ended before the signal: {run.stderr()}"]
+    code = run.stop(sig)
+    if code == -signal.SIGKILL:
         return [f"signal {sig}: the run did not stop"]
     failures = []
-    if proc.returncode != 0:
-        failures.append(f"signal {sig}: exit code {proc.returncode}: {stderr}")
+    if code != 0:
+        failures.append(f"signal {sig}: exit code {code}: {run.stderr()}")
         return failures
-    if "balance:" not in stdout:
+    if "balance:" not in run.stdout():
         failures.append(f"signal {sig}: no summary printed")
     st = json.load(open(stats))
     if not st["balanced"]:
@@ -52,7 +53,6 @@ def run_and_signal(work, sig):
 
 def main():
     work = tempfile.mkdtemp(prefix="fulcrum-sig-")
-    wrpcap(os.path.join(work, "empty.pcap"), [], linktype=1)
     failures = []
     for sig in (signal.SIGINT, signal.SIGTERM):
         failures += run_and_signal(work, sig)

@@ -25,7 +25,9 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
+
+from l7_backends import accepts
+from waits import GUARD_S, wait_until
 
 SOURCE_DIR = os.environ.get("FULCRUM_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 VERDICTS = os.environ.get("WAF_VERDICTS_BIN", "build/tests/waf_verdicts")
@@ -87,18 +89,14 @@ def start_nginx(tmp, base):
                 "    location / { return 200 \"ok\\n\"; }\n  }\n}\n")
     proc = subprocess.Popen([NGINX, "-p", tmp, "-c", conf, "-e", f"{tmp}/error.log"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError("nginx exited: " + proc.stderr.read().decode(errors="replace") +
-                               open(f"{tmp}/error.log", errors="replace").read())
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return proc, port, audit
-        except OSError:
-            time.sleep(0.2)
+    # nginx listens once ModSecurity has loaded the CRS (seconds on a loaded machine).
+    if wait_until(lambda: accepts(port), proc=proc):
+        return proc, port, audit
+    if proc.poll() is not None:
+        raise RuntimeError("nginx exited: " + proc.stderr.read().decode(errors="replace") +
+                           open(f"{tmp}/error.log", errors="replace").read())
     proc.kill()
-    raise RuntimeError("nginx did not start listening")
+    raise RuntimeError(f"nginx did not start listening within {GUARD_S} s")
 
 
 def raw_request(r):
@@ -108,7 +106,7 @@ def raw_request(r):
 
 
 def send(port, r):
-    with socket.create_connection(("127.0.0.1", port), timeout=20) as s:
+    with socket.create_connection(("127.0.0.1", port), timeout=GUARD_S) as s:
         s.sendall(raw_request(r))
         data = b""
         while True:
@@ -121,21 +119,22 @@ def send(port, r):
     return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else -1
 
 
-def read_new_audit(audit, offset, timeout=3.0):
-    """The next transaction of the audit log after `offset`: (record, new offset)."""
-    deadline = time.time() + timeout
-    while True:
-        if os.path.exists(audit):
-            with open(audit, "rb") as f:
-                f.seek(offset)
-                data = f.read()
-            nl = data.find(b"\n")
-            if nl >= 0:
-                rec = json.loads(data[:nl].decode(errors="replace"))
-                return rec, offset + nl + 1
-        if time.time() > deadline:
-            return None, offset
-        time.sleep(0.01)
+def read_new_audit(audit, offset):
+    """The next transaction of the audit log after `offset`: (record, new offset); (None,
+    offset) if none comes (nginx answered without ModSecurity: a failure the caller names).
+    ModSecurity writes the record after the response, at its own pace on a loaded machine."""
+    def next_line():
+        if not os.path.exists(audit):
+            return None
+        with open(audit, "rb") as f:
+            f.seek(offset)
+            data = f.read()
+        nl = data.find(b"\n")
+        return data[:nl + 1] if nl >= 0 else None
+    line = wait_until(next_line, poll_s=0.01)
+    if line is None:
+        return None, offset
+    return json.loads(line[:-1].decode(errors="replace")), offset + len(line)
 
 
 def modsecurity_verdicts(corpus, base, tmp):

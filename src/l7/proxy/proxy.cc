@@ -137,6 +137,14 @@ Result<ProxyStats> Proxy::run() {
     for (int fd : wake_fds_) ::close(fd);
     wake_fds_.clear();
   };
+  // Every worker's processor first (a chain can take a minute to build: the WAF compiles the
+  // CRS), then the listeners: a client that can connect is served at once, so "the port
+  // accepts" means "the proxy is ready" to whoever waits for it (a test, a health probe).
+  for (uint32_t i = 0; i < options_.workers; ++i) {
+    Result<std::unique_ptr<Processor>> p = make_processor_();
+    if (!p) return make_error(p.error());
+    processors.push_back(std::move(*p));
+  }
   for (uint32_t i = 0; i < options_.workers; ++i) {
     Result<int> fd = make_listener(*addr);
     if (!fd) {
@@ -145,12 +153,6 @@ Result<ProxyStats> Proxy::run() {
     }
     listeners.push_back(*fd);
     wake_fds_.push_back(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
-    Result<std::unique_ptr<Processor>> p = make_processor_();
-    if (!p) {
-      cleanup();
-      return make_error(p.error());
-    }
-    processors.push_back(std::move(*p));
   }
   HealthChecker health(BackendTable::global(), options_.health);
   std::atomic<uint32_t> open_conns{0};

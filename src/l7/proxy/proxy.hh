@@ -70,7 +70,8 @@ using ProcessorFactory = std::function<Result<std::unique_ptr<Processor>>()>;
 class Proxy {
  public:
   Proxy(ProxyOptions options, ProcessorFactory make_processor);
-  // Binds the listeners and runs the workers until stop(); the stats of the run.
+  // Makes every worker's processor, then binds the listeners (the port accepts only once the
+  // chains are built) and runs the workers until stop(); the stats of the run.
   Result<ProxyStats> run();
   // From any thread (a signal-waiting thread): the workers finish and run() returns.
   void stop();

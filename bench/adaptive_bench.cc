@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "bench/groups.hh"
+#include "core/median.hh"
 #include "bench/measure.hh"
 #include "bench/offload_apps.hh"
 #include "offload/discovery.hh"
@@ -183,18 +184,16 @@ Point point(const App& app, const Files& f, uint32_t size, const Profile& p, int
   double best = 0, best_w = 0;
   for (int step = 0; step <= kFractionSteps; ++step) {
     const double w = static_cast<double>(step) / kFractionSteps;
-    std::vector<double> sorted = passes[step];
-    std::sort(sorted.begin(), sorted.end());
-    const double median = sorted[sorted.size() / 2];
+    const double mid = median(passes[step]);
     std::vector<std::string> each;
     for (double m : passes[step]) each.push_back(fmt(m));
-    if (median > best) best = median, best_w = w;
+    if (mid > best) best = mid, best_w = w;
     rows.push_back(Obj()
                        .num("offload_fraction", w)
-                       .num("mpps", median)
+                       .num("mpps", mid)
                        .raw("passes_mpps", array(each, " "))
                        .done());
-    static_mpps.push_back(median);
+    static_mpps.push_back(mid);
   }
   const std::string stem =
       ctx.dir + "/adaptive-" + p.name + "-" + app.name + "-" + std::to_string(size);

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
+
+#include "core/median.hh"
 
 namespace fulcrum {
 namespace {
@@ -56,9 +59,7 @@ double HillClimber::observe(double throughput) {
   sum_sq_ = 0;
   n_ = 0;
   if (scanning_) {
-    std::nth_element(scan_samples_.begin(), scan_samples_.begin() + n / 2,
-                     scan_samples_.begin() + n);
-    return scan_step(scan_samples_[n / 2]);
+    return scan_step(median_in_place(std::span(scan_samples_.data(), static_cast<size_t>(n))));
   }
   if (probing_) return end_probe(avg);
   // A workload change: the incumbent's throughput leaves the level it held (a moving average of

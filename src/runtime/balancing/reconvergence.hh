@@ -23,6 +23,8 @@
 #include <span>
 #include <vector>
 
+#include "core/median.hh"
+
 namespace fulcrum {
 
 struct Reconvergence {
@@ -51,9 +53,7 @@ inline Reconvergence reconvergence(std::span<const double> t_s, std::span<const 
       1, static_cast<size_t>(std::floor(static_cast<double>(r.after_step) * tail)));
   std::vector<double> last(value.begin() + static_cast<std::ptrdiff_t>(n - tail_n),
                            value.begin() + static_cast<std::ptrdiff_t>(n));
-  std::nth_element(last.begin(), last.begin() + static_cast<std::ptrdiff_t>(tail_n / 2),
-                   last.end());
-  r.final_value = last[tail_n / 2];
+  r.final_value = median_in_place(last);
   size_t settled = n;  // the first window of the run that stays in the band
   for (size_t i = n; i-- > first;) {
     const double off = std::abs(value[i] - r.final_value);

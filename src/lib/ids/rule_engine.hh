@@ -260,6 +260,11 @@ class Matcher {
   // threshold windows are measured with it. Only needed when rules().stateful().
   void set_time(uint64_t now_ns) { now_ns_ = now_ns; }
 
+  // Engine::kHyperscan: payloads of at most kJoinBytes are scanned kScanGroup at a time in one
+  // call (prefilter_hyperscan).
+  static constexpr uint32_t kScanGroup = 64;
+  static constexpr uint32_t kJoinBytes = 256;
+
   // Matches views[0, n); on_alert(k, rule_index) for every rule matching packet k, in packet
   // order, then rules() order.
   template <class OnAlert>
@@ -467,8 +472,6 @@ class Matcher {
   std::vector<Hit> hits_[AhoCorasick::kLanes];
   // The Hyperscan prefilter's groups: occurrences per packet, the joined payloads and where
   // each one starts in them (the packet's index in the group beside it).
-  static constexpr uint32_t kScanGroup = 64;
-  static constexpr uint32_t kJoinBytes = 256;
   std::vector<Hit> group_hits_[kScanGroup];
   std::vector<uint8_t> joined_;
   uint32_t join_start_[kScanGroup + 1] = {};

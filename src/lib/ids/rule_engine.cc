@@ -190,7 +190,11 @@ Matcher::Matcher(std::shared_ptr<const RuleSet> rules, Engine engine, StateLimit
   bit_words_ = (rules_->flowbit_names() + kWordBits - 1) / kWordBits;
   if (!rules_->flowbits().empty()) bits_.assign(size_t{flows_.capacity()} * bit_words_, 0);
   content_gen_.assign(rules_->contents().size(), 0);
-  if (engine_ == Engine::kHyperscan) joined_.resize(size_t{kScanGroup} * kJoinBytes);
+  if (engine_ == Engine::kHyperscan) {
+    joined_.resize(size_t{kScanGroup} * kJoinBytes);
+    for (const RuleSet::ContentRef& c : rules_->contents())
+      content_len_.push_back(static_cast<uint32_t>(c.bytes.size()));
+  }
   rule_gen_.assign(rules_->rules().size(), 0);
   pcre_gen_.assign(rules_->pcres(), 0);
   if (streams_.enabled()) {
@@ -298,15 +302,20 @@ void Matcher::prefilter_hyperscan(const PacketView* v, uint32_t n) {
   }
   if (joined == 0) return;
   join_start_[joined] = at;
-  const auto& contents = rules_->contents();
+  // The payload holding an occurrence's last byte (end > 0: contents are never empty): j with
+  // join_start_[j] < end <= join_start_[j + 1]. Occurrences come mostly in end order: walk on
+  // from the last one's payload, search when one comes back.
+  uint32_t j = 0;
   auto on_match = [&](uint32_t id, uint32_t end) {
-    // The payload holding the occurrence's last byte (end > 0: contents are never empty).
-    const uint32_t* next = std::upper_bound(join_start_, join_start_ + joined, end - 1);
-    const auto j = static_cast<uint32_t>(next - join_start_) - 1;
+    if (end <= join_start_[j])
+      j = static_cast<uint32_t>(std::upper_bound(join_start_, join_start_ + joined, end - 1) -
+                                join_start_) -
+          1;
+    while (end > join_start_[j + 1]) ++j;
     const uint32_t local = end - join_start_[j];
     // It starts in the payload before: not an occurrence in this one (hit_counts would refuse
     // it too; the packet's hits are kept those of its own scan).
-    if (local < contents[id].bytes.size()) return;
+    if (local < content_len_[id]) return;
     group_hits_[join_packet_[j]].push_back({id, local});
   };
   if (!hs_scan_block(db, scratch_.get(), joined_.data(), at, on_match)) stats_.errors += joined;

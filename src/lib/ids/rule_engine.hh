@@ -476,6 +476,7 @@ class Matcher {
   std::vector<uint8_t> joined_;
   uint32_t join_start_[kScanGroup + 1] = {};
   uint32_t join_packet_[kScanGroup] = {};
+  std::vector<uint32_t> content_len_;  // bytes of each content
   mutable MatchStats stats_;
   uint64_t now_ns_ = 0;
   BoundedTable<TrackKey, ThresholdEntry> thresholds_;

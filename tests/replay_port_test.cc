@@ -50,7 +50,7 @@ std::string write_capture(const std::string& stem, const std::vector<Frame>& fra
     put32(out, static_cast<uint32_t>(frames[i].size()));
     out.append(reinterpret_cast<const char*>(frames[i].data()), frames[i].size());
   }
-  const std::string path = testing::temp_path(stem);
+  std::string path = testing::temp_path(stem);
   std::ofstream(path, std::ios::binary) << out;
   return path;
 }

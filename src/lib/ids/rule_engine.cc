@@ -287,7 +287,7 @@ void Matcher::prefilter_hyperscan(const PacketView* v, uint32_t n) {
   uint32_t at = 0;      // bytes in joined_
   for (uint32_t k = 0; k < n; ++k) {
     const uint32_t len = v[k].ip_payload_len;
-    if (len > kJoinBytes) {
+    if (len > kJoinBytes || n == 1) {  // too long, or nothing to share a call with
       std::vector<Hit>& h = group_hits_[k];
       if (!hs_scan_block(db, scratch_.get(), v[k].ip_payload, len, [&h](uint32_t id, uint32_t end) {
             h.push_back({id, end});

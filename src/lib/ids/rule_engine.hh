@@ -317,10 +317,11 @@ class Matcher {
  private:
   Matcher(std::shared_ptr<const RuleSet> rules, Engine engine, StateLimits limits);
 
-  // Hyperscan's prefilter over views[0, n) (n <= kScanGroup) into group_hits_: the payloads of
-  // at most kJoinBytes are copied end to end and scanned in one hs_scan call (its fixed cost per
-  // call is about twice the scan of a 30-byte payload), each occurrence given to the payload it
-  // lies in and dropped when it starts in the one before; longer payloads are scanned alone.
+  // Hyperscan's prefilter over views[0, n) (n <= kScanGroup) into group_hits_: with n > 1, the
+  // payloads of at most kJoinBytes are copied end to end and scanned in one hs_scan call (its
+  // fixed cost per call is about twice the scan of a 30-byte payload), each occurrence given to
+  // the payload it lies in and dropped when it starts in the one before; longer payloads, and a
+  // single one, are scanned alone.
   void prefilter_hyperscan(const PacketView* v, uint32_t n);
   void prefilter(const PacketView* v, uint32_t lanes) {
     for (uint32_t l = 0; l < lanes; ++l) {

@@ -129,7 +129,7 @@ class IDSMatch final : public ElementBase<IDSMatch> {
   void output_losses(std::vector<OutputLoss>& out) const override;
 
   void process_batch(PacketBatch& batch) override {
-    alignas(64) ids::PacketView views[kMaxBatch];
+    ids::PacketView* views = views_.data();
     uint16_t slot[kMaxBatch];
     uint64_t index[kMaxBatch];
     bool alerted[kMaxBatch];
@@ -141,6 +141,7 @@ class IDSMatch final : public ElementBase<IDSMatch> {
       matcher_->set_time(clock_());
     batch.for_each([&](uint32_t i, Packet* p) {
       const uint64_t idx = seen_++;
+      views[n] = ids::PacketView{};  // only the batch's packets: not kMaxBatch views each time
       const ids::ParseResult r = ids::parse_packet(data(p), length(p), views[n]);
       if (r != ids::ParseResult::kOk) [[unlikely]] {
         results[i] = Verdict::drop(drop_reason(r));
@@ -264,6 +265,8 @@ class IDSMatch final : public ElementBase<IDSMatch> {
   std::unique_ptr<ids::AlertLog> log_;
   std::vector<ids::Matcher::Hit> hits_;  // process_prefiltered's occurrences
   std::function<uint64_t()> clock_;
+  // process_batch's views, a member so that a batch does not construct kMaxBatch of them.
+  alignas(64) std::array<ids::PacketView, kMaxBatch> views_{};
   uint64_t seen_ = 0;
   uint64_t alerts_ = 0;
   uint64_t packets_alerted_ = 0;

@@ -61,6 +61,8 @@ constexpr const char* kRunUsage =
                      net_af_packet0,iface=veth0 | a PCI address) or the built-in generator
                      gen:size=64,flows=1024,dst=uniform|routes|zipf,routes=FILE,rate=PPS,seed=N
                      (+ step_after=S,step_rate=PPS,step_size=BYTES: a step change after S s)
+                     or a capture replayed from memory replay:file=in.pcap[,loops=N] (read once;
+                     every packet its own copy; loops=N ends the input after N passes)
   --workers N        worker threads, each pinned to a core with its own pipeline replica (1)
   --cores LIST       the CPUs the workers run on, in worker order (2,3 or 2-5); sets --workers
                      to their number. Default: the CPUs after the first one this process may use

@@ -28,8 +28,10 @@ uint32_t flow_hash(Packet* p) {
 }
 
 uint32_t header_flow_hash(Packet* p) {
-  const uint8_t* b = data(p);
-  const uint32_t len = length(p);
+  return frame_flow_hash(data(p), length(p));
+}
+
+uint32_t frame_flow_hash(const uint8_t* b, uint32_t len) {
   // addresses (up to 2 x 16 bytes), protocol, ports
   alignas(8) uint8_t key[2 * 16 + 8] = {};
   uint32_t key_len = 0;

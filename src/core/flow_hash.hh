@@ -18,4 +18,7 @@ uint32_t flow_hash(Packet* p);
 // The headers' hash alone, whatever the annotation says.
 uint32_t header_flow_hash(Packet* p);
 
+// The same hash of a frame's bytes [b, b + len) (a capture's record before it is a packet).
+uint32_t frame_flow_hash(const uint8_t* b, uint32_t len);
+
 }  // namespace fulcrum

@@ -5,9 +5,14 @@
 
 #include "io/dpdk_port.hh"
 #include "io/gen_port.hh"
+#include "io/replay_port.hh"
 
 namespace fulcrum {
 namespace {
+
+bool is_replay(const std::string& spec) {
+  return spec.rfind("replay:", 0) == 0 || spec == "replay";
+}
 
 bool hex_run(std::string_view s, size_t n) {
   if (s.size() != n) return false;
@@ -36,7 +41,7 @@ bool is_pci_address(std::string_view s) {
 
 EalDevice eal_device_for(const std::string& spec) {
   EalDevice d;
-  if (spec.rfind("gen:", 0) == 0 || spec == "gen") return d;
+  if (spec.rfind("gen:", 0) == 0 || spec == "gen" || is_replay(spec)) return d;
   if (is_pci_address(spec)) {
     d.is_pci = true;
   } else {
@@ -51,13 +56,14 @@ Status check_port_spec(const std::string& spec) {
     Result<GenConfig> gen = parse_gen_spec(spec);
     return gen ? Status{} : make_error(gen.error());
   }
+  if (is_replay(spec)) return ReplayPort::check(spec);
   return DpdkPort::check(spec);
 }
 
 Status check_port_list(const std::vector<std::string>& specs) {
   for (size_t i = 0; i < specs.size(); ++i) {
     const EalDevice device = eal_device_for(specs[i]);
-    if (!device.is_vdev && !device.is_pci) continue;  // the generator: no device
+    if (!device.is_vdev && !device.is_pci) continue;  // the generator, a replay: no device
     const std::string name = specs[i].substr(0, specs[i].find(','));
     for (size_t j = 0; j < i; ++j)
       if (specs[j].substr(0, specs[j].find(',')) == name)
@@ -70,6 +76,7 @@ Status check_port_list(const std::vector<std::string>& specs) {
 
 Result<std::unique_ptr<Port>> open_port(const std::string& spec, const PortConfig& config) {
   if (spec.rfind("gen:", 0) == 0 || spec == "gen") return GenPort::open(spec, config);
+  if (is_replay(spec)) return ReplayPort::open(spec, config);
   return DpdkPort::open(spec, config);
 }
 

@@ -1,5 +1,6 @@
-// Port: a packet source/sink the runtime polls. DPDK ethdevs (NICs and virtual devices) and the
-// built-in traffic generator implement it. Port index = order of --port flags.
+// Port: a packet source/sink the runtime polls. DPDK ethdevs (NICs and virtual devices), the
+// built-in traffic generator and the in-memory capture replay implement it. Port index = order
+// of --port flags.
 #pragma once
 
 #include <cstdint>
@@ -44,6 +45,7 @@ class Port {
 
 // Creates the port for one --port SPEC after the EAL is up:
 //   gen:KEY=VAL,...        the built-in generator (see io/gen_port.hh)
+//   replay:file=PATH,...   a capture preloaded into memory and replayed (see io/replay_port.hh)
 //   net_pcap0,rx_pcap=..   any DPDK virtual device string, or a PCI address (0000:01:00.0)
 Result<std::unique_ptr<Port>> open_port(const std::string& spec, const PortConfig& config);
 

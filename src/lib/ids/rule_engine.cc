@@ -190,6 +190,11 @@ Matcher::Matcher(std::shared_ptr<const RuleSet> rules, Engine engine, StateLimit
   bit_words_ = (rules_->flowbit_names() + kWordBits - 1) / kWordBits;
   if (!rules_->flowbits().empty()) bits_.assign(size_t{flows_.capacity()} * bit_words_, 0);
   content_gen_.assign(rules_->contents().size(), 0);
+  if (engine_ == Engine::kHyperscan) {
+    joined_.resize(size_t{kScanGroup} * kJoinBytes);
+    for (const RuleSet::ContentRef& c : rules_->contents())
+      content_len_.push_back(static_cast<uint32_t>(c.bytes.size()));
+  }
   rule_gen_.assign(rules_->rules().size(), 0);
   pcre_gen_.assign(rules_->pcres(), 0);
   if (streams_.enabled()) {
@@ -268,6 +273,52 @@ bool Matcher::payload_matches(uint32_t r, const uint8_t* buf, uint32_t len, uint
   for (uint32_t p = ref.first_pcre; p < ref.first_pcre + ref.pcres; ++p)
     if (pgen[p] != gen_) return false;
   return true;
+}
+
+void Matcher::prefilter_hyperscan(const PacketView* v, uint32_t n) {
+  for (uint32_t k = 0; k < n; ++k) {
+    group_hits_[k].clear();
+    stats_.bytes += v[k].ip_payload_len;
+  }
+  stats_.packets += n;
+  if (rules_->contents().empty()) return;
+  const hs_database_t* db = rules_->literal_db();
+  uint32_t joined = 0;  // payloads in joined_
+  uint32_t at = 0;      // bytes in joined_
+  for (uint32_t k = 0; k < n; ++k) {
+    const uint32_t len = v[k].ip_payload_len;
+    if (len > kJoinBytes || n == 1) {  // too long, or nothing to share a call with
+      std::vector<Hit>& h = group_hits_[k];
+      if (!hs_scan_block(db, scratch_.get(), v[k].ip_payload, len, [&h](uint32_t id, uint32_t end) {
+            h.push_back({id, end});
+          }))
+        ++stats_.errors;
+      continue;
+    }
+    join_start_[joined] = at;
+    join_packet_[joined++] = k;
+    std::memcpy(joined_.data() + at, v[k].ip_payload, len);
+    at += len;
+  }
+  if (joined == 0) return;
+  join_start_[joined] = at;
+  // The payload holding an occurrence's last byte (end > 0: contents are never empty): j with
+  // join_start_[j] < end <= join_start_[j + 1]. Occurrences come mostly in end order: walk on
+  // from the last one's payload, search when one comes back.
+  uint32_t j = 0;
+  auto on_match = [&](uint32_t id, uint32_t end) {
+    if (end <= join_start_[j])
+      j = static_cast<uint32_t>(std::upper_bound(join_start_, join_start_ + joined, end - 1) -
+                                join_start_) -
+          1;
+    while (end > join_start_[j + 1]) ++j;
+    const uint32_t local = end - join_start_[j];
+    // It starts in the payload before: not an occurrence in this one (hit_counts would refuse
+    // it too; the packet's hits are kept those of its own scan).
+    if (local < content_len_[id]) return;
+    group_hits_[join_packet_[j]].push_back({id, local});
+  };
+  if (!hs_scan_block(db, scratch_.get(), joined_.data(), at, on_match)) stats_.errors += joined;
 }
 
 void Matcher::stream_segment(const PacketView& v) {

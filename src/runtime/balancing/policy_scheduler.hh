@@ -7,7 +7,9 @@
 //     policy's best configuration for it (profile.hh, choose) replaces the current one only when
 //     the current one does not carry the demand (with a band of DELTA around its headroom) or
 //     the new one's figure of merit beats the current one's by the factor LAMBDA (hysteresis:
-//     noise never makes it alternate between competing configurations). A switch takes the
+//     noise never makes it alternate between competing configurations). Backlogged (flat out)
+//     with nothing that carries the demand, it moves only to a point whose throughput beats
+//     the current one's by LAMBDA (unless the latency bound forces it). A switch takes the
 //     point's device batch size and resets ALPHA and BETA.
 //  2. The check against the profile (the thesis' step 3, a loop that skips step 1 while it
 //     runs): backlogged at a rate more than DELTA under the point's throughput is "worse": the

@@ -2,14 +2,17 @@
 //
 // `fulcrum run`'s own option loop (src/cli/run_command.cc, cmd_run) cannot be called without
 // loading the pipeline file named on the command line and starting DPDK, so this target covers
-// what the command hands each --port value to: eal_device_for (generator, PCI address or DPDK
-// virtual device) and the generator's parse_gen_spec. A generator spec that parses is opened
-// (GenPort::open) and a burst received from it and sent back, when its route file is one of the
-// repository's demo tables (any other path is not read: the fuzzer must not open arbitrary
-// files) and it asks for at most kMaxOpenedFlows flows (each open builds every flow's template).
+// what the command hands each --port value to: eal_device_for (generator, capture replay, PCI
+// address or DPDK virtual device), the generator's parse_gen_spec and the replay's
+// parse_replay_spec (its capture is not read: the fuzzer must not open arbitrary files). A
+// generator spec that parses is opened (GenPort::open) and a burst received from it and sent back,
+// when its route file is one of the repository's demo tables (any other path is not read: the
+// fuzzer must not open arbitrary files) and it asks for at most kMaxOpenedFlows flows (each open
+// builds every flow's template).
 //
-// Input: one --port value. Checked: a parsed generator config is within the documented ranges;
-// received frames have the configured size; every mbuf taken from the pool comes back.
+// Input: one --port value. Checked: the built-in ports (gen:, replay:) and only they need no DPDK
+// device; a parsed replay config names a file; a parsed generator config is within the documented
+// ranges; received frames have the configured size; every mbuf taken from the pool comes back.
 #include <rte_mbuf.h>
 
 #include <cstdint>
@@ -18,6 +21,7 @@
 #include "fuzz_support.hh"
 #include "io/gen_port.hh"
 #include "io/port.hh"
+#include "io/replay_port.hh"
 
 namespace {
 
@@ -59,7 +63,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const EalDevice d = eal_device_for(spec);
   FUZZ_CHECK(!(d.is_pci && d.is_vdev), "both PCI and vdev: " + spec);
   const bool gen = spec.rfind("gen:", 0) == 0 || spec == "gen";
-  FUZZ_CHECK(gen == (!d.is_pci && !d.is_vdev), "generator spec misclassified: " + spec);
+  const bool replay = spec.rfind("replay:", 0) == 0 || spec == "replay";
+  FUZZ_CHECK((gen || replay) == (!d.is_pci && !d.is_vdev), "built-in port misclassified: " + spec);
+  if (replay) {
+    Result<ReplayConfig> rc = parse_replay_spec(spec);
+    FUZZ_CHECK(!rc.ok() || !rc.value().file.empty(), "a replay without a file parsed: " + spec);
+    return 0;
+  }
   if (!gen) return 0;
   Result<GenConfig> r = parse_gen_spec(spec);
   if (!r.ok()) return 0;

@@ -27,9 +27,9 @@
 #include <vector>
 
 #include "bench/groups.hh"
-#include "core/median.hh"
 #include "bench/measure.hh"
 #include "bench/offload_apps.hh"
+#include "core/median.hh"
 #include "offload/discovery.hh"
 #include "offload/emu/emu_spec.hh"
 #include "runtime/balancing/profile.hh"

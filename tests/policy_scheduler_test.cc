@@ -209,7 +209,8 @@ TEST(PolicyScheduler, FlatOutAmongPointsWithinNoiseItHoldsOne) {
     PolicyConfig c = config(policy);
     c.max_aggregate = 4;
     PolicyScheduler s(profile, c);
-    Driver run(s, [](size_t, uint32_t) { return 1.95 * kMpps; }, 6);
+    Driver run(
+        s, [](size_t, uint32_t) { return 1.95 * kMpps; }, 6);
     run.windows(20, 4 * kMpps);
     const size_t held = s.current_index();
     run.windows(180, 4 * kMpps);

@@ -59,6 +59,29 @@ std::vector<std::string> payloads(uint32_t seed) {
 
 using Alerts = std::vector<std::vector<uint32_t>>;  // sids per packet
 
+std::shared_ptr<RuleSet> compiled_rules() {
+  Result<std::vector<Rule>> parsed = parse_rules(kRules, "t.rules");
+  EXPECT_TRUE(parsed.ok()) << parsed.error();
+  if (!parsed) return nullptr;
+  Result<std::shared_ptr<RuleSet>> set = RuleSet::compile(std::move(parsed.value()));
+  EXPECT_TRUE(set.ok());
+  return set ? set.value() : nullptr;
+}
+
+// UDP frames from kClient to kServer carrying `payloads`, and their parsed views (pointing into
+// `frames`, which must outlive them).
+std::vector<PacketView> udp_views(const std::vector<std::string>& payloads,
+                                  std::vector<std::vector<uint8_t>>& frames) {
+  frames.clear();
+  for (const std::string& p : payloads)
+    frames.push_back(testing::l4_frame(testing::kProtoUdp, kClient, kServer, 4000, 53, p));
+  std::vector<PacketView> views(frames.size());
+  for (size_t i = 0; i < frames.size(); ++i)
+    EXPECT_EQ(parse_packet(frames[i].data(), static_cast<uint32_t>(frames[i].size()), views[i]),
+              ParseResult::kOk);
+  return views;
+}
+
 Alerts run(const std::shared_ptr<RuleSet>& set, Engine engine, const std::vector<PacketView>& v,
            uint32_t batch) {
   Result<std::unique_ptr<Matcher>> m = Matcher::create(set, engine);
@@ -73,22 +96,15 @@ Alerts run(const std::shared_ptr<RuleSet>& set, Engine engine, const std::vector
 }
 
 TEST(IdsBatchScan, JoinedPayloadsMatchAsEachPayloadAlone) {
-  Result<std::vector<Rule>> parsed = parse_rules(kRules, "t.rules");
-  ASSERT_TRUE(parsed.ok()) << parsed.error();
-  Result<std::shared_ptr<RuleSet>> set = RuleSet::compile(std::move(parsed.value()));
-  ASSERT_TRUE(set.ok());
+  const std::shared_ptr<RuleSet> set = compiled_rules();
+  ASSERT_NE(set, nullptr);
   for (uint32_t seed = 1; seed <= 4; ++seed) {
     const std::vector<std::string> text = payloads(seed);
     std::vector<std::vector<uint8_t>> frames;
-    for (const std::string& p : text)
-      frames.push_back(testing::l4_frame(testing::kProtoUdp, kClient, kServer, 4000, 53, p));
-    std::vector<PacketView> views(frames.size());
-    for (size_t i = 0; i < frames.size(); ++i)
-      ASSERT_EQ(parse_packet(frames[i].data(), static_cast<uint32_t>(frames[i].size()), views[i]),
-                ParseResult::kOk);
-    const Alerts alone = run(set.value(), Engine::kHyperscan, views, 1);
-    const Alerts batched = run(set.value(), Engine::kHyperscan, views, kPackets);
-    const Alerts ac = run(set.value(), Engine::kAhoCorasick, views, kPackets);
+    const std::vector<PacketView> views = udp_views(text, frames);
+    const Alerts alone = run(set, Engine::kHyperscan, views, 1);
+    const Alerts batched = run(set, Engine::kHyperscan, views, kPackets);
+    const Alerts ac = run(set, Engine::kAhoCorasick, views, kPackets);
     uint32_t alerted = 0;
     for (size_t i = 0; i < views.size(); ++i) {
       EXPECT_EQ(batched[i], alone[i]) << "seed " << seed << " packet " << i << ": " << text[i];
@@ -101,19 +117,12 @@ TEST(IdsBatchScan, JoinedPayloadsMatchAsEachPayloadAlone) {
 }
 
 TEST(IdsBatchScan, AContentSplitOverTwoPayloadsMatchesNeither) {
-  Result<std::vector<Rule>> parsed = parse_rules(kRules, "t.rules");
-  ASSERT_TRUE(parsed.ok()) << parsed.error();
-  Result<std::shared_ptr<RuleSet>> set = RuleSet::compile(std::move(parsed.value()));
-  ASSERT_TRUE(set.ok());
-  const std::string text[] = {"....nee", "dle....", "", "....need", "le", "...dle", "needle"};
+  const std::shared_ptr<RuleSet> set = compiled_rules();
+  ASSERT_NE(set, nullptr);
   std::vector<std::vector<uint8_t>> frames;
-  for (const std::string& p : text)
-    frames.push_back(testing::l4_frame(testing::kProtoUdp, kClient, kServer, 4000, 53, p));
-  std::vector<PacketView> views(frames.size());
-  for (size_t i = 0; i < frames.size(); ++i)
-    ASSERT_EQ(parse_packet(frames[i].data(), static_cast<uint32_t>(frames[i].size()), views[i]),
-              ParseResult::kOk);
-  const Alerts got = run(set.value(), Engine::kHyperscan, views, 64);
+  const std::vector<PacketView> views =
+      udp_views({"....nee", "dle....", "", "....need", "le", "...dle", "needle"}, frames);
+  const Alerts got = run(set, Engine::kHyperscan, views, 64);
   const Alerts want = {{}, {}, {}, {}, {}, {}, {1}};
   EXPECT_EQ(got, want);
 }

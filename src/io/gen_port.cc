@@ -14,10 +14,10 @@
 #include <cmath>
 #include <cstring>
 #include <random>
-#include <set>
 
 #include "core/suggest.hh"
 #include "io/mempool.hh"
+#include "io/spec_keys.hh"
 #include "lib/route6_table.hh"
 #include "lib/route_table.hh"
 
@@ -102,22 +102,9 @@ bool parse_double(const std::string& s, double& out) {
 
 Result<GenConfig> parse_gen_spec(const std::string& spec) {
   GenConfig c;
-  std::set<std::string> seen;
-  std::string body =
-      spec.substr(spec.find(':') == std::string::npos ? spec.size() : spec.find(':') + 1);
-  size_t pos = 0;
-  while (pos < body.size()) {
-    size_t end = body.find(',', pos);
-    if (end == std::string::npos) end = body.size();
-    std::string kv = body.substr(pos, end - pos);
-    pos = end + 1;
-    if (kv.empty()) continue;
-    size_t eq = kv.find('=');
-    if (eq == std::string::npos)
-      return make_error("--port " + spec + ": expected KEY=VALUE, got '" + kv + "'");
-    std::string key = kv.substr(0, eq), val = kv.substr(eq + 1);
-    if (!seen.insert(key).second)
-      return make_error("--port " + spec + ": generator key '" + key + "' given twice");
+  Result<SpecKeys> keys = spec_keys(spec, "generator");
+  if (!keys) return make_error(keys.error());
+  for (const auto& [key, val] : keys.value()) {
     bool ok = true;
     if (key == "proto") {
       if (val == "ipv4")

@@ -6,18 +6,17 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
-#include <set>
 
 #include "core/flow_hash.hh"
 #include "core/suggest.hh"
 #include "io/mempool.hh"
+#include "io/spec_keys.hh"
 
 namespace fulcrum {
 namespace {
 
 constexpr unsigned kPoolPerQueue = 16383;
 constexpr uint64_t kPoolBytes = uint64_t{64} << 20;  // per queue: fewer buffers for jumbo frames
-constexpr const char* kPrefix = "replay:";
 
 struct PcapCloser {
   void operator()(pcap_t* p) const { pcap_close(p); }
@@ -31,22 +30,9 @@ uint64_t round_to_line(uint64_t n) {
 
 Result<ReplayConfig> parse_replay_spec(const std::string& spec) {
   ReplayConfig c;
-  std::set<std::string> seen;
-  const std::string body =
-      spec.rfind(kPrefix, 0) == 0 ? spec.substr(std::strlen(kPrefix)) : std::string();
-  size_t pos = 0;
-  while (pos < body.size()) {
-    size_t end = body.find(',', pos);
-    if (end == std::string::npos) end = body.size();
-    const std::string kv = body.substr(pos, end - pos);
-    pos = end + 1;
-    if (kv.empty()) continue;
-    const size_t eq = kv.find('=');
-    if (eq == std::string::npos)
-      return make_error("--port " + spec + ": expected KEY=VALUE, got '" + kv + "'");
-    const std::string key = kv.substr(0, eq), val = kv.substr(eq + 1);
-    if (!seen.insert(key).second)
-      return make_error("--port " + spec + ": replay key '" + key + "' given twice");
+  Result<SpecKeys> keys = spec_keys(spec, "replay");
+  if (!keys) return make_error(keys.error());
+  for (const auto& [key, val] : keys.value()) {
     if (key == "file") {
       c.file = val;
     } else if (key == "loops") {

@@ -361,6 +361,25 @@ TEST(OffloadDeviceThread, AnIdleDeviceIsReleasedAndTheNextTaskTakesItBack) {
   EXPECT_TRUE(dev->is_up());
 }
 
+// PolicyBalancer's energy policy turns the release on for a running device thread.
+TEST(OffloadDeviceThread, ReleaseCanBeTurnedOnWhileTheThreadRuns) {
+  const ReleaseDevice rd;
+  Device* dev = rd.get();
+  ASSERT_NE(dev, nullptr);
+  if (!dev->releasable()) GTEST_SKIP() << dev->label() << " has nothing to release";
+  auto dt = DeviceThread::create(*dev, DeviceThreadConfig{});
+  ASSERT_TRUE(dt.ok()) << dt.error();
+  EXPECT_EQ(dt.value()->release_after_ms(), 0u);
+  dt.value()->start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(dt.value()->released()) << "released with release_after_ms 0";
+  dt.value()->set_release_after_ms(1);
+  EXPECT_EQ(dt.value()->release_after_ms(), 1u);
+  ASSERT_TRUE(wait_until([&] { return dt.value()->released(); })) << "never released";
+  EXPECT_TRUE(dev->released());
+  EXPECT_EQ(dt.value()->releases(), 1u);
+}
+
 TEST(OffloadDeviceThread, BuffersAndQueuesKeepTheirContentsAcrossARelease) {
   const ReleaseDevice rd;
   Device* dev = rd.get();

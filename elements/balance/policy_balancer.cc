@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "elements/balance/device_index.hh"
+#include "offload/service.hh"
 
 namespace fulcrum {
 
@@ -36,6 +37,9 @@ Status PolicyBalancer::configure(Args& args) {
       .key("SIZE_PERSIST", policy_.size_persist,
            "windows in a row whose mean packet length is nearest another of the profile's "
            "sizes before the scheduler plans at that size")
+      .key("RELEASE_IDLE_MS", release_idle_ms_,
+           "release the profile's devices after this many ms with nothing to do, 0: never "
+           "(-1: 1000 with POLICY energy, else the run's --release-idle-ms)")
       .key("SEED", seed, "seed of the per-batch draw")
       .key("TRACE", trace_file_,
            "file: every window as \"time_s rate_pps full_share fraction device aggregate "
@@ -60,6 +64,10 @@ Status PolicyBalancer::configure(Args& args) {
     return args.error("HEADROOM must be in (0, 1]");
   if (policy_.latency_persist < 1) return args.error("LATENCY_PERSIST must be at least 1");
   if (policy_.size_persist < 1) return args.error("SIZE_PERSIST must be at least 1");
+  if (release_idle_ms_ < -1 || release_idle_ms_ > UINT32_MAX)
+    return args.error("RELEASE_IDLE_MS must be milliseconds >= 0 (or -1: the policy's default)");
+  if (release_idle_ms_ == -1 && policy_.policy == Policy::kEnergy)
+    release_idle_ms_ = kEnergyReleaseMs;
   set_seed(seed);
   return {};
 }
@@ -79,6 +87,7 @@ Status PolicyBalancer::initialize(const InitContext& ctx) {
                                std::to_string(points[i].device);
       if (Status s = check_device_index(points[i].device, devices.value(), what); !s) return s;
     }
+    if (release_idle_ms_ >= 0 && ctx.worker <= 0) release_devices(ctx, points);
   }
   sample_latency_every(sample_every_);
   count_bytes(size_classes(points).size() > 1);
@@ -87,6 +96,25 @@ Status PolicyBalancer::initialize(const InitContext& ctx) {
     if (sample_every_ != 0) shared->enable_latency(kMinLatencySamples);
     return shared;
   });
+}
+
+void PolicyBalancer::release_devices(const InitContext& ctx,
+                                     const std::vector<ProfilePoint>& points) const {
+  Result<std::shared_ptr<const offload::OffloadService>> svc =
+      offload::OffloadService::get(ctx.shared);
+  if (!svc) return;
+  std::vector<bool> done(svc.value()->devices(), false);
+  for (const ProfilePoint& p : points) {
+    if (p.fraction == 0 || p.device < 0 || static_cast<size_t>(p.device) >= done.size() ||
+        done[static_cast<size_t>(p.device)])
+      continue;
+    done[static_cast<size_t>(p.device)] = true;
+    if (!svc.value()->release_when_idle(static_cast<size_t>(p.device),
+                                        static_cast<uint32_t>(release_idle_ms_)) &&
+        ctx.notes != nullptr)
+      ctx.notes->push_back(name() + ": device " + std::to_string(p.device) +
+                           " is driven from several NUMA nodes: it is never released");
+  }
 }
 
 void PolicyBalancer::counters(std::vector<Counter>& out) const {

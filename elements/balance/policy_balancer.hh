@@ -28,6 +28,13 @@
 //            measured at several packet sizes (`fulcrum profile --sizes`) it sums the lengths
 //            of the packets it passes (one load a packet) and plans among the points of the
 //            size nearest the window's mean (SIZE_PERSIST windows in a row to move).
+// Energy:    the thesis powers an unused GPU off; a process cannot, but it can give the device
+//            back to its driver (a CUDA context held idle keeps a GPU at its boost clock: 45 W
+//            measured on an H200, docs/benchmarks.md). With POLICY energy the devices of the
+//            profile are released after RELEASE_IDLE_MS (1000) with nothing to do, and taken
+//            back by the next task (docs/offload.md, "Releasing an idle device"); the other
+//            policies leave the run's --release-idle-ms unless RELEASE_IDLE_MS is given. Not on
+//            machines with several NUMA nodes (a note says so).
 #pragma once
 
 #include <cstdio>
@@ -59,10 +66,15 @@ class PolicyBalancer final : public SharedBalancerElement<PolicyBalancer, Policy
   void counters(std::vector<Counter>& out) const override;
 
  private:
+  // Applies RELEASE_IDLE_MS to the devices the profile's points use.
+  void release_devices(const InitContext& ctx, const std::vector<ProfilePoint>& points) const;
+
   std::string profile_file_;
   PolicyConfig policy_;
   double window_ms_ = 40;
   uint32_t sample_every_ = 1;
+  int64_t release_idle_ms_ = -1;  // -1: kEnergyReleaseMs with POLICY energy, else the run's
+  static constexpr int64_t kEnergyReleaseMs = 1000;
 };
 
 FULCRUM_REGISTER_ELEMENT(PolicyBalancer);

@@ -18,6 +18,7 @@
 #include "io/cores.hh"
 #include "io/eal.hh"
 #include "io/port.hh"
+#include "offload/service.hh"
 #include "plan/planner.hh"
 #include "runtime/runtime.hh"
 #include "runtime/stages.hh"
@@ -84,6 +85,11 @@ constexpr const char* kRunUsage =
   --branch MODE      reuse (default: reuse the batch for the majority output) | split
   --watchdog S       report a worker that makes no progress for S seconds (10; 0: off)
   --stats-json FILE  write the run statistics as JSON
+  --release-idle-ms N
+                     give an offload device back to its driver after N ms with nothing to do
+                     (a CUDA context held idle keeps a GPU at full power); the next task takes
+                     it back (0: never, the default; PolicyBalancer POLICY energy turns it on for
+                     its devices: RELEASE_IDLE_MS). Wins over $FULCRUM_DEVICE_RELEASE_MS
   --energy-model FILE
                      the energy model for what RAPL and NVML do not measure (JSON:
                      docs/adaptive.md, "Energy"; `fulcrum profile --energy-out` calibrates one)
@@ -102,8 +108,9 @@ constexpr const char* kRunUsage =
 NAME=VALUE replaces $NAME in the pipeline's arguments (define($NAME default) in the file gives
 a default). Files a pipeline reads (routes, rules, SAs, names, profiles) are found relative to
 the pipeline file's folder.
-Without --packets/--seconds the run ends when all pcap inputs are drained, or on Ctrl-C
-(SIGINT/SIGTERM), which stops it cleanly with the summary (a second one ends it at once).
+The run ends at --packets or --seconds, when every finite input (a pcap, replay:...,loops=N)
+is drained, or on Ctrl-C (SIGINT/SIGTERM), whichever comes first; Ctrl-C stops it cleanly
+with the summary (a second one ends it at once).
 SIGUSR1 prints the summary so far and the run goes on. SIGHUP reloads every table (routes, IDS
 rules, NDN names, L2 static entries, IPsec SAs) from its file while packets flow, as POST /api/reload does; a file
 that does not load is reported and the table in service stays.
@@ -159,6 +166,11 @@ int cmd_run(const std::vector<std::string>& args) {
                            ".." + std::to_string(kMaxStageRingSize));
     } else if (a == "--stats-json") {
       if (!value(stats_json)) return usage_error("--stats-json needs a file name");
+    } else if (a == "--release-idle-ms") {
+      uint32_t ms = 0;
+      if (!value(v) || !parse_num(v, ms))
+        return usage_error("--release-idle-ms needs milliseconds (0: never)");
+      offload::set_device_release_ms(ms);
     } else if (a == "--capture") {
       if (std::string e = capture_option(args, i, opt); !e.empty()) return usage_error(e);
     } else if (a == "--cores") {
@@ -176,10 +188,11 @@ int cmd_run(const std::vector<std::string>& args) {
       if (!e->empty()) return usage_error(*e);
     } else if (std::string e = positional_pipeline(
                    a, opt,
-                   {"--port", "--workers", "--batch", "--packets", "--seconds", "--branch",
-                    "--watchdog", "--stats-json", "--capture", "--quiet", "--device", "--cores",
-                    "--strict-rules", "--http", "--energy-model", "--placement", "--ring-size",
-                    "--oversubscribe", "--help"});
+                   {"--port",         "--workers",       "--batch",           "--packets",
+                    "--seconds",      "--branch",        "--watchdog",        "--stats-json",
+                    "--capture",      "--quiet",         "--device",          "--cores",
+                    "--strict-rules", "--http",          "--energy-model",    "--placement",
+                    "--ring-size",    "--oversubscribe", "--release-idle-ms", "--help"});
                !e.empty()) {
       return usage_error(e);
     }

@@ -41,7 +41,8 @@ Result<std::unique_ptr<DeviceThread>> DeviceThread::create(Device& device,
 DeviceThread::DeviceThread(Device& device, const DeviceThreadConfig& config)
     : device_(device),
       config_(config),
-      channels_(std::make_unique<std::unique_ptr<Channel>[]>(config.max_channels)) {}
+      channels_(std::make_unique<std::unique_ptr<Channel>[]>(config.max_channels)),
+      release_after_ms_(config.release_after_ms) {}
 
 DeviceThread::~DeviceThread() {
   stop_.store(true, std::memory_order_release);
@@ -85,7 +86,7 @@ void DeviceThread::loop() {
       idle_since = 0;
       continue;
     }
-    if (config_.release_after_ms > 0) maybe_release(idle_since);
+    if (release_after_ms() > 0) maybe_release(idle_since);
     if (++idle >= config_.idle_spins && config_.idle_sleep_us > 0)
       std::this_thread::sleep_for(std::chrono::microseconds(config_.idle_sleep_us));
   }
@@ -101,7 +102,7 @@ void DeviceThread::maybe_release(uint64_t& idle_since) {
     idle_since = now;
     return;
   }
-  if (now - idle_since < uint64_t{config_.release_after_ms} * kNsPerMs) return;
+  if (now - idle_since < uint64_t{release_after_ms()} * kNsPerMs) return;
   if (Status st = device_.release(); !st) {
     fail_device(st.error());
     return;

@@ -18,7 +18,8 @@
 // back, milliseconds to hundreds). A failed release or reacquire marks the device down, as any
 // failed device call does. Only devices that can give something back (Device::releasable) and
 // only when one thread drives the device (a device with threads on several NUMA nodes is never
-// released: the service leaves release_after_ms at 0 there).
+// released: the service leaves release_after_ms at 0 there). set_release_after_ms changes it
+// while the thread runs (PolicyBalancer's energy policy turns it on for the devices it uses).
 //
 // Lifetime: create(), attach() the workers, start(). The destructor stops the thread after it
 // has run or failed every task submitted before; channels stay valid until then, so workers
@@ -98,6 +99,9 @@ class DeviceThread {
   uint64_t reacquires() const { return reacquires_.load(std::memory_order_relaxed); }
   uint64_t released_ns() const;
   bool released() const { return released_since_ns_.load(std::memory_order_acquire) != 0; }
+  // The idle time after which the device is released (0: never); starts at the config's.
+  uint32_t release_after_ms() const { return release_after_ms_.load(std::memory_order_relaxed); }
+  void set_release_after_ms(uint32_t ms) { release_after_ms_.store(ms, std::memory_order_relaxed); }
 
  private:
   struct Slot {
@@ -130,6 +134,7 @@ class DeviceThread {
   std::atomic<uint64_t> ok_{0};
   std::atomic<uint64_t> failed_{0};
   std::atomic<uint32_t> max_in_flight_{0};
+  std::atomic<uint32_t> release_after_ms_{0};
   std::atomic<uint64_t> releases_{0};
   std::atomic<uint64_t> reacquires_{0};
   std::atomic<uint64_t> released_since_ns_{0};  // task_clock_ns() at the release; 0: not released

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string_view>
 
 #include "core/shared_storage.hh"
@@ -21,6 +22,23 @@ uint32_t default_task_timeout_ms() {
   const char* end = v + std::strlen(v);
   auto [ptr, ec] = std::from_chars(v, end, ms);
   return ec == std::errc() && ptr == end && ms > 0 ? ms : kDefaultTaskTimeoutMs;
+}
+
+namespace {
+std::optional<uint32_t>& release_ms_override() {
+  static std::optional<uint32_t> ms;
+  return ms;
+}
+}  // namespace
+
+void set_device_release_ms(uint32_t ms) {
+  release_ms_override() = ms;
+}
+
+bool OffloadService::release_when_idle(size_t i, uint32_t ms) const {
+  if (threads_[i].size() != 1) return false;
+  threads_[i].front().thread->set_release_after_ms(ms);
+  return true;
 }
 
 Result<std::shared_ptr<OffloadService>> OffloadService::create() {
@@ -47,8 +65,9 @@ Result<std::shared_ptr<OffloadService>> OffloadService::create() {
                         "2-3, got '" + cpus + "'");
     pinned = list.value();
   }
-  uint32_t release_ms = 0;
-  if (const char* ms = std::getenv(kDeviceReleaseEnv); ms != nullptr && *ms != '\0') {
+  uint32_t release_ms = release_ms_override().value_or(0);
+  if (const char* ms = std::getenv(kDeviceReleaseEnv);
+      !release_ms_override() && ms != nullptr && *ms != '\0') {
     const char* end = ms + std::strlen(ms);
     auto [ptr, ec] = std::from_chars(ms, end, release_ms);
     if (ec != std::errc() || ptr != end)

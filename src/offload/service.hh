@@ -46,6 +46,9 @@ inline constexpr const char* kDeviceThreadCpusEnv = "FULCRUM_DEVICE_THREAD_CPUS"
 // (DeviceThreadConfig::release_after_ms; unset or 0: never). Not on machines with several NUMA
 // nodes (a device driven by several threads is never released).
 inline constexpr const char* kDeviceReleaseEnv = "FULCRUM_DEVICE_RELEASE_MS";
+// The same set by the command line (`fulcrum run --release-idle-ms N`), before the service is
+// built; it wins over the environment.
+void set_device_release_ms(uint32_t ms);
 uint32_t default_task_timeout_ms();
 
 struct DeviceStats {
@@ -100,6 +103,9 @@ class OffloadService {
   size_t threads(size_t i) const { return threads_[i].size(); }
   DeviceThread& thread_at(size_t i, size_t k) const { return *threads_[i][k].thread; }
   DeviceStats& stats(size_t i) const { return stats_[i]; }
+  // Device i is released after `ms` idle from now on (0: never), when one thread drives it;
+  // false when several do (a machine with several NUMA nodes: never released).
+  bool release_when_idle(size_t i, uint32_t ms) const;
 
  private:
   OffloadService() = default;

@@ -139,6 +139,7 @@ std::vector<DeviceReport> device_reports(const SharedStorage& shared) {
     d.return_us = static_cast<double>(st.return_ns.load()) / n;
     const offload::DeviceThread& t = service->thread(i);
     d.releases = t.releases();
+    d.reacquires = t.reacquires();
     d.released_s = static_cast<double>(t.released_ns()) / 1e9;
     out.push_back(std::move(d));
   }

@@ -115,7 +115,7 @@ std::string report_json(const RunReport& r) {
       << ", \"tasks_failed\": " << d.tasks_failed << ", \"task_us\": " << d.task_us
       << ", \"queue_us\": " << d.queue_us << ", \"device_us\": " << d.device_us
       << ", \"return_us\": " << d.return_us << ", \"releases\": " << d.releases
-      << ", \"released_s\": " << d.released_s << "}";
+      << ", \"reacquires\": " << d.reacquires << ", \"released_s\": " << d.released_s << "}";
   }
   o << (r.devices.empty() ? "]" : "\n  ]")
     << ",\n  \"energy\": {\"measured\": " << (r.energy.measured ? "true" : "false")
@@ -221,8 +221,11 @@ std::string report_text(const RunReport& r) {
   }
   for (const DeviceReport& d : r.devices) {
     if (d.releases == 0) continue;
-    std::snprintf(line, sizeof line, "device %s: released %llu times when idle, %.2f s released\n",
-                  d.label.c_str(), static_cast<unsigned long long>(d.releases), d.released_s);
+    std::snprintf(line, sizeof line,
+                  "device %s: released %llu times when idle, taken back %llu times, %.2f s "
+                  "released\n",
+                  d.label.c_str(), static_cast<unsigned long long>(d.releases),
+                  static_cast<unsigned long long>(d.reacquires), d.released_s);
     o << line;
   }
   if (r.energy.devices.empty()) {

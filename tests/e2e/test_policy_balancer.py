@@ -13,6 +13,10 @@ idle, 40 W loaded) and "60 % to the device, 2 batches per task" (claimed 100 Mpp
    backlog; the next one reverts) and the mix in the last window; no packet lost.
 3. Online latency: in that run the balancer timed sampled packets (p99_ns, and the profile's
    prediction for it, predicted_p99_ns, in its counters; the trace's p99_us column).
+   The energy policy releases the unused device (RELEASE_IDLE_MS 50: the light phase leaves it
+   idle for longer) and the flat-out phase takes it back; the throughput run, whose device is
+   never idle for long and whose policy leaves the release off, releases nothing.
+   `--release-idle-ms` releases the device of a CPUOnly run; a bad value is a usage error.
 4. A device index the run does not have (one emulated device here) is a configuration error
    naming the file and line: a profile point's (PolicyBalancer) and FixedFraction's DEVICE.
 No assertion is about throughput or timing.
@@ -55,7 +59,8 @@ def main():
 
     text = open(os.path.join(e2e.SOURCE_DIR, "configs", family.config)).read()
     trace = work.file("trace.txt")
-    energy = (f"PolicyBalancer({profile_file}, POLICY energy, WINDOW_MS 20, TRACE {trace})")
+    energy = (f"PolicyBalancer({profile_file}, POLICY energy, WINDOW_MS 20, RELEASE_IDLE_MS 50, "
+              f"TRACE {trace})")
     config = work.file("gen.click",
                        text.replace("DeviceOnly", energy).replace(lookup[0], lookup[1]))
     gen = (f"gen:size=64,flows=1024,dst=routes,routes={routes_file},rate=20000,"
@@ -80,6 +85,22 @@ def main():
         failures.append(f"online latency: no p99 measured or predicted: {c}")
     if not any(float(r[7]) > 0 for r in rows):
         failures.append("online latency: no window of the trace carries a p99")
+    dev = stats["devices"][0]
+    if dev["releases"] < 1 or dev["reacquires"] < 1 or dev["released_s"] <= 0:
+        failures.append(f"energy policy: the idle device not released and taken back: {dev}")
+    if policy[0]["devices"][0]["releases"] != 0:
+        failures.append(f"throughput policy released its device: {policy[0]['devices']}")
+
+    cpu_only = work.file("cpu-only.click",
+                         text.replace("DeviceOnly", "CPUOnly").replace(lookup[0], lookup[1]))
+    _, stats = e2e.run_fulcrum(work, cpu_only, [gen, "net_null0,no-rx=1"],
+                               extra=["--seconds", "0.4", "--release-idle-ms", "20"])
+    if stats is None or stats["devices"][0]["releases"] < 1:
+        failures.append(f"--release-idle-ms 20: the unused device not released: {stats}")
+    res, _ = e2e.run_fulcrum(work, cpu_only, [gen, "net_null0,no-rx=1"],
+                             extra=["--release-idle-ms", "soon"])
+    if res.returncode != 2 or "--release-idle-ms needs milliseconds" not in res.stderr:
+        failures.append(f"--release-idle-ms soon: {res.returncode} {res.stderr}")
 
     bad = profile()
     bad["points"][1]["device"] = 3

@@ -10,6 +10,11 @@
 //     coarse scan first, probes that must win by a standard error);
 //   * PolicyBalancer (the thesis' scheduler, throughput policy) on a profile of the same
 //     pipeline made in the run (CPU; w = 0.25, 0.5, 1), its steady state and mean w.
+// Each balancer runs once per pass, right after that pass of the sweep (profile, then: sweep up,
+// balancers; sweep down, balancers; sweep up, balancers): its figure is the median of its three
+// runs (the trace shown is the median run's), and beside it the paired ratio, each run over the
+// best static point of its own pass, the median of the three (`*_vs_pass_best`): on a machine
+// whose speed drifts over minutes, a balancer run is compared with the sweep it ran next to.
 // Throughput is transmitted packets per second over the second half of each run (the first half
 // is the climb, and start-up for the static points alike). Devices: the first one the backends
 // find (PoCL's OpenCL CPU device on machines without a GPU, where it shares the two cores with the
@@ -90,7 +95,7 @@ Rate steady_rate(const std::string& pipe, const std::vector<std::string>& ports,
 }
 
 struct TraceSummary {
-  double final_w = 0, mean_w_steady = 0;
+  double mean_w_steady = 0;
   size_t windows = 0;
   std::string json;  // [[time_s, w, Mpps], ...] for tools/plot_adaptive.py
 };
@@ -110,7 +115,6 @@ TraceSummary read_trace(const std::string& path) {
   s.json = array(rows, " ");
   s.windows = tw.size();
   if (tw.empty()) return s;
-  s.final_w = tw.back().second;
   double sum = 0;
   size_t n = 0;
   for (const auto& [time, frac] : tw)
@@ -153,6 +157,47 @@ struct Point {
   double ratio = 0;         // adaptive over the best static point
   double policy_ratio = 0;  // PolicyBalancer over the best static point
   double scan_ratio = 0;    // AdaptiveBalancer(SCAN 4, MARGIN 1) over the best static point
+  // The same, each run over the best static point of its own pass, the median of the passes.
+  double paired = 0, scan_paired = 0, policy_paired = 0;
+};
+
+// One balancer's runs, one per pass: each next to that pass of the static sweep, so that the
+// machine's drift over minutes hits both sides of the comparison alike.
+struct BalancerRuns {
+  std::vector<double> mpps;
+  std::vector<double> pass_ratio;  // its rate over the best static point of the same pass
+  std::vector<double> w;           // mean offloaded share over the run's second half
+  std::vector<size_t> windows;     // observation windows, per run
+  std::vector<std::string> trace;  // AdaptiveBalancer's trace (JSON), per run
+  bool balanced = true;
+
+  void add(const Rate& r, double pass_best, double mean_w, size_t run_windows,
+           std::string trace_json = "[]") {
+    mpps.push_back(r.mpps);
+    pass_ratio.push_back(pass_best > 0 ? r.mpps / pass_best : 0);
+    w.push_back(mean_w);
+    windows.push_back(run_windows);
+    trace.push_back(std::move(trace_json));
+    balanced &= r.balanced;
+  }
+  // The run whose rate is the median (the upper one, as core/median.hh).
+  size_t median_run() const {
+    std::vector<size_t> order(mpps.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return mpps[a] < mpps[b]; });
+    return order.empty() ? 0 : order[order.size() / 2];
+  }
+  double median_mpps() const { return mpps.empty() ? 0 : mpps[median_run()]; }
+  double median_w() const { return w.empty() ? 0 : w[median_run()]; }
+  size_t median_windows() const { return windows.empty() ? 0 : windows[median_run()]; }
+  const std::string& median_trace() const { return trace[median_run()]; }
+  // Each run against its own pass's best static point, the median over the passes.
+  double paired_ratio() const { return median(pass_ratio); }
+  std::string mpps_json() const {
+    std::vector<std::string> each;
+    for (double m : mpps) each.push_back(fmt(m));
+    return array(each, " ");
+  }
 };
 
 Point point(const App& app, const Files& f, uint32_t size, const Profile& p, int device,
@@ -164,11 +209,36 @@ Point point(const App& app, const Files& f, uint32_t size, const Profile& p, int
                       : bench::pipeline(tmpl, files, balancer, aggregate);
   };
   const std::string dev = ", DEVICE " + std::to_string(device);
+  const std::string stem =
+      ctx.dir + "/adaptive-" + p.name + "-" + app.name + "-" + std::to_string(size);
   const double point_s = ctx.seconds * kPointShare;
+  const double adaptive_s = std::max(kMinAdaptiveS, ctx.seconds * kAdaptiveShare);
+
+  // PolicyBalancer (throughput policy) on a profile of the same pipeline made first: the CPU
+  // alone and w = 0.25, 0.5, 1 on this device, flat out, AGGREGATE 32.
+  RunOptions base;
+  base.pipeline_file = "adaptive.click";
+  base.pipeline_text = pipeline(app.offload, f, kCpuOnly, kAggregate);
+  base.ports = ports;
+  ProfileSweep sweep;
+  sweep.fractions = {0.25, 0.5, 1};
+  sweep.aggregates = {kAggregate};
+  sweep.rates.clear();
+  sweep.seconds = ctx.seconds * kProfileShare;
+  sweep.devices = {device};
+  Result<fulcrum::Profile> profile = profile_pipeline(base, sweep);
+  const std::string profile_file = stem + ".profile.json";
+  const bool have_profile = profile && write_profile(profile.value(), profile_file);
+  if (!have_profile)
+    std::fprintf(stderr, "bench: adaptive %s %s: profile: %s\n", p.name, app.name,
+                 profile ? "cannot write it" : profile.error().c_str());
+
   std::vector<std::vector<double>> passes(kFractionSteps + 1);
   bool balanced = true;
   double best_single = 0;
-  for (int pass = 0; pass < kStaticPasses; ++pass)
+  BalancerRuns nba, scan, policy;
+  for (int pass = 0; pass < kStaticPasses; ++pass) {
+    double pass_best = 0;
     for (int i = 0; i <= kFractionSteps; ++i) {
       const int step = pass % 2 == 0 ? i : kFractionSteps - i;
       const double w = static_cast<double>(step) / kFractionSteps;
@@ -177,8 +247,36 @@ Point point(const App& app, const Files& f, uint32_t size, const Profile& p, int
                       ports, point_s);
       balanced &= r.balanced;
       best_single = std::max(best_single, r.mpps);
+      pass_best = std::max(pass_best, r.mpps);
       passes[step].push_back(r.mpps);
     }
+    const std::string n = std::to_string(pass);
+    // AdaptiveBalancer with `args` after its window and device, traced into stem + `suffix`.
+    const auto climb = [&](const std::string& args, const std::string& suffix, BalancerRuns& out) {
+      const std::string trace = stem + suffix + n;
+      const Rate r = steady_rate(pipeline(app.offload, f,
+                                          "AdaptiveBalancer(WINDOW_MS " + fmt(kWindowMs) + dev +
+                                              args + ", TRACE \"" + trace + "\")",
+                                          kAggregate),
+                                 ports, adaptive_s);
+      TraceSummary t = read_trace(trace);
+      out.add(r, pass_best, t.mean_w_steady, t.windows, std::move(t.json));
+    };
+    climb("", ".trace", nba);
+    // Beyond NBA: the same climb after a coarse scan, probes winning by a margin (SCAN, MARGIN).
+    climb(", SCAN 4, MARGIN 1", ".scan.trace", scan);
+    if (have_profile) {
+      const std::string ptrace = stem + ".policy.trace" + n;
+      const Rate r = steady_rate(pipeline(app.offload, f,
+                                          "PolicyBalancer(\"" + profile_file +
+                                              "\", POLICY throughput, TRACE \"" + ptrace + "\")",
+                                          kAggregate),
+                                 ports, adaptive_s);
+      const auto [w, windows] = policy_trace_w(ptrace);
+      policy.add(r, pass_best, w, windows);
+    }
+  }
+  balanced &= nba.balanced && scan.balanced && policy.balanced;
   std::vector<std::string> rows;
   std::vector<double> static_mpps;
   double best = 0, best_w = 0;
@@ -195,69 +293,27 @@ Point point(const App& app, const Files& f, uint32_t size, const Profile& p, int
                        .done());
     static_mpps.push_back(mid);
   }
-  const std::string stem =
-      ctx.dir + "/adaptive-" + p.name + "-" + app.name + "-" + std::to_string(size);
-  const double adaptive_s = std::max(kMinAdaptiveS, ctx.seconds * kAdaptiveShare);
-  // AdaptiveBalancer with `args` after its window and device, traced into stem + `suffix`.
-  const auto climb = [&](const std::string& args, const std::string& suffix) {
-    const std::string trace = stem + suffix;
-    const Rate r = steady_rate(pipeline(app.offload, f,
-                                        "AdaptiveBalancer(WINDOW_MS " + fmt(kWindowMs) + dev +
-                                            args + ", TRACE \"" + trace + "\")",
-                                        kAggregate),
-                               ports, adaptive_s);
-    balanced &= r.balanced;
-    return std::pair{r, read_trace(trace)};
+  const auto over_best = [&](const BalancerRuns& b) {
+    return best > 0 ? b.median_mpps() / best : 0;
   };
-  const auto [a, t] = climb("", ".trace");
-  const double ratio = best > 0 ? a.mpps / best : 0;
-  // The static curve (same run) at the w the balancer settled at, over its best: where the
+  // The static curve (same run) at the w a balancer settled at, over its best: where the
   // balancer operates, judged without the noise of comparing separate runs' rates.
-  const double point_ratio = curve_at(static_mpps, t.mean_w_steady, best);
-  // Beyond NBA: the same climb after a coarse scan, probes winning by a margin (SCAN, MARGIN).
-  const auto [sc, st] = climb(", SCAN 4, MARGIN 1", ".scan.trace");
-  const double scan_ratio = best > 0 ? sc.mpps / best : 0;
-
-  // PolicyBalancer (throughput policy) on a profile of the same pipeline made now: the CPU
-  // alone and w = 0.25, 0.5, 1 on this device, flat out, AGGREGATE 32.
-  RunOptions base;
-  base.pipeline_file = "adaptive.click";
-  base.pipeline_text = pipeline(app.offload, f, kCpuOnly, kAggregate);
-  base.ports = ports;
-  ProfileSweep sweep;
-  sweep.fractions = {0.25, 0.5, 1};
-  sweep.aggregates = {kAggregate};
-  sweep.rates.clear();
-  sweep.seconds = ctx.seconds * kProfileShare;
-  sweep.devices = {device};
-  Rate pol;
-  double policy_w = 0;
-  size_t policy_windows = 0;
-  Result<fulcrum::Profile> profile = profile_pipeline(base, sweep);
-  if (profile && write_profile(profile.value(), stem + ".profile.json")) {
-    const std::string ptrace = stem + ".policy.trace";
-    pol = steady_rate(pipeline(app.offload, f,
-                               "PolicyBalancer(\"" + stem + ".profile.json\", POLICY throughput, " +
-                                   "TRACE \"" + ptrace + "\")",
-                               kAggregate),
-                      ports, adaptive_s);
-    balanced &= pol.balanced;
-    std::tie(policy_w, policy_windows) = policy_trace_w(ptrace);
-  } else {
-    std::fprintf(stderr, "bench: adaptive %s %s: profile: %s\n", p.name, app.name,
-                 profile ? "cannot write it" : profile.error().c_str());
-  }
-  const double policy_ratio = best > 0 ? pol.mpps / best : 0;
-  const double policy_curve = curve_at(static_mpps, policy_w, best);
+  const auto curve = [&](const BalancerRuns& b) {
+    return curve_at(static_mpps, b.median_w(), best);
+  };
+  const double ratio = over_best(nba), scan_ratio = over_best(scan),
+               policy_ratio = over_best(policy);
   std::fprintf(stderr,
                "bench: adaptive %s %s %u B: best static %.3f Mpps at w=%.1f, adaptive %.3f Mpps "
-               "(%.1f %%) settling at w~%.2f (static curve there: %.1f %% of best); with SCAN "
-               "4, MARGIN 1 %.3f Mpps (%.1f %%) at w~%.2f (curve there: %.1f %%); policy "
-               "%.3f Mpps (%.1f %%) at w~%.2f (curve there: %.1f %%)\n",
-               p.name, app.name, size, best, best_w, a.mpps, ratio * 100, t.mean_w_steady,
-               point_ratio * 100, sc.mpps, scan_ratio * 100, st.mean_w_steady,
-               curve_at(static_mpps, st.mean_w_steady, best) * 100, pol.mpps, policy_ratio * 100,
-               policy_w, policy_curve * 100);
+               "(%.1f %%; paired by pass %.1f %%) settling at w~%.2f (static curve there: %.1f "
+               "%% of best); with SCAN 4, MARGIN 1 %.3f Mpps (%.1f %%; paired %.1f %%) at w~%.2f "
+               "(curve there: %.1f %%); policy %.3f Mpps (%.1f %%; paired %.1f %%) at w~%.2f "
+               "(curve there: %.1f %%)\n",
+               p.name, app.name, size, best, best_w, nba.median_mpps(), ratio * 100,
+               nba.paired_ratio() * 100, nba.median_w(), curve(nba) * 100, scan.median_mpps(),
+               scan_ratio * 100, scan.paired_ratio() * 100, scan.median_w(), curve(scan) * 100,
+               policy.median_mpps(), policy_ratio * 100, policy.paired_ratio() * 100,
+               policy.median_w(), curve(policy) * 100);
   return {Obj()
               .str("app", app.name)
               .count("frame_bytes", size)
@@ -265,28 +321,37 @@ Point point(const App& app, const Files& f, uint32_t size, const Profile& p, int
               .num("best_static_mpps", best)
               .num("best_static_fraction", best_w)
               .num("best_single_static_mpps", best_single)
-              .num("adaptive_mpps", a.mpps)
+              .num("adaptive_mpps", nba.median_mpps())
+              .raw("adaptive_passes_mpps", nba.mpps_json())
               .num("adaptive_vs_best_static", ratio)
-              .num("adaptive_mean_fraction_steady", t.mean_w_steady)
-              .num("static_curve_at_adaptive_fraction_vs_best", point_ratio)
-              .num("adaptive_final_fraction", t.final_w)
-              .count("adaptive_windows", t.windows)
+              .num("adaptive_vs_pass_best", nba.paired_ratio())
+              .num("adaptive_mean_fraction_steady", nba.median_w())
+              .num("static_curve_at_adaptive_fraction_vs_best", curve(nba))
+              .count("adaptive_windows", nba.median_windows())
               .num("adaptive_seconds", adaptive_s)
-              .raw("trace", t.json)
-              .num("scan_mpps", sc.mpps)
+              .raw("trace", nba.median_trace())
+              .num("scan_mpps", scan.median_mpps())
+              .raw("scan_passes_mpps", scan.mpps_json())
               .num("scan_vs_best_static", scan_ratio)
-              .num("scan_mean_fraction_steady", st.mean_w_steady)
-              .num("static_curve_at_scan_fraction_vs_best",
-                   curve_at(static_mpps, st.mean_w_steady, best))
-              .raw("scan_trace", st.json)
-              .num("policy_mpps", pol.mpps)
+              .num("scan_vs_pass_best", scan.paired_ratio())
+              .num("scan_mean_fraction_steady", scan.median_w())
+              .num("static_curve_at_scan_fraction_vs_best", curve(scan))
+              .raw("scan_trace", scan.median_trace())
+              .num("policy_mpps", policy.median_mpps())
+              .raw("policy_passes_mpps", policy.mpps_json())
               .num("policy_vs_best_static", policy_ratio)
-              .num("policy_mean_fraction_steady", policy_w)
-              .num("static_curve_at_policy_fraction_vs_best", policy_curve)
-              .count("policy_windows", policy_windows)
+              .num("policy_vs_pass_best", policy.paired_ratio())
+              .num("policy_mean_fraction_steady", policy.median_w())
+              .num("static_curve_at_policy_fraction_vs_best", curve(policy))
+              .count("policy_windows", policy.median_windows())
               .raw("balanced", balanced ? "true" : "false")
               .done(),
-          ratio, policy_ratio, scan_ratio};
+          ratio,
+          policy_ratio,
+          scan_ratio,
+          nba.paired_ratio(),
+          scan.paired_ratio(),
+          policy.paired_ratio()};
 }
 
 std::string adaptive(const BenchContext& ctx) {
@@ -295,7 +360,7 @@ std::string adaptive(const BenchContext& ctx) {
   offload::set_emulated_devices({});
   const size_t real = offload::discover_devices().size();
   std::vector<std::string> profiles;
-  std::vector<double> ratios, scan_ratios;
+  std::vector<double> ratios, scan_ratios, paired, scan_paired, policy_paired;
   for (const Profile& p : kProfiles) {
     if (!bench_selected("FULCRUM_BENCH_PROFILES", p.name)) continue;
     std::string label;
@@ -329,6 +394,9 @@ std::string adaptive(const BenchContext& ctx) {
         apps.push_back(std::move(pt.json));
         ratios.push_back(pt.ratio);
         scan_ratios.push_back(pt.scan_ratio);
+        paired.push_back(pt.paired);
+        scan_paired.push_back(pt.scan_paired);
+        policy_paired.push_back(pt.policy_paired);
       }
     }
     profiles.push_back(Obj()
@@ -359,6 +427,12 @@ std::string adaptive(const BenchContext& ctx) {
       .num("adaptive_vs_best_static_mean", mean_of(ratios))
       .num("scan_vs_best_static_min", min_of(scan_ratios))
       .num("scan_vs_best_static_mean", mean_of(scan_ratios))
+      .num("adaptive_vs_pass_best_min", min_of(paired))
+      .num("adaptive_vs_pass_best_mean", mean_of(paired))
+      .num("scan_vs_pass_best_min", min_of(scan_paired))
+      .num("scan_vs_pass_best_mean", mean_of(scan_paired))
+      .num("policy_vs_pass_best_min", min_of(policy_paired))
+      .num("policy_vs_pass_best_mean", mean_of(policy_paired))
       .raw("profiles", array(profiles, "\n    "))
       .done();
 }

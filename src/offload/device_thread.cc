@@ -122,6 +122,18 @@ bool DeviceThread::reacquire() {
   return true;
 }
 
+void DeviceThread::end_busy(uint64_t now) {
+  const uint64_t since = busy_since_ns_.exchange(0, std::memory_order_acq_rel);
+  if (since != 0 && now > since) busy_total_ns_.fetch_add(now - since, std::memory_order_relaxed);
+}
+
+uint64_t DeviceThread::busy_ns() const {
+  const uint64_t since = busy_since_ns_.load(std::memory_order_acquire);
+  const uint64_t now = task_clock_ns();
+  return busy_total_ns_.load(std::memory_order_relaxed) +
+         (since != 0 && now > since ? now - since : 0);
+}
+
 uint64_t DeviceThread::released_ns() const {
   const uint64_t since = released_since_ns_.load(std::memory_order_acquire);
   return released_total_ns_.load(std::memory_order_relaxed) +
@@ -156,6 +168,7 @@ bool DeviceThread::poll_slots() {
     s.task = nullptr;
     --in_flight_;
     t->finished_ns = task_clock_ns();
+    if (in_flight_ == 0) end_busy(t->finished_ns);
     complete(t, TaskStatus::kOk);
     any = true;
   }
@@ -178,6 +191,8 @@ bool DeviceThread::start_tasks() {
     s.task = t;
     ++in_flight_;
     t->started_ns = task_clock_ns();
+    if (in_flight_ == 1)
+      busy_since_ns_.store(std::max<uint64_t>(t->started_ns, 1), std::memory_order_release);
     if (in_flight_ > max_in_flight_.load(std::memory_order_relaxed))
       max_in_flight_.store(in_flight_, std::memory_order_relaxed);
     if (Status st = s.exec->start(*t); !st) {
@@ -214,6 +229,7 @@ void DeviceThread::fail_device(const std::string& error) {
     complete(s.task, TaskStatus::kFailed, why);
     s.task = nullptr;
   }
+  if (in_flight_ != 0) end_busy(task_clock_ns());
   in_flight_ = 0;
   while (!pending_.empty()) {
     complete(pending_.front(), TaskStatus::kFailed, why);

@@ -94,6 +94,10 @@ class DeviceThread {
   uint64_t tasks_failed() const { return failed_.load(std::memory_order_relaxed); }
   // The most tasks that were on the device at the same time.
   uint32_t max_in_flight() const { return max_in_flight_.load(std::memory_order_relaxed); }
+  // The time at least one task was on the device (the union of the tasks' spans, from start to
+  // the poll that saw it done) up to now: tasks overlap on the device's queues, so the sum of
+  // their times overstates how long the device worked.
+  uint64_t busy_ns() const;
   // Releases of the device, reacquisitions, and the time it spent released up to now.
   uint64_t releases() const { return releases_.load(std::memory_order_relaxed); }
   uint64_t reacquires() const { return reacquires_.load(std::memory_order_relaxed); }
@@ -121,6 +125,8 @@ class DeviceThread {
   void maybe_release(uint64_t& idle_since);
   // Takes a released device back before a task starts; false when that failed (device down).
   bool reacquire();
+  // The busy spell ends at `now` (the last task on the device finished or failed).
+  void end_busy(uint64_t now);
 
   Device& device_;
   DeviceThreadConfig config_;
@@ -134,6 +140,8 @@ class DeviceThread {
   std::atomic<uint64_t> ok_{0};
   std::atomic<uint64_t> failed_{0};
   std::atomic<uint32_t> max_in_flight_{0};
+  std::atomic<uint64_t> busy_since_ns_{0};  // start of the busy spell in progress; 0: idle
+  std::atomic<uint64_t> busy_total_ns_{0};  // busy spells that have ended
   std::atomic<uint32_t> release_after_ms_{0};
   std::atomic<uint64_t> releases_{0};
   std::atomic<uint64_t> reacquires_{0};

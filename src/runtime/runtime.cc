@@ -82,7 +82,6 @@ EnergyReport energy_report(const RaplMeter& rapl, const std::vector<uint64_t>& f
                            const std::vector<std::pair<size_t, std::string>>& cuda,
                            const std::vector<NvmlMeter::Reading>& gpu, const EnergyModel& model,
                            const RunReport& r) {
-  constexpr double kUsPerS = 1e6;
   EnergyInputs in;
   in.seconds = r.duration_s;
   in.bytes_out = r.bytes_out;
@@ -101,7 +100,7 @@ EnergyReport energy_report(const RaplMeter& rapl, const std::vector<uint64_t>& f
     dev.backend = d.backend;
     dev.on_host = d.on_host;
     dev.on_s = d.on_s;
-    dev.busy_s = static_cast<double>(d.tasks_ok) * d.device_us / kUsPerS;
+    dev.busy_s = d.busy_s;
     dev.packets = d.packets;
     dev.source = "not a CUDA device (NVML measures NVIDIA GPUs only)";
     for (size_t k = 0; k < cuda.size() && k < gpu.size(); ++k) {
@@ -140,6 +139,8 @@ std::vector<DeviceReport> device_reports(const SharedStorage& shared) {
     const offload::DeviceThread& t = service->thread(i);
     d.releases = t.releases();
     d.reacquires = t.reacquires();
+    for (size_t k = 0; k < service->threads(i); ++k)
+      d.busy_s += static_cast<double>(service->thread_at(i, k).busy_ns()) / 1e9;
     d.released_s = static_cast<double>(t.released_ns()) / 1e9;
     out.push_back(std::move(d));
   }

@@ -114,8 +114,9 @@ std::string report_json(const RunReport& r) {
       << ", \"packets\": " << d.packets << ", \"tasks_ok\": " << d.tasks_ok
       << ", \"tasks_failed\": " << d.tasks_failed << ", \"task_us\": " << d.task_us
       << ", \"queue_us\": " << d.queue_us << ", \"device_us\": " << d.device_us
-      << ", \"return_us\": " << d.return_us << ", \"releases\": " << d.releases
-      << ", \"reacquires\": " << d.reacquires << ", \"released_s\": " << d.released_s << "}";
+      << ", \"return_us\": " << d.return_us << ", \"busy_s\": " << d.busy_s
+      << ", \"releases\": " << d.releases << ", \"reacquires\": " << d.reacquires
+      << ", \"released_s\": " << d.released_s << "}";
   }
   o << (r.devices.empty() ? "]" : "\n  ]")
     << ",\n  \"energy\": {\"measured\": " << (r.energy.measured ? "true" : "false")

@@ -96,6 +96,9 @@ struct DeviceReport {
   uint64_t batches = 0, packets = 0, tasks_ok = 0, tasks_failed = 0;
   double task_us = 0, queue_us = 0, device_us = 0, return_us = 0;
   double on_s = 0;  // 40 ms windows in which a task completed (DeviceStats::on_windows), seconds
+  // Time at least one task was on the device (DeviceThread::busy_ns, summed over its threads):
+  // tasks overlap on its queues, so tasks_ok x device_us overstates it.
+  double busy_s = 0;
   // Releases of the idle device (--release-idle-ms, PolicyBalancer's energy policy;
   // Device::release), the next tasks' takings back, and its time released during the run.
   uint64_t releases = 0, reacquires = 0;

@@ -127,8 +127,7 @@ Result<ProfilePoint> measure(const RunOptions& base, const ProfileSweep& sweep, 
     return p;
   }
   double busy = 0;
-  for (const DeviceReport& d : rep.devices)
-    busy += static_cast<double>(d.tasks_ok) * d.device_us * 1e-6;
+  for (const DeviceReport& d : rep.devices) busy += d.busy_s;
   busy = rep.duration_s > 0 ? std::min(1.0, busy / rep.duration_s) : 0;
   const DevicePower* device =
       c.fraction > 0 ? &sweep.energy.for_device(c.backend, c.on_host) : nullptr;

@@ -423,6 +423,29 @@ TEST(OffloadDeviceThread, ReleaseCanBeTurnedOnWhileTheThreadRuns) {
   EXPECT_EQ(dt.value()->releases(), 1u);
 }
 
+// Another thread may take the device back (an element's upload or allocation while the device
+// thread holds it released): the released spell ends there, it does not go on counting.
+TEST(OffloadDeviceThread, ATakingBackByAnotherThreadEndsTheReleasedSpell) {
+  const ReleaseDevice rd;
+  Device* dev = rd.get();
+  ASSERT_NE(dev, nullptr);
+  if (!dev->releasable()) GTEST_SKIP() << dev->label() << " has nothing to release";
+  DeviceThreadConfig cfg;
+  cfg.release_after_ms = 1;
+  auto dt = DeviceThread::create(*dev, cfg);
+  ASSERT_TRUE(dt.ok()) << dt.error();
+  dt.value()->start();
+  ASSERT_TRUE(wait_until([&] { return dt.value()->released(); })) << "never released";
+  dt.value()->set_release_after_ms(0);  // no second release while the spell's end is checked
+  ASSERT_TRUE(dev->reacquire().ok());
+  ASSERT_TRUE(wait_until([&] { return !dt.value()->released(); })) << "spell never ended";
+  EXPECT_EQ(dt.value()->reacquires(), 1u);
+  const uint64_t spent = dt.value()->released_ns();
+  EXPECT_GT(spent, 0u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(dt.value()->released_ns(), spent) << "still counting after the device came back";
+}
+
 TEST(OffloadDeviceThread, BuffersAndQueuesKeepTheirContentsAcrossARelease) {
   const ReleaseDevice rd;
   Device* dev = rd.get();

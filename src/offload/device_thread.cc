@@ -86,6 +86,8 @@ void DeviceThread::loop() {
       idle_since = 0;
       continue;
     }
+    // Taken back by another thread (an element's upload or allocation): the spell ends.
+    if (released() && !device_.released()) end_release();
     if (release_after_ms() > 0) maybe_release(idle_since);
     if (++idle >= config_.idle_spins && config_.idle_sleep_us > 0)
       std::this_thread::sleep_for(std::chrono::microseconds(config_.idle_sleep_us));
@@ -116,10 +118,15 @@ bool DeviceThread::reacquire() {
     fail_device(st.error());
     return false;
   }
+  end_release();
+  return true;
+}
+
+void DeviceThread::end_release() {
   const uint64_t since = released_since_ns_.exchange(0, std::memory_order_acq_rel);
+  if (since == 0) return;
   released_total_ns_.fetch_add(task_clock_ns() - since, std::memory_order_relaxed);
   reacquires_.fetch_add(1, std::memory_order_relaxed);
-  return true;
 }
 
 void DeviceThread::end_busy(uint64_t now) {

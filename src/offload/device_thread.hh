@@ -98,7 +98,8 @@ class DeviceThread {
   // the poll that saw it done) up to now: tasks overlap on the device's queues, so the sum of
   // their times overstates how long the device worked.
   uint64_t busy_ns() const;
-  // Releases of the device, reacquisitions, and the time it spent released up to now.
+  // Releases of the device, reacquisitions (by this thread before a task, or by another thread
+  // that needed the device: an upload, an allocation), and the time it spent released up to now.
   uint64_t releases() const { return releases_.load(std::memory_order_relaxed); }
   uint64_t reacquires() const { return reacquires_.load(std::memory_order_relaxed); }
   uint64_t released_ns() const;
@@ -125,6 +126,8 @@ class DeviceThread {
   void maybe_release(uint64_t& idle_since);
   // Takes a released device back before a task starts; false when that failed (device down).
   bool reacquire();
+  // The released spell ends (the device was taken back, by this thread or another).
+  void end_release();
   // The busy spell ends at `now` (the last task on the device finished or failed).
   void end_busy(uint64_t now);
 

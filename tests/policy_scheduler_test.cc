@@ -196,6 +196,34 @@ TEST(PolicyScheduler, AWrongProfileIsLearnedAndTheNextBestTaken) {
   EXPECT_EQ(s.switches(), 1u);
 }
 
+TEST(PolicyScheduler, TheCpuAloneLearnsItsRateWithoutGrowingABatch) {
+  // The CPU alone is profiled at 2.0 Mpps, the device alone at 1.8. While the CPU carries what
+  // its profile says (±5 % noise), flat out, nothing is learned. Then it does 1.4 (the host got
+  // slower): two backlogged windows short of the profile (CPU_PERSIST) and it learns their mean,
+  // with no batch growth (the CPU alone has no device batch), and the device alone, now 1.29x
+  // the CPU's learned rate, takes over in the next window.
+  Profile profile;
+  profile.points = {point(0, 0, 1, 2.0, 60, 40, 30), point(0, 1, 8, 1.8, 300, 100, 55)};
+  double cpu = 2.0;
+  PolicyConfig c = config(Policy::kThroughput);
+  PolicyScheduler s(profile, c);
+  Driver run(
+      s, [&](size_t i, uint32_t) { return (i == 0 ? cpu : 1.8) * kMpps; }, 8);
+  run.windows(50, 4 * kMpps);
+  EXPECT_EQ(s.current_index(), 0u);
+  EXPECT_EQ(s.learned(), 0u);
+  cpu = 1.4;
+  run.window(4 * kMpps);
+  EXPECT_EQ(s.learned(), 0u) << "one window is not enough";
+  run.window(4 * kMpps);
+  EXPECT_EQ(s.learned(), 1u);
+  EXPECT_NEAR(s.profile().points[0].throughput_pps, 1.4 * kMpps, 0.07 * kMpps);
+  run.window(4 * kMpps);
+  EXPECT_EQ(s.current_index(), 1u);
+  EXPECT_EQ(s.grows(), 0u);
+  EXPECT_EQ(s.switches(), 1u);
+}
+
 TEST(PolicyScheduler, FlatOutAmongPointsWithinNoiseItHoldsOne) {
   // Four points profiled within 8 % of each other (2.00-2.15 Mpps), each carrying 1.95 on this
   // machine, flat out: the scheduler holds the point it has (at most one move, and one rate

@@ -28,6 +28,8 @@ PolicyScheduler::PolicyScheduler(Profile profile, const PolicyConfig& config)
 
 void PolicyScheduler::switch_to(size_t index) {
   current_ = index;
+  short_windows_ = 0;
+  short_sum_ = 0;
   aggregate_ = std::min(current().aggregate, max_aggregate_);
   alpha_ = config_.alpha;
   beta_ = config_.beta;
@@ -150,7 +152,9 @@ bool PolicyScheduler::step1(const BalanceWindow& w, bool at_capacity) {
 
 void PolicyScheduler::step3(const BalanceWindow& w, bool at_capacity) {
   const double expected = current().throughput_pps;
-  if (at_capacity && w.rate_pps < expected * (1 - config_.delta)) {
+  const bool short_of_profile = at_capacity && w.rate_pps < expected * (1 - config_.delta);
+  if (current().fraction == 0) return cpu_alone(w, short_of_profile);
+  if (short_of_profile) {
     if (shrunk_) {
       // Backlogged right after a shrink: it went too far for the rate carried before it.
       too_small_ = aggregate_;
@@ -182,6 +186,20 @@ void PolicyScheduler::step3(const BalanceWindow& w, bool at_capacity) {
   if (at_capacity) return end_tuning(w, at_capacity);
   alpha_ = config_.alpha;
   beta_ = config_.beta;
+}
+
+void PolicyScheduler::cpu_alone(const BalanceWindow& w, bool short_of_profile) {
+  if (!short_of_profile) {
+    short_windows_ = 0;
+    short_sum_ = 0;
+    return;
+  }
+  short_sum_ += w.rate_pps;
+  if (++short_windows_ < config_.cpu_persist) return;
+  profile_.points[current_].throughput_pps = short_sum_ / short_windows_;
+  ++learned_;
+  short_windows_ = 0;
+  short_sum_ = 0;
 }
 
 void PolicyScheduler::end_tuning(const BalanceWindow& w, bool at_capacity) {

@@ -199,7 +199,7 @@ TEST(PolicyScheduler, AWrongProfileIsLearnedAndTheNextBestTaken) {
 TEST(PolicyScheduler, TheCpuAloneLearnsItsRateWithoutGrowingABatch) {
   // The CPU alone is profiled at 2.0 Mpps, the device alone at 1.8. While the CPU carries what
   // its profile says (±5 % noise), flat out, nothing is learned. Then it does 1.4 (the host got
-  // slower): two backlogged windows short of the profile (CPU_PERSIST) and it learns their mean,
+  // slower): two backlogged windows short of the profile (LEARN_PERSIST) and it learns their mean,
   // with no batch growth (the CPU alone has no device batch), and the device alone, now 1.29x
   // the CPU's learned rate, takes over in the next window.
   Profile profile;
@@ -222,6 +222,32 @@ TEST(PolicyScheduler, TheCpuAloneLearnsItsRateWithoutGrowingABatch) {
   EXPECT_EQ(s.current_index(), 1u);
   EXPECT_EQ(s.grows(), 0u);
   EXPECT_EQ(s.switches(), 1u);
+}
+
+TEST(PolicyScheduler, OneShortWindowAtTheLargestBatchRewritesNothing) {
+  // The device alone at its largest batch, flat out, carries its profiled 2.0 Mpps. One window
+  // 15 % low (a noisy host) teaches nothing; LEARN_PERSIST (2) such windows in a row do, their
+  // mean.
+  Profile profile;
+  profile.points = {point(0, 0, 1, 1.0, 60, 40, 30), point(0, 1, 32, 2.0, 300, 100, 55)};
+  PolicyScheduler s(profile, config(Policy::kThroughput));
+  ASSERT_EQ(s.current_index(), 1u);
+  const auto window = [&](double mpps) {
+    BalanceWindow w;
+    w.full_share = 1;
+    w.rate_pps = mpps * kMpps;
+    s.observe(w);
+  };
+  for (int i = 0; i < 10; ++i) window(2.0);
+  window(1.7);
+  for (int i = 0; i < 10; ++i) window(2.0);
+  EXPECT_EQ(s.learned(), 0u);
+  EXPECT_EQ(s.grows(), 0u);
+  window(1.6);
+  window(1.5);
+  EXPECT_EQ(s.learned(), 1u);
+  EXPECT_NEAR(s.profile().points[1].throughput_pps, 1.55 * kMpps, 1);
+  EXPECT_EQ(s.current_index(), 1u);  // still the fastest point
 }
 
 TEST(PolicyScheduler, FlatOutAmongPointsWithinNoiseItHoldsOne) {

@@ -40,9 +40,9 @@ Status PolicyBalancer::configure(Args& args) {
       .key("RELEASE_IDLE_MS", release_idle_ms_,
            "release the profile's devices after this many ms with nothing to do, 0: never "
            "(-1: 1000 with POLICY energy, else the run's --release-idle-ms)")
-      .key("CPU_PERSIST", policy_.cpu_persist,
-           "backlogged windows in a row short of the CPU point's profile before it learns "
-           "their rate")
+      .key("LEARN_PERSIST", policy_.learn_persist,
+           "backlogged windows in a row short of the profile, with no device batch left to "
+           "grow, before the point learns their mean rate")
       .key("SEED", seed, "seed of the per-batch draw")
       .key("TRACE", trace_file_,
            "file: every window as \"time_s rate_pps full_share fraction device aggregate "
@@ -67,7 +67,7 @@ Status PolicyBalancer::configure(Args& args) {
     return args.error("HEADROOM must be in (0, 1]");
   if (policy_.latency_persist < 1) return args.error("LATENCY_PERSIST must be at least 1");
   if (policy_.size_persist < 1) return args.error("SIZE_PERSIST must be at least 1");
-  if (policy_.cpu_persist < 1) return args.error("CPU_PERSIST must be at least 1");
+  if (policy_.learn_persist < 1) return args.error("LEARN_PERSIST must be at least 1");
   if (release_idle_ms_ < -1 || release_idle_ms_ > UINT32_MAX)
     return args.error("RELEASE_IDLE_MS must be milliseconds >= 0 (or -1: the policy's default)");
   if (release_idle_ms_ == -1 && policy_.policy == Policy::kEnergy)

@@ -152,30 +152,35 @@ bool PolicyScheduler::step1(const BalanceWindow& w, bool at_capacity) {
 
 void PolicyScheduler::step3(const BalanceWindow& w, bool at_capacity) {
   const double expected = current().throughput_pps;
-  const bool short_of_profile = at_capacity && w.rate_pps < expected * (1 - config_.delta);
-  if (current().fraction == 0) return cpu_alone(w, short_of_profile);
-  if (short_of_profile) {
-    if (shrunk_) {
-      // Backlogged right after a shrink: it went too far for the rate carried before it.
-      too_small_ = aggregate_;
-      too_small_rate_ = carried_;
+  const bool cpu = current().fraction == 0;  // no device batch to grow or shrink
+  if (at_capacity && w.rate_pps < expected * (1 - config_.delta)) {
+    if (!cpu) {
+      if (shrunk_) {
+        // Backlogged right after a shrink: it went too far for the rate carried before it.
+        too_small_ = aggregate_;
+        too_small_rate_ = carried_;
+      }
+      shrunk_ = false;
+      if (aggregate_ < max_aggregate_) {
+        aggregate_ =
+            std::min(max_aggregate_, static_cast<uint32_t>(std::ceil(aggregate_ * alpha_)));
+        beta_ = 1 + (alpha_ - 1) / 2;
+        tuning_ = true;
+        ++grows_;
+        return;
+      }
     }
-    shrunk_ = false;
-    if (aggregate_ < max_aggregate_) {
-      aggregate_ = std::min(max_aggregate_, static_cast<uint32_t>(std::ceil(aggregate_ * alpha_)));
-      beta_ = 1 + (alpha_ - 1) / 2;
-      tuning_ = true;
-      ++grows_;
-      return;
-    }
+    return learn_when_confirmed(w);
   }
+  short_windows_ = 0;
+  short_sum_ = 0;
   shrunk_ = false;
   if (!at_capacity) carried_ = w.rate_pps;
   if (tuning_) return end_tuning(w, at_capacity);
   if (too_small_ != 0 && w.rate_pps < too_small_rate_ * (1 - config_.delta))
     too_small_ = 0;  // the rate fell: what was too small may do now
   const uint32_t smaller = static_cast<uint32_t>(std::floor(aggregate_ / beta_));
-  if (!at_capacity && w.rate_pps < expected * config_.headroom * (1 - config_.delta) &&
+  if (!cpu && !at_capacity && w.rate_pps < expected * config_.headroom * (1 - config_.delta) &&
       smaller >= 1 && smaller > too_small_) {
     aggregate_ = smaller;
     alpha_ = 1 + (beta_ - 1) / 2;
@@ -188,18 +193,16 @@ void PolicyScheduler::step3(const BalanceWindow& w, bool at_capacity) {
   beta_ = config_.beta;
 }
 
-void PolicyScheduler::cpu_alone(const BalanceWindow& w, bool short_of_profile) {
-  if (!short_of_profile) {
-    short_windows_ = 0;
-    short_sum_ = 0;
-    return;
-  }
+void PolicyScheduler::learn_when_confirmed(const BalanceWindow& w) {
   short_sum_ += w.rate_pps;
-  if (++short_windows_ < config_.cpu_persist) return;
+  if (++short_windows_ < config_.learn_persist) return;
   profile_.points[current_].throughput_pps = short_sum_ / short_windows_;
   ++learned_;
   short_windows_ = 0;
   short_sum_ = 0;
+  tuning_ = false;
+  alpha_ = config_.alpha;
+  beta_ = config_.beta;
 }
 
 void PolicyScheduler::end_tuning(const BalanceWindow& w, bool at_capacity) {

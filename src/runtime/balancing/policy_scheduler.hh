@@ -20,9 +20,12 @@
 //     loaded throughput (HEADROOM), is "better": the device has slack and the batch shrinks by
 //     BETA (smaller device batches, lower latency), but never to a size that was found too
 //     small for this rate. In between, nothing moves and ALPHA and BETA return to their
-//     initial values. The CPU alone has no device batch to grow: backlogged more than DELTA
-//     under its profile for CPU_PERSIST windows in a row, it learns their mean rate at once
-//     (growing a batch it does not use took five windows, 1 -> 32, on a GPU host).
+//     initial values. With nothing left to grow (the batch at its maximum, or the CPU alone,
+//     which has no device batch), the point learns only after LEARN_PERSIST backlogged windows
+//     in a row short of its profile, their mean rate: one noisy window no longer rewrites a
+//     point (on a GPU host a single window 15 % low sent the scheduler away from its final
+//     point and back), and the CPU alone no longer grows a batch it does not use (five windows,
+//     1 -> 32, after a size step there).
 //  0. (before 1) The latency check, when the window brings a p99 estimate (BalanceWindow; the
 //     balancer samples packets online): the profile predicts the p99 of the configuration in
 //     force at the measured rate (ProfilePoint::p99_at, between the rates profiled; at a device
@@ -67,7 +70,7 @@ struct PolicyConfig {
   uint32_t max_aggregate = 0;    // largest device batch; 0: the largest in the profile
   uint32_t latency_persist = 2;  // estimates in a row outside the band before re-planning
   uint32_t size_persist = 2;     // windows in a row in another size class before moving to it
-  uint32_t cpu_persist = 2;      // windows in a row short of the CPU point's profile to learn it
+  uint32_t learn_persist = 2;    // short windows in a row, nothing left to grow, before learning
 };
 
 class PolicyScheduler {
@@ -106,8 +109,9 @@ class PolicyScheduler {
   bool step1(const BalanceWindow& w, bool at_capacity);
   void step3(const BalanceWindow& w, bool at_capacity);
   void end_tuning(const BalanceWindow& w, bool at_capacity);
-  // Step 3 on the CPU alone: learns the rate after cpu_persist short windows in a row.
-  void cpu_alone(const BalanceWindow& w, bool short_of_profile);
+  // Step 3 with nothing left to grow: the point learns the mean rate of learn_persist short
+  // windows in a row.
+  void learn_when_confirmed(const BalanceWindow& w);
   void switch_to(size_t index);
 
   Profile profile_;
@@ -129,7 +133,7 @@ class PolicyScheduler {
   double too_small_rate_ = 0;
   bool shrunk_ = false;         // the last window shrank the batch
   double carried_ = 0;          // the rate of the last window that was not backlogged
-  uint32_t short_windows_ = 0;  // the CPU alone: backlogged windows in a row short of profile
+  uint32_t short_windows_ = 0;  // backlogged windows in a row short of profile, nothing to grow
   double short_sum_ = 0;        // and the sum of their rates
   uint64_t switches_ = 0, grows_ = 0, shrinks_ = 0, learned_ = 0;
   bool latency_settle_ = true;  // the next estimate may straddle a change: not compared

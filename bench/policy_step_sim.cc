@@ -1,0 +1,124 @@
+// PolicyScheduler through a synthetic size step shaped like the one measured on the H200 host
+// (issue 17; docs/benchmarks.md, "On a GPU: NVIDIA H200 — 2026-11-26, second session"): no
+// packets, no clock, the scheduler's own code fed 40 ms windows. The profile is the one that run
+// measured (IPsec gateway, CUDA; points 0–6 at 114 B, 7–13 the same configurations at 1550 B,
+// docs/gpu-h200-2026-11-26b/adaptive_step-run8-flat-out-lambda.json); each configuration carries
+// its profiled rate at the traffic's size, times uniform noise of ±NOISE, and for TRANSIENT
+// seconds after the step only SLOW of it (what the host did there: every 1500 B point 25–35 %
+// under its profile for most of a second). 3 s before the step, 3 s after, energy policy,
+// flat out, 200 seeds per scenario: the time from the step to the first window after which the
+// profile point stays at its final value (docs/adaptive.md, "Step changes"), median, 90th
+// percentile and worst, and how many seeds settle in under 300 ms.
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench/groups.hh"
+#include "bench/measure.hh"
+#include "core/median.hh"
+#include "runtime/balancing/policy_scheduler.hh"
+
+namespace fulcrum::bench {
+namespace {
+
+constexpr double kWindowS = 0.04;
+constexpr double kStepS = 3;
+constexpr int kWindows = 150;
+constexpr int kSeeds = 200;
+constexpr double kSmallBytes = 114, kLargeBytes = 1550;
+constexpr size_t kPerSize = 7;
+
+Profile h200_profile() {
+  const double fraction[kPerSize] = {0, 0.25, 0.25, 0.5, 0.5, 1, 1};
+  const uint32_t aggregate[kPerSize] = {1, 4, 32, 4, 32, 4, 32};
+  const double mpps[2][kPerSize] = {{5.434, 5.333, 5.898, 5.485, 5.357, 7.013, 6.458},
+                                    {2.139, 2.076, 1.717, 1.668, 2.132, 2.562, 2.039}};
+  Profile p;
+  for (int size = 0; size < 2; ++size)
+    for (size_t i = 0; i < kPerSize; ++i) {
+      ProfilePoint q;
+      q.fraction = fraction[i];
+      q.aggregate = aggregate[i];
+      q.throughput_pps = mpps[size][i] * 1e6;
+      q.frame_bytes = size == 0 ? kSmallBytes : kLargeBytes;
+      q.p50_us = 50;
+      q.p99_us = 100;
+      q.power_w = q.fraction > 0 ? 200 : 100;
+      q.idle_w = q.fraction > 0 ? 160 : 80;
+      p.points.push_back(q);
+    }
+  return p;
+}
+
+// Milliseconds from the step until the point in force stops changing, one seeded run.
+double settle_ms(const Profile& profile, double slow, double transient_s, double noise,
+                 uint64_t seed) {
+  PolicyConfig c;
+  c.policy = Policy::kEnergy;
+  PolicyScheduler s(profile, c);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> factor(1 - noise, 1 + noise);
+  std::vector<size_t> after;
+  for (int k = 0; k < kWindows; ++k) {
+    const double t = k * kWindowS;
+    const bool large = t >= kStepS;
+    size_t i = s.current_index() % kPerSize;  // the configuration, at the traffic's size
+    if (large) i += kPerSize;
+    double rate = profile.points[i].throughput_pps * factor(rng);
+    if (large && t - kStepS < transient_s) rate *= slow;
+    BalanceWindow w;
+    w.full_share = 1;
+    w.rate_pps = rate;
+    w.frame_bytes = large ? kLargeBytes : kSmallBytes;
+    s.observe(w);
+    if (large) after.push_back(s.current_index());
+  }
+  size_t k = after.size();
+  while (k > 0 && after[k - 1] == after.back()) --k;
+  return static_cast<double>(k) * kWindowS * 1e3;
+}
+
+std::string policy_step_sim(const BenchContext&) {
+  struct Scenario {
+    double slow, transient_s, noise;
+  };
+  const Scenario scenarios[] = {{1, 0, 0.05},     {1, 0, 0.15},   {0.7, 0.7, 0.05},
+                                {0.7, 0.7, 0.15}, {0.7, 3, 0.05}, {0.7, 3, 0.15}};
+  const Profile profile = h200_profile();
+  std::vector<std::string> rows;
+  for (const Scenario& sc : scenarios) {
+    std::vector<double> ms;
+    for (int seed = 1; seed <= kSeeds; ++seed)
+      ms.push_back(settle_ms(profile, sc.slow, sc.transient_s, sc.noise, seed));
+    std::sort(ms.begin(), ms.end());
+    const auto under = std::count_if(ms.begin(), ms.end(), [](double v) { return v < 300; });
+    std::fprintf(stderr,
+                 "policy_step_sim: slow %.2f for %.1f s, noise ±%.0f %%: settles median %.0f ms, "
+                 "p90 %.0f, worst %.0f; under 300 ms in %ld of %d\n",
+                 sc.slow, sc.transient_s, sc.noise * 100, median(ms), ms[ms.size() * 9 / 10],
+                 ms.back(), static_cast<long>(under), kSeeds);
+    rows.push_back(Obj()
+                       .num("slow", sc.slow)
+                       .num("transient_s", sc.transient_s)
+                       .num("noise", sc.noise)
+                       .num("settle_ms_median", median(ms))
+                       .num("settle_ms_p90", ms[ms.size() * 9 / 10])
+                       .num("settle_ms_worst", ms.back())
+                       .count("under_300ms", static_cast<uint64_t>(under))
+                       .count("seeds", kSeeds)
+                       .done());
+  }
+  return Obj()
+      .str("what",
+           "PolicyScheduler (energy policy, 40 ms windows) through a synthetic 114 -> 1550 B "
+           "step on the H200 run's profile: a simulation of the scheduler's code, no packets")
+      .raw("scenarios", array(rows))
+      .done();
+}
+
+}  // namespace
+
+FULCRUM_BENCH_GROUP(99, "policy_step_sim", policy_step_sim);
+
+}  // namespace fulcrum::bench

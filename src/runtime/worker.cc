@@ -14,13 +14,6 @@ namespace {
 
 constexpr int kTxRetries = 8;
 
-bool stamped(Packet* m) {
-  return anno(m).timestamp_ns != 0;
-}
-uint64_t timestamp_ns(Packet* m) {
-  return anno(m).timestamp_ns;
-}
-
 }  // namespace
 
 Packet* linearize(Packet* m, rte_mempool* pool) {
@@ -92,8 +85,9 @@ uint16_t Worker::receive(const RxQueue& rxq, PacketBatch& batch, std::atomic<int
         continue;
       }
     }
-    set_rx_anno(m, rxq.port, m->hash.rss);
-    anno(m).timestamp_ns = rx_ns;
+    set_rx_anno(m, rxq.port, (m->ol_flags & RTE_MBUF_F_RX_RSS_HASH) != 0 ? m->hash.rss : 0);
+    if (rx_ns != 0) [[unlikely]]
+      set_timestamp_ns(m, rx_ns);
     pkts[kept++] = m;
   }
   PortCounters& c = port_counters_[rxq.port];
@@ -112,7 +106,7 @@ uint16_t Worker::receive(const RxQueue& rxq, PacketBatch& batch, std::atomic<int
 
 void Worker::transmit(PacketBatch& batch) {
   // Most batches leave through one port (an echo, any pipeline that does not route): one pass
-  // over the packets' annotations finds that out (it stops at the first packet for another
+  // over the first-line annotations finds that out (it stops at the first packet for another
   // port), and the batch goes to the port whole, from the batch's own array when the port's
   // buffer is empty. Per packet, the buffer's count and byte total live in memory, and the
   // load-add-store chain through them was most of the transmit path's time (perf annotate, L2

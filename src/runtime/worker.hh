@@ -75,7 +75,7 @@ class Worker final : public PacketSink {
     uint16_t queue = 0;
     uint32_t count = 0;
     uint64_t bytes = 0;
-    bool stamped = false;  // a packet with timestamp_ns set is buffered
+    bool stamped = false;  // a stamped packet (core/packet.hh) is buffered
     Packet* pkts[2 * kMaxBatch];
   };
 

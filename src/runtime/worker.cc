@@ -70,26 +70,32 @@ uint16_t Worker::receive(const RxQueue& rxq, PacketBatch& batch, std::atomic<int
   // samples; LatencyTap).
   const uint64_t rx_ns =
       latency_ ? static_cast<uint64_t>(static_cast<double>(rx_tsc) * ns_per_tsc_) : 0;
-  // One pass: bytes, the annotations, and frames larger than one mbuf, which arrive as chains:
-  // elements see one contiguous frame, copied into a jumbo buffer, or the frame is dropped
-  // (multi-segment) when it cannot be.
+  // One pass: bytes and the annotations (two stores into the mbuf's first line). Frames larger
+  // than one mbuf arrive as chains: elements see one contiguous frame, copied into a jumbo
+  // buffer (which takes the annotations with it), or the frame is dropped (multi-segment) when
+  // it cannot be; that second pass runs only when a chain came in.
   uint64_t bytes = 0;
-  uint16_t kept = 0;
+  bool chained = false;
   for (uint16_t i = 0; i < n; ++i) {
     Packet* m = pkts[i];
     bytes += m->pkt_len;
-    if (m->nb_segs > 1) [[unlikely]] {
-      m = linearize(m, jumbo_pool_);
-      if (m == nullptr) {
+    chained |= m->nb_segs > 1;
+    set_rx_anno(m, rxq.port, (m->ol_flags & RTE_MBUF_F_RX_RSS_HASH) != 0 ? m->hash.rss : 0);
+  }
+  uint16_t kept = n;
+  if (chained) [[unlikely]] {
+    kept = 0;
+    for (uint16_t i = 0; i < n; ++i) {
+      Packet* m = pkts[i];
+      if (m->nb_segs > 1 && (m = linearize(m, jumbo_pool_)) == nullptr) {
         multi_segment_.add(1);
         continue;
       }
+      pkts[kept++] = m;
     }
-    set_rx_anno(m, rxq.port, (m->ol_flags & RTE_MBUF_F_RX_RSS_HASH) != 0 ? m->hash.rss : 0);
-    if (rx_ns != 0) [[unlikely]]
-      set_timestamp_ns(m, rx_ns);
-    pkts[kept++] = m;
   }
+  if (rx_ns != 0) [[unlikely]]
+    for (uint16_t i = 0; i < kept; ++i) set_timestamp_ns(pkts[i], rx_ns);
   PortCounters& c = port_counters_[rxq.port];
   c.rx_packets.add(n);
   c.rx_bytes.add(bytes);

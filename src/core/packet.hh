@@ -19,8 +19,8 @@ inline constexpr uint16_t kNoPort = 0xFFFF;
 //
 // The fast-path slots live in the mbuf's first cache line, which the driver's RX writes and its
 // TX frees read anyway, so a pipeline that only moves packets touches no line beyond the mbuf's
-// own and the frame (issue 16: writing and reading a private-area line for them cost about 2 ns
-// a packet of an L2 echo's 15). Read and write them only through the functions below:
+// own and the frame (issue 16; docs/benchmarks.md, "L2 echo: transmit path, annotation
+// layout, EtherMirror"). Read and write them only through the functions below:
 //   in_port    u16  rte_mbuf::port            port index the packet arrived on (order of
 //                                              --port; the RX path replaces the driver's DPDK
 //                                              port id with it); kNoPort for a packet made here

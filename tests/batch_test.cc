@@ -37,9 +37,45 @@ TEST(PacketBatch, VerdictEncodesPortsAndDropReasons) {
 
 TEST(PacketAnno, LivesInMbufPrivateArea) {
   Packet* m = testing::make_packet(testing::ipv4_udp_frame(1, 2), 5);
-  EXPECT_EQ(anno(m).in_port, 5);
-  EXPECT_EQ(anno(m).out_port, kNoPort);
+  EXPECT_EQ(in_port(m), 5);
+  EXPECT_EQ(out_port(m), kNoPort);
+  EXPECT_EQ(effective_out_port(m), 5);
   EXPECT_GE(rte_pktmbuf_priv_size(m->pool), sizeof(PacketAnno));
+  rte_pktmbuf_free(m);
+}
+
+TEST(PacketAnno, FastSlotsShareTheMbufFirstLineWithoutOverlapping) {
+  Packet* m = testing::make_packet(testing::ipv4_udp_frame(1, 2), 5);
+  set_anno_flow_hash(m, 0xDEADBEEF);
+  set_out_port(m, 3);
+  EXPECT_FALSE(stamped(m));
+  EXPECT_EQ(timestamp_ns(m), 0u);
+  set_timestamp_ns(m, 1234);
+  set_out_port(m, 7);  // keeps the stamp
+  EXPECT_TRUE(stamped(m));
+  EXPECT_EQ(timestamp_ns(m), 1234u);
+  EXPECT_EQ(in_port(m), 5);
+  EXPECT_EQ(out_port(m), 7);
+  EXPECT_EQ(effective_out_port(m), 7);
+  EXPECT_EQ(anno_flow_hash(m), 0xDEADBEEFu);
+  Packet* c = testing::make_packet(testing::ipv4_udp_frame(3, 4), 1);
+  anno(m).user[2] = 99;
+  copy_anno(c, m);
+  EXPECT_EQ(in_port(c), 5);
+  EXPECT_EQ(out_port(c), 7);
+  EXPECT_EQ(anno_flow_hash(c), 0xDEADBEEFu);
+  EXPECT_EQ(timestamp_ns(c), 1234u);
+  EXPECT_EQ(anno(c).user[2], 99u);
+  set_timestamp_ns(m, 0);
+  EXPECT_FALSE(stamped(m));
+  EXPECT_EQ(out_port(m), 7);
+  // What the RX path writes: in_port, the flow hash, no out_port, no stamp.
+  set_rx_anno(c, 2, 0x1234);
+  EXPECT_EQ(in_port(c), 2);
+  EXPECT_EQ(out_port(c), kNoPort);
+  EXPECT_FALSE(stamped(c));
+  EXPECT_EQ(anno_flow_hash(c), 0x1234u);
+  rte_pktmbuf_free(c);
   rte_pktmbuf_free(m);
 }
 

@@ -164,7 +164,7 @@ TEST(Tee, SendsThePacketOutOfOutputZeroAndACopyOutOfEachOther) {
     EXPECT_EQ(out.result(k).port(), 1 + static_cast<int>(k % 2));
     EXPECT_NE(copy, original);
     EXPECT_EQ(testing::packet_bytes(copy), frames[k / 2]);
-    EXPECT_EQ(anno(copy).in_port, kTag);
+    EXPECT_EQ(in_port(copy), kTag);
   }
   // A change to a copy is not seen by the original.
   data(out.at(0))[kTtlOffset] = 0;

@@ -57,7 +57,7 @@ std::vector<Outcome> send(Element& e, const std::vector<Frame>& frames, uint16_t
   const std::vector<Verdict> v = testing::run_batch(e, b, frames, in_port);
   std::vector<Outcome> out;
   for (uint32_t i = 0; i < v.size(); ++i)
-    out.push_back({v[i], v[i].is_drop() ? kNoPort : anno(b.at(i)).out_port});
+    out.push_back({v[i], v[i].is_drop() ? kNoPort : out_port(b.at(i))});
   testing::free_batch(b);
   return out;
 }
@@ -192,7 +192,7 @@ TEST(ElementsL2Switch, SkipsExcludedSlots) {
   b.exclude(1);
   e->process_batch(b);
   EXPECT_EQ(b.result(0).port(), 0);
-  EXPECT_EQ(anno(b.at(0)).out_port, 1);
+  EXPECT_EQ(out_port(b.at(0)), 1);
   EXPECT_EQ(b.result(2).port(), L2Switch::kFloodOutput);
   EXPECT_EQ(testing::counter(*e, "entries"), 2u);
   rte_pktmbuf_free(excluded);

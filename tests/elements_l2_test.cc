@@ -109,7 +109,7 @@ TEST(ElementsL2, L2ForwardEcho) {
     auto v = testing::run_batch(*e, b, {marked_frame()}, kInPort);
     EXPECT_EQ(v[0].port(), 0);
     EXPECT_EQ(testing::packet_bytes(b.at(0)), swapped(marked_frame()));
-    EXPECT_EQ(anno(b.at(0)).out_port, kNoPort);
+    EXPECT_EQ(out_port(b.at(0)), kNoPort);
     EXPECT_EQ(effective_out_port(b.at(0)), kInPort);
     testing::free_batch(b);
     expect_truncated_below_header(*e, marked_frame(), swapped(marked_frame()));
@@ -123,7 +123,7 @@ std::vector<uint16_t> out_ports(Element& e, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     EXPECT_EQ(v[i].port(), 0);
     EXPECT_EQ(testing::packet_bytes(b.at(i)), swapped(marked_frame()));
-    ports.push_back(anno(b.at(i)).out_port);
+    ports.push_back(out_port(b.at(i)));
   }
   testing::free_batch(b);
   return ports;
@@ -181,7 +181,7 @@ TEST(ElementsL2, EtherRewriteSetsAddressesPerPort) {
   b.clear();
   for (uint16_t out : {uint16_t{1}, uint16_t{0}, uint16_t{3}}) {
     Packet* p = testing::make_packet(f, 0);
-    anno(p).out_port = out;
+    set_out_port(p, out);
     b.push(p);
   }
   e->process_batch(b);
@@ -239,7 +239,7 @@ TEST(ElementsL2, CrossConnectSendsEachPortToItsPeer) {
     PacketBatch b;
     auto v = testing::run_batch(*e, b, {marked_frame()}, in);
     EXPECT_EQ(v[0].port(), 0);
-    EXPECT_EQ(anno(b.at(0)).out_port, out) << in;
+    EXPECT_EQ(out_port(b.at(0)), out) << in;
     EXPECT_EQ(testing::packet_bytes(b.at(0)), marked_frame());
     testing::free_batch(b);
   }

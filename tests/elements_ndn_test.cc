@@ -49,14 +49,14 @@ TEST(ElementsNdn, ForwardsByLongestNamePrefix) {
       interest({"far", "away", "x"}),        testing::ether_frame(kEtherTypeIpv4)};
   const std::vector<Verdict> v = testing::run_batch(*e, b, frames);
   EXPECT_EQ(v[0].port(), 0);
-  EXPECT_EQ(anno(b.at(0)).out_port, 2);
+  EXPECT_EQ(out_port(b.at(0)), 2);
   EXPECT_EQ(v[1].port(), 0);
-  EXPECT_EQ(anno(b.at(1)).out_port, 1);
+  EXPECT_EQ(out_port(b.at(1)), 1);
   EXPECT_EQ(v[2].port(), 0);
-  EXPECT_EQ(anno(b.at(2)).out_port, 3);
+  EXPECT_EQ(out_port(b.at(2)), 3);
   EXPECT_EQ(testing::drop_reason(*e, v[3]), "no-route");
   EXPECT_EQ(v[4].port(), 0);
-  EXPECT_EQ(anno(b.at(4)).out_port, 9);
+  EXPECT_EQ(out_port(b.at(4)), 9);
   EXPECT_EQ(testing::drop_reason(*e, v[5]), "not-ndn");
   testing::free_batch(b);
 }
@@ -68,9 +68,9 @@ TEST(ElementsNdn, DefaultRoute) {
   const std::vector<Verdict> v =
       testing::run_batch(*e, b, {interest({"a", "b"}), interest({"b"}), interest({})});
   for (const Verdict& x : v) EXPECT_EQ(x.port(), 0);
-  EXPECT_EQ(anno(b.at(0)).out_port, 1);
-  EXPECT_EQ(anno(b.at(1)).out_port, 3);
-  EXPECT_EQ(anno(b.at(2)).out_port, 3);
+  EXPECT_EQ(out_port(b.at(0)), 1);
+  EXPECT_EQ(out_port(b.at(1)), 3);
+  EXPECT_EQ(out_port(b.at(2)), 3);
   testing::free_batch(b);
 }
 

@@ -15,7 +15,7 @@ namespace {
 
 Packet* packet(const std::vector<uint8_t>& frame) {
   Packet* p = testing::make_packet(frame);
-  anno(p).flow_hash = 0;
+  set_anno_flow_hash(p, 0);
   return p;
 }
 
@@ -30,7 +30,7 @@ TEST(FlowHash, AnnotationWinsOverTheHeaders) {
   Packet* p = packet(udp4(0x0A000001, 1000, 1));
   const uint32_t computed = flow_hash(p);
   EXPECT_EQ(computed, header_flow_hash(p));
-  anno(p).flow_hash = 0xABCD1234;
+  set_anno_flow_hash(p, 0xABCD1234);
   EXPECT_EQ(flow_hash(p), 0xABCD1234u);
   EXPECT_EQ(header_flow_hash(p), computed);
 }

@@ -18,7 +18,7 @@ class CollectingSink final : public PacketSink {
  public:
   void transmit(PacketBatch& batch) override {
     batch.for_each([&](uint32_t, Packet* p) {
-      sent.push_back(anno(p).in_port);
+      sent.push_back(in_port(p));
       ports.push_back(effective_out_port(p));
       rte_pktmbuf_free(p);
     });
@@ -217,7 +217,7 @@ class DeferOdd final : public ElementBase<DeferOdd> {
   void poll_deferred(uint64_t, PacketBatch& out) override {
     for (; !held_.empty() && !out.full(); held_.erase(held_.begin())) {
       out.push(held_.front());
-      out.set_result(out.count() - 1, Verdict::out(anno(held_.front()).in_port % 3 == 0 ? 1 : 0));
+      out.set_result(out.count() - 1, Verdict::out(in_port(held_.front()) % 3 == 0 ? 1 : 0));
     }
   }
 

@@ -21,7 +21,7 @@ class Sink final : public PacketSink {
  public:
   void transmit(PacketBatch& batch) override {
     batch.for_each([&](uint32_t, Packet* p) {
-      sent.push_back({anno(p).in_port, anno(p).out_port});
+      sent.push_back({in_port(p), out_port(p)});
       frames.push_back(packet_bytes(p));
       user01.push_back({anno(p).user[0], anno(p).user[1]});
       rte_pktmbuf_free(p);

@@ -209,7 +209,7 @@ class CollectingSink final : public PacketSink {
  public:
   void transmit(PacketBatch& batch) override {
     batch.for_each([&](uint32_t, Packet* p) {
-      got.emplace_back(anno(p).flow_hash, anno(p).user[0]);
+      got.emplace_back(anno_flow_hash(p), anno(p).user[0]);
       rte_pktmbuf_free(p);
     });
     batch.set_count(0);
@@ -266,7 +266,7 @@ std::vector<Packet*> flow_packets(int n, int flows) {
   for (int i = 0; i < n; ++i) {
     const int f = i % flows;
     Packet* m = testing::make_packet(testing::ipv4_udp_frame(0x0A000001, 0x0A000002));
-    anno(m).flow_hash = static_cast<uint32_t>(f) * 2654435761U + 1;
+    set_anno_flow_hash(m, static_cast<uint32_t>(f) * 2654435761U + 1);
     anno(m).user[0] = seq[static_cast<size_t>(f)]++;
     out.push_back(m);
   }
@@ -396,15 +396,15 @@ TEST(Pipeliner, FlowHashWithoutAnnotationComesFromTheHeaders) {
   Packet* a = testing::make_packet(frame(0x0A000001, 1));
   Packet* b = testing::make_packet(frame(0x0A000001, 2));
   Packet* c = testing::make_packet(frame(0x0A000003, 1));
-  for (Packet* m : {a, b, c}) anno(m).flow_hash = 0;
+  for (Packet* m : {a, b, c}) set_anno_flow_hash(m, 0);
   EXPECT_EQ(flow_hash(a), flow_hash(b));
   EXPECT_NE(flow_hash(a), flow_hash(c));
   // Without its Ethernet header the same packet hashes alike.
   Packet* stripped = testing::make_packet(frame(0x0A000001, 3));
-  anno(stripped).flow_hash = 0;
+  set_anno_flow_hash(stripped, 0);
   rte_pktmbuf_adj(stripped, 14);
   EXPECT_EQ(flow_hash(stripped), flow_hash(a));
-  anno(c).flow_hash = 77;
+  set_anno_flow_hash(c, 77);
   EXPECT_EQ(flow_hash(c), 77u);
   for (Packet* m : {a, b, c, stripped}) rte_pktmbuf_free(m);
 }

@@ -167,8 +167,8 @@ TYPED_TEST(RouteLookupElement, SetsOutPortOrDropsPerRoute) {
       continue;
     }
     EXPECT_EQ(v[i].v, Verdict::out(0).v) << dst;
-    EXPECT_EQ(anno(p).out_port, port) << dst;
-    EXPECT_EQ(anno(p).in_port, 2) << dst;
+    EXPECT_EQ(out_port(p), port) << dst;
+    EXPECT_EQ(in_port(p), 2) << dst;
     EXPECT_EQ(testing::packet_bytes(p), frames[i]) << dst << ": a lookup changes no byte";
   }
   testing::free_batch(batch);
@@ -208,7 +208,7 @@ TYPED_TEST(RouteLookupElement, RouteToAPortTheRunLacksIsALoadError) {
   PacketBatch batch;
   const std::vector<Verdict> v = testing::run_batch(*e, batch, {F::to(F::kPort7)});
   EXPECT_EQ(v[0].v, Verdict::out(0).v);
-  EXPECT_EQ(anno(batch.at(0)).out_port, 7);
+  EXPECT_EQ(out_port(batch.at(0)), 7);
   testing::free_batch(batch);
 }
 
@@ -228,12 +228,12 @@ TYPED_TEST(RouteLookupElement, SkipsExcludedSlots) {
   batch.set_result(1, Verdict::out(5));
   e->process_batch(batch);
   EXPECT_EQ(batch.result(1).v, Verdict::out(5).v);
-  EXPECT_EQ(anno(pkts[1]).out_port, kNoPort);
+  EXPECT_EQ(out_port(pkts[1]), kNoPort);
   for (uint32_t i = 0; i < 100; ++i) {
     if (batch.excluded(i)) continue;
     if (i % 2) {
       EXPECT_EQ(batch.result(i).v, Verdict::out(0).v) << i;
-      EXPECT_EQ(anno(pkts[i]).out_port, 3) << i;
+      EXPECT_EQ(out_port(pkts[i]), 3) << i;
     } else {
       EXPECT_EQ(batch.result(i).v, Verdict::drop(TestFixture::E::kDropReasons["no-route"]).v) << i;
     }

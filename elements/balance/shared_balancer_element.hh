@@ -125,8 +125,8 @@ class SharedBalancerElement : public ElementBase<Derived> {
         batch.anno().rx_tsc == 0)
       return;
     unsampled_ = 0;
-    anno(batch.at(0)).timestamp_ns =
-        static_cast<uint64_t>(static_cast<double>(batch.anno().rx_tsc) * tap->ns_per_tsc);
+    set_timestamp_ns(batch.at(0), static_cast<uint64_t>(static_cast<double>(batch.anno().rx_tsc) *
+                                                        tap->ns_per_tsc));
   }
 
   uint64_t state_ = 1;

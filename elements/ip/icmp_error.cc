@@ -146,7 +146,7 @@ Verdict ICMPError::process(Packet* p) {
   const uint16_t sum = rte_raw_cksum(icmp, icmp_len);
   icmp->icmp_cksum = sum == UINT16_MAX ? sum : static_cast<uint16_t>(~sum);
 
-  anno(p).out_port = anno(p).in_port;
+  set_out_port(p, in_port(p));
   return Verdict::out(0);
 }
 

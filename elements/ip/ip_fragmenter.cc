@@ -117,7 +117,7 @@ bool IPFragmenter::cut(Packet* p) {
     fh->fragment_offset = rte_cpu_to_be_16(static_cast<uint16_t>(mf | offset));
     fh->hdr_checksum = 0;
     fh->hdr_checksum = rte_ipv4_cksum(fh);
-    anno(f) = anno(p);
+    copy_anno(f, p);
     made_.push_back(f);
     at += take;
   }

@@ -150,7 +150,7 @@ void IPReassembler::complete(Packet* chain) {
     }
     d->data_len = static_cast<uint16_t>(len);
     d->pkt_len = len;
-    anno(d) = anno(chain);
+    copy_anno(d, chain);
     auto* eth = reinterpret_cast<rte_ether_hdr*>(dst);
     if (eth->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4)) {
       auto* ip = reinterpret_cast<rte_ipv4_hdr*>(dst + RTE_ETHER_HDR_LEN);

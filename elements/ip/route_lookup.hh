@@ -149,7 +149,7 @@ class RouteLookup : public ElementBase<Derived>, public MemoryProfiled {
     for_each_live([&](uint32_t i, Packet* p) {
       const uint16_t hop = hops[i];
       if (hop < ports) [[likely]] {
-        anno(p).out_port = hop;
+        set_out_port(p, hop);
         results[i] = Verdict::out(0);
       } else {
         results[i] = Verdict::drop(hop == Table::kNoRoute ? Derived::kDropReasons["no-route"]

@@ -56,7 +56,7 @@ class RouteLookupOffload : public OffloadElement<Derived> {
     uint16_t hop;
     std::memcpy(&hop, result, sizeof hop);
     if (hop < ports_) {
-      anno(p).out_port = hop;
+      set_out_port(p, hop);
       return Verdict::out(0);
     }
     return Verdict::drop(hop == Derived::kNoRoute ? Cpu::kDropReasons["no-route"]

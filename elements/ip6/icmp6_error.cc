@@ -115,7 +115,7 @@ Verdict ICMP6Error::process(Packet* p) {
                                       : 0);
   const uint16_t sum = rte_ipv6_udptcp_cksum(reinterpret_cast<const rte_ipv6_hdr*>(ip), icmp);
   std::memcpy(icmp + kChecksumOffset, &sum, sizeof sum);
-  anno(p).out_port = anno(p).in_port;
+  set_out_port(p, in_port(p));
   return Verdict::out(0);
 }
 

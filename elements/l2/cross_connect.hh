@@ -31,10 +31,10 @@ class CrossConnect final : public PacketElement<CrossConnect> {
   Status initialize(const InitContext& ctx) override;
 
   Verdict process(Packet* p) {
-    PacketAnno& a = anno(p);
-    const uint16_t peer = a.in_port < kMaxPorts ? peer_[a.in_port] : kNoPort;
+    const uint16_t in = in_port(p);
+    const uint16_t peer = in < kMaxPorts ? peer_[in] : kNoPort;
     if (peer == kNoPort) return Verdict::drop(kDropReasons["unpaired-port"]);
-    a.out_port = peer;
+    set_out_port(p, peer);
     return Verdict::out(0);
   }
 

@@ -10,6 +10,9 @@
 #include <rte_ether.h>
 
 #include <array>
+#include <bit>
+#include <cstdint>
+#include <cstring>
 #include <string_view>
 
 #include "core/element.hh"
@@ -30,10 +33,19 @@ class EtherMirror final : public PacketElement<EtherMirror> {
     return Verdict::out(0);
   }
 
+  // The 12 address bytes as one 8-byte and one 4-byte word, swapped in registers (the
+  // member-wise copy went through the stack).
   static void swap_addrs(rte_ether_hdr* eth) {
-    const rte_ether_addr dst = eth->dst_addr;
-    eth->dst_addr = eth->src_addr;
-    eth->src_addr = dst;
+    auto* b = reinterpret_cast<uint8_t*>(eth);
+    uint64_t lo;  // dst[0..5] src[0..1]
+    uint32_t hi;  // src[2..5]
+    std::memcpy(&lo, b, sizeof lo);
+    std::memcpy(&hi, b + sizeof lo, sizeof hi);
+    static_assert(std::endian::native == std::endian::little);
+    const uint64_t first = (lo >> 48) | (uint64_t{hi} << 16) | (lo << 48);  // src, dst[0..1]
+    const auto second = static_cast<uint32_t>(lo >> 16);                    // dst[2..5]
+    std::memcpy(b, &first, sizeof first);
+    std::memcpy(b + sizeof first, &second, sizeof second);
   }
 };
 

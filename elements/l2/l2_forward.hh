@@ -36,11 +36,11 @@ class L2Forward final : public PacketElement<L2Forward> {
       case Method::kEcho:
         break;
       case Method::kRoundRobin:
-        anno(p).out_port = next_port_;
+        set_out_port(p, next_port_);
         next_port_ = next_port_ + 1 == nports_ ? 0 : next_port_ + 1;
         break;
       case Method::kFixed:
-        anno(p).out_port = next_port_;
+        set_out_port(p, next_port_);
         break;
     }
     return Verdict::out(0);

@@ -112,7 +112,7 @@ class L2Switch final : public ElementBase<L2Switch>, public MemoryProfiled {
     alignas(64) uint16_t found[kMaxBatch];
     alignas(64) uint32_t seen[kMaxBatch];
     uint16_t slot[kMaxBatch];
-    uint16_t in_port[kMaxBatch];
+    uint16_t arrived[kMaxBatch];
     uint8_t group[kMaxBatch];
     uint32_t nlearn = 0, nfwd = 0;
     Verdict* results = batch.results();
@@ -122,13 +122,13 @@ class L2Switch final : public ElementBase<L2Switch>, public MemoryProfiled {
         return;
       }
       const uint8_t* d = data(p);
-      const uint16_t port = anno(p).in_port;
+      const uint16_t port = in_port(p);
       learn_keys[nlearn] = load_mac(d + kSrcOffset);
       learn_ports[nlearn] = port;
       nlearn += (d[kSrcOffset] & kGroupBit) == 0;
       dst_keys[nfwd] = load_mac(d);
       group[nfwd] = d[0] & kGroupBit;
-      in_port[nfwd] = port;
+      arrived[nfwd] = port;
       slot[nfwd++] = static_cast<uint16_t>(i);
     });
     const uint32_t now = now_s();
@@ -151,10 +151,10 @@ class L2Switch final : public ElementBase<L2Switch>, public MemoryProfiled {
       if (port == MacTable::kNotFound || group[k] != 0 ||
           (aging_s_ != 0 && now - seen[k] > aging_s_)) [[unlikely]] {
         results[i] = unknown;
-      } else if (port == in_port[k]) [[unlikely]] {
+      } else if (port == arrived[k]) [[unlikely]] {
         results[i] = Verdict::drop(kDropReasons["same-port"]);
       } else {
-        anno(batch.at(i)).out_port = port;
+        set_out_port(batch.at(i), port);
         results[i] = Verdict::out(0);
       }
     }

@@ -73,7 +73,7 @@ class NDNLookup final : public ElementBase<NDNLookup>, public MemoryProfiled {
       const uint32_t i = slot[k];
       const uint16_t port = ports[k];
       if (port < ports_) [[likely]] {
-        anno(batch.at(i)).out_port = port;
+        set_out_port(batch.at(i), port);
         results[i] = Verdict::out(0);
       } else {
         results[i] = Verdict::drop(port == NameTable::kNoRoute ? kDropReasons["no-route"]

@@ -38,11 +38,9 @@ Packet* Tee::copy(Packet* p) const {
   }
   const void* src = rte_pktmbuf_read(p, 0, len, dst);
   if (src != dst) std::memcpy(dst, src, len);
-  c->port = p->port;
-  c->hash = p->hash;
   c->ol_flags = p->ol_flags & RTE_MBUF_F_RX_RSS_HASH;
   c->packet_type = p->packet_type;
-  anno(c) = anno(p);
+  copy_anno(c, p);
   return c;
 }
 

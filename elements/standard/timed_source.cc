@@ -78,8 +78,8 @@ void TimedSource::run_task(uint64_t now_ns, PacketBatch& out) {
     if (m == nullptr) break;
     std::memcpy(rte_pktmbuf_append(m, static_cast<uint16_t>(size_)), frame_.data(), size_);
     reset_anno(m, kNoPort);
-    anno(m).out_port = port_;
-    anno(m).timestamp_ns = now_ns;
+    set_out_port(m, port_);
+    set_timestamp_ns(m, now_ns);
     out.push(m);
   }
   created_.store(made + out.count(), std::memory_order_relaxed);

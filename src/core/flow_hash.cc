@@ -23,7 +23,7 @@ bool has_ports(uint8_t proto) {
 }  // namespace
 
 uint32_t flow_hash(Packet* p) {
-  const uint32_t h = anno(p).flow_hash;
+  const uint32_t h = anno_flow_hash(p);
   return h != 0 ? h : header_flow_hash(p);
 }
 

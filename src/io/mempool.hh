@@ -1,5 +1,5 @@
 // Packet buffer pools. Every pool carrying Fulcrum packets reserves kPacketPrivSize bytes of
-// private area per mbuf for the PacketAnno.
+// private area per mbuf for the PacketAnno (the annotations beyond the mbuf's first line).
 #pragma once
 
 #include <rte_mempool.h>

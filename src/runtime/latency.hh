@@ -1,7 +1,7 @@
 // Per-packet latency, for benchmarks: RunOptions::latency makes the worker stamp every received
 // packet's timestamp_ns annotation with the batch's RX time and, when the packet reaches the
 // port's tx_burst, record now - timestamp_ns in a LatencyHistogram. Off by default: the RX path
-// then writes nothing more than without the hook.
+// then writes nothing more than without the hook (no stamp, no private-area line).
 //
 // The histogram is log-linear (HDR-style): exact below 64 ns, then 32 buckets per power of two,
 // so a percentile read from it is within 1/32 (3.1 %) of the true value. Recording is one
@@ -93,8 +93,8 @@ class LatencyHistogram {
 // worker's transmit path, the worker records its RX-to-TX time here, and the balancer's replica
 // on the same worker drains the samples on its next batch. One thread writes and reads it: no
 // atomics. The worker publishes its tap in t_latency_tap while it runs and records into it only
-// once a consumer has set `wanted`; the RX path clears timestamp_ns, so only stamped packets
-// (and, with RunOptions::latency, every packet) are recorded.
+// once a consumer has set `wanted`; the RX path clears the stamp (core/packet.hh, stamped()), so
+// only stamped packets (and, with RunOptions::latency, every packet) are recorded.
 struct LatencyTap {
   static constexpr uint32_t kCapacity = 256;  // samples between two drains; more are dropped
   bool wanted = false;

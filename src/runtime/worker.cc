@@ -70,25 +70,32 @@ uint16_t Worker::receive(const RxQueue& rxq, PacketBatch& batch, std::atomic<int
   // samples; LatencyTap).
   const uint64_t rx_ns =
       latency_ ? static_cast<uint64_t>(static_cast<double>(rx_tsc) * ns_per_tsc_) : 0;
-  // One pass: bytes, the annotations, and frames larger than one mbuf, which arrive as chains:
-  // elements see one contiguous frame, copied into a jumbo buffer, or the frame is dropped
-  // (multi-segment) when it cannot be.
+  // One pass: bytes and the annotations (two stores into the mbuf's first line). Frames larger
+  // than one mbuf arrive as chains: elements see one contiguous frame, copied into a jumbo
+  // buffer (which takes the annotations with it), or the frame is dropped (multi-segment) when
+  // it cannot be; that second pass runs only when a chain came in.
   uint64_t bytes = 0;
-  uint16_t kept = 0;
+  bool chained = false;
   for (uint16_t i = 0; i < n; ++i) {
     Packet* m = pkts[i];
     bytes += m->pkt_len;
-    if (m->nb_segs > 1) [[unlikely]] {
-      m = linearize(m, jumbo_pool_);
-      if (m == nullptr) {
+    chained |= m->nb_segs > 1;
+    set_rx_anno(m, rxq.port, (m->ol_flags & RTE_MBUF_F_RX_RSS_HASH) != 0 ? m->hash.rss : 0);
+  }
+  uint16_t kept = n;
+  if (chained) [[unlikely]] {
+    kept = 0;
+    for (uint16_t i = 0; i < n; ++i) {
+      Packet* m = pkts[i];
+      if (m->nb_segs > 1 && (m = linearize(m, jumbo_pool_)) == nullptr) {
         multi_segment_.add(1);
         continue;
       }
+      pkts[kept++] = m;
     }
-    set_rx_anno(m, rxq.port, m->hash.rss);
-    anno(m).timestamp_ns = rx_ns;
-    pkts[kept++] = m;
   }
+  if (rx_ns != 0) [[unlikely]]
+    for (uint16_t i = 0; i < kept; ++i) set_timestamp_ns(pkts[i], rx_ns);
   PortCounters& c = port_counters_[rxq.port];
   c.rx_packets.add(n);
   c.rx_bytes.add(bytes);
@@ -104,17 +111,48 @@ uint16_t Worker::receive(const RxQueue& rxq, PacketBatch& batch, std::atomic<int
 }
 
 void Worker::transmit(PacketBatch& batch) {
+  // Most batches leave through one port (an echo, any pipeline that does not route): one pass
+  // over the first-line annotations finds that out (it stops at the first packet for another
+  // port), and the batch goes to the port whole, from the batch's own array when the port's
+  // buffer is empty. Per packet, the buffer's count and byte total live in memory, and the
+  // load-add-store chain through them was most of the transmit path's time (perf annotate, L2
+  // echo).
+  const uint32_t n = batch.count();
+  if (n > 0 && !batch.has_mask()) {
+    Packet** pkts = batch.data();
+    const uint16_t port = effective_out_port(pkts[0]);
+    uint64_t bytes = 0;
+    bool stamps = false;
+    uint32_t i = 0;
+    for (; i < n && effective_out_port(pkts[i]) == port; ++i) {
+      bytes += pkts[i]->pkt_len;
+      stamps |= stamped(pkts[i]);
+    }
+    TxBuffer* tb = i == n && port < tx_.size() ? &tx_[port] : nullptr;
+    if (tb != nullptr && tb->count + n <= burst_) {
+      if (tb->count == 0 && n == burst_) {
+        send(port, pkts, n, stamps, bytes);
+      } else {
+        std::memcpy(tb->pkts + tb->count, pkts, n * sizeof(Packet*));
+        tb->count += n;
+        tb->bytes += bytes;
+        tb->stamped |= stamps;
+        if (tb->count == burst_) flush(port);
+      }
+      batch.set_count(0);
+      return;
+    }
+  }
   const auto nports = static_cast<uint16_t>(ports_.size());
   batch.for_each([&](uint32_t, Packet* p) {
-    const PacketAnno& a = anno(p);
-    const uint16_t port = a.out_port == kNoPort ? a.in_port : a.out_port;
+    const uint16_t port = effective_out_port(p);
     if (port >= nports) {
       rte_pktmbuf_free(p);
       no_such_port_.add(1);
       return;
     }
     TxBuffer& tb = tx_[port];
-    tb.stamped |= a.timestamp_ns != 0;
+    tb.stamped |= stamped(p);
     tb.pkts[tb.count++] = p;
     tb.bytes += p->pkt_len;
     if (tb.count >= burst_) flush(port);
@@ -125,31 +163,34 @@ void Worker::transmit(PacketBatch& batch) {
 void Worker::flush(uint16_t port) {
   TxBuffer& tb = tx_[port];
   if (tb.count == 0) return;
-  if (tb.stamped && (latency_ || tap_.wanted)) {
+  send(port, tb.pkts, tb.count, tb.stamped, tb.bytes);
+  tb.stamped = false;
+  tb.count = 0;
+  tb.bytes = 0;
+}
+
+void Worker::send(uint16_t port, Packet** pkts, uint32_t n, bool stamped, uint64_t bytes) {
+  if (stamped && (latency_ || tap_.wanted)) {
     const auto now_ns = static_cast<uint64_t>(static_cast<double>(rte_rdtsc()) * ns_per_tsc_);
-    for (uint32_t i = 0; i < tb.count; ++i) {
-      const uint64_t rx_ns = anno(tb.pkts[i]).timestamp_ns;
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint64_t rx_ns = timestamp_ns(pkts[i]);
       if (rx_ns == 0 || rx_ns > now_ns) continue;
       if (latency_) latency_->record(now_ns - rx_ns);
       if (tap_.wanted) tap_.record(now_ns - rx_ns);
     }
   }
-  tb.stamped = false;
+  const uint16_t queue = tx_[port].queue;
   uint32_t sent = 0;
-  for (int attempt = 0; attempt < kTxRetries && sent < tb.count; ++attempt)
-    sent +=
-        ports_[port]->tx_burst(tb.queue, tb.pkts + sent, static_cast<uint16_t>(tb.count - sent));
-  uint64_t unsent_bytes = 0;
-  if (sent < tb.count) {
-    for (uint32_t i = sent; i < tb.count; ++i) unsent_bytes += tb.pkts[i]->pkt_len;
-    rte_pktmbuf_free_bulk(tb.pkts + sent, tb.count - sent);
-    tx_full_.add(tb.count - sent);
+  for (int attempt = 0; attempt < kTxRetries && sent < n; ++attempt)
+    sent += ports_[port]->tx_burst(queue, pkts + sent, static_cast<uint16_t>(n - sent));
+  if (sent < n) {
+    for (uint32_t i = sent; i < n; ++i) bytes -= pkts[i]->pkt_len;
+    rte_pktmbuf_free_bulk(pkts + sent, n - sent);
+    tx_full_.add(n - sent);
   }
   PortCounters& c = port_counters_[port];
   c.tx_packets.add(sent);
-  c.tx_bytes.add(tb.bytes - unsent_bytes);
-  tb.count = 0;
-  tb.bytes = 0;
+  c.tx_bytes.add(bytes);
 }
 
 void Worker::flush_all() {

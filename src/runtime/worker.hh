@@ -75,12 +75,15 @@ class Worker final : public PacketSink {
     uint16_t queue = 0;
     uint32_t count = 0;
     uint64_t bytes = 0;
-    bool stamped = false;  // a packet with timestamp_ns set is buffered
+    bool stamped = false;  // a stamped packet (core/packet.hh) is buffered
     Packet* pkts[2 * kMaxBatch];
   };
 
   uint16_t receive(const RxQueue& rxq, PacketBatch& batch, std::atomic<int64_t>* budget);
   void flush(uint16_t port);
+  // tx_burst of `pkts` (`bytes` in all; retried kTxRetries times, what the port refuses is freed
+  // as tx-full), the per-port counters, and the RX-to-TX times of stamped packets.
+  void send(uint16_t port, Packet** pkts, uint32_t n, bool stamped, uint64_t bytes);
   void flush_all();
   // Answers a waiting snapshot request (after flush_all: nothing sits in a transmit buffer).
   void answer_snapshot();

@@ -180,7 +180,13 @@ double frame_lines(double frame_bytes, size_t line_bytes) {
 
 // Linear in the frame's lines through the points (side: which cost), the end segments extended.
 template <class Side>
-double interpolate(const HandoffCost& h, double frame_bytes, size_t line_bytes, Side side) {
+double interpolate(const HandoffCost& h, double frame_bytes, size_t line_bytes, double ring_now,
+                   Side cost) {
+  // Each point in the regime of `ring_now` (as measured without it, or without the point's ring).
+  auto side = [&](const HandoffPoint& p) {
+    const double scale = ring_now > 0 && p.ring_cycles > 0 ? ring_now / p.ring_cycles : 1;
+    return cost(p) * scale;
+  };
   const std::vector<HandoffPoint>& pts = h.points;
   if (pts.size() == 1 || frame_bytes <= 0) return side(pts.front());
   const double x = frame_lines(frame_bytes, line_bytes);
@@ -213,18 +219,22 @@ json handoff_json(const HandoffCost& h) {
 }  // namespace
 
 double handoff_producer_cycles(const HandoffCost& h, const RingCost& ring, double frame_bytes,
-                               size_t line_bytes, unsigned batch) {
+                               size_t line_bytes, unsigned batch, double ring_now) {
   if (h.points.empty()) return enqueue_cycles(ring, batch);
-  return interpolate(h, frame_bytes, line_bytes,
+  return interpolate(h, frame_bytes, line_bytes, ring_now,
                      [](const HandoffPoint& p) { return p.producer_cycles_per_packet; });
 }
 
 double handoff_consumer_cycles(const HandoffCost& h, const RingCost& ring, double frame_bytes,
-                               size_t line_bytes, unsigned batch) {
+                               size_t line_bytes, unsigned batch, double ring_now) {
   if (h.points.empty()) return dequeue_cycles(ring, batch);
-  return std::max(0.0, interpolate(h, frame_bytes, line_bytes, [](const HandoffPoint& p) {
+  return std::max(0.0, interpolate(h, frame_bytes, line_bytes, ring_now, [](const HandoffPoint& p) {
                     return p.consumer_cycles_per_packet;
                   }));
+}
+
+double ring_cycles(const RingCost& r) {
+  return r.enqueue_cycles_per_packet + r.dequeue_cycles_per_packet;
 }
 
 double enqueue_cycles(const RingCost& r, unsigned b) {
@@ -272,7 +282,9 @@ std::string calibration_json(const Calibration& c) {
                     {"dequeue_cycles_per_packet", c.ring.dequeue_cycles_per_packet},
                     {"same_core_cycles_per_packet", c.ring.same_core_cycles_per_packet},
                     {"enqueue_cycles_per_burst", c.ring.enqueue_cycles_per_burst},
-                    {"dequeue_cycles_per_burst", c.ring.dequeue_cycles_per_burst}}},
+                    {"dequeue_cycles_per_burst", c.ring.dequeue_cycles_per_burst},
+                    {"line_read_cycles", c.ring.line_read_cycles},
+                    {"line_rewrite_cycles", c.ring.line_rewrite_cycles}}},
                   {"handoff", handoff_json(c.handoff)},
                   {"pipeline",
                    {{"file", c.pipeline.file},
@@ -336,6 +348,11 @@ Result<Calibration> parse_calibration(const std::string& text, const std::string
   ring.number("same_core_cycles_per_packet", c.ring.same_core_cycles_per_packet);
   ring.number("enqueue_cycles_per_burst", c.ring.enqueue_cycles_per_burst);
   ring.number("dequeue_cycles_per_burst", c.ring.dequeue_cycles_per_burst);
+  // Optional (files written before they were measured: no charge for a frame's lines).
+  if (ring.value().is_object() && ring.value().contains("line_read_cycles")) {
+    ring.number("line_read_cycles", c.ring.line_read_cycles);
+    ring.number("line_rewrite_cycles", c.ring.line_rewrite_cycles);
+  }
   r.take(ring);
 
   if (has_handoff) {

@@ -38,6 +38,10 @@ constexpr unsigned kRingPackets = 2048;       // packets circulating between the
 constexpr uint64_t kRingHandOffs = 1u << 21;  // packets handed over per measurement
 constexpr size_t kPacketBytes = 128;          // an mbuf header and the packet's first line
 constexpr unsigned kSmallBurstDivisor = 8;    // the second burst size: batch / 8
+// The frame-line measurement (RingCost::line_read_cycles): frames of kFrameLines lines (the
+// hand-off reference's largest frame, 512 B), fewer hand-offs (each moves up to 8 lines).
+constexpr unsigned kFrameLines = 8;
+constexpr uint64_t kFrameHandOffs = kRingHandOffs / 8;
 
 std::string read_line(const std::string& path) {
   std::ifstream in(path);
@@ -110,10 +114,36 @@ struct alignas(64) Side {
   double median() { return median_in_place(per_packet); }
 };
 
-void touch(void* pkt, uint64_t v) {
+// What each side does with a packet in one ring measurement: the plain ring's (2 lines, the
+// producer writes both, the consumer reads and writes both) or a frame's (the producer writes
+// every line, the consumer reads and writes the first two and, `whole`, reads the rest).
+struct Touch {
+  size_t line_bytes = kPacketBytes / 2;
+  unsigned lines = 2;  // of each packet
+  bool whole = false;  // the consumer reads every line (else the first two)
+  uint64_t handoffs = kRingHandOffs;
+  size_t packet_bytes() const { return line_bytes * lines; }
+};
+
+void touch(void* pkt, uint64_t v, size_t line_bytes) {
   auto* w = static_cast<uint64_t*>(pkt);
   w[0] += v;
-  w[kPacketBytes / sizeof(uint64_t) / 2] += v;
+  w[line_bytes / sizeof(uint64_t)] += v;
+}
+
+void produce_frame(void* pkt, const Touch& t) {
+  auto* b = static_cast<uint8_t*>(pkt);
+  for (unsigned l = 0; l < t.lines; ++l) *reinterpret_cast<uint64_t*>(b + l * t.line_bytes) += 1;
+}
+
+void consume_frame(void* pkt, const Touch& t) {
+  touch(pkt, 2, t.line_bytes);
+  if (!t.whole) return;
+  const auto* b = static_cast<const uint8_t*>(pkt);
+  uint64_t sum = 0;
+  for (unsigned l = 2; l < t.lines; ++l)
+    sum += *reinterpret_cast<const uint64_t*>(b + l * t.line_bytes);
+  asm volatile("" : : "r"(sum));
 }
 
 }  // namespace
@@ -226,7 +256,7 @@ MemoryLatency measure_memory_latency(MachineInfo& m) {
 namespace {
 
 // The hand-off at one burst size (measure_ring).
-Result<RingCost> ring_at(unsigned batch, unsigned cpus) {
+Result<RingCost> ring_at(unsigned batch, unsigned cpus, const Touch& t = Touch{}) {
   batch = std::clamp(batch, 1u, kRingPackets / 4);
   static std::atomic<unsigned> serial{0};
   const std::string tag = std::to_string(getpid()) + "_" + std::to_string(serial++);
@@ -239,11 +269,12 @@ Result<RingCost> ring_at(unsigned batch, unsigned cpus) {
     rte_ring_free(back);
     return make_error("cannot create an rte_ring for the hand-off measurement (EAL memory)");
   }
-  std::vector<uint8_t> storage(size_t{kRingPackets} * kPacketBytes + 64);
+  std::vector<uint8_t> storage(size_t{kRingPackets} * t.packet_bytes() + 64);
   auto* first = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(storage.data()) + 63) &
                                            ~uintptr_t{63});
   std::vector<void*> free_list;
-  for (unsigned i = 0; i < kRingPackets; ++i) free_list.push_back(first + size_t{i} * kPacketBytes);
+  for (unsigned i = 0; i < kRingPackets; ++i)
+    free_list.push_back(first + size_t{i} * t.packet_bytes());
 
   RingCost cost;
   cost.batch = batch;
@@ -256,7 +287,7 @@ Result<RingCost> ring_at(unsigned batch, unsigned cpus) {
     const unsigned n = std::min<unsigned>(batch, static_cast<unsigned>(pool.size()));
     if (n == 0) return;
     void** burst = pool.data() + pool.size() - n;
-    for (unsigned i = 0; i < n; ++i) touch(burst[i], 1);
+    for (unsigned i = 0; i < n; ++i) produce_frame(burst[i], t);
     const unsigned sent = rte_ring_sp_enqueue_burst(fwd, burst, n, nullptr);
     pool.resize(pool.size() - sent);
     if (sent == 0) return;
@@ -268,7 +299,7 @@ Result<RingCost> ring_at(unsigned batch, unsigned cpus) {
     const uint64_t t0 = rte_rdtsc();
     const unsigned n = rte_ring_sc_dequeue_burst(fwd, got, batch, nullptr);
     if (n == 0) return;
-    for (unsigned i = 0; i < n; ++i) touch(got[i], 2);
+    for (unsigned i = 0; i < n; ++i) consume_frame(got[i], t);
     unsigned back_n = 0;
     while (back_n < n) back_n += rte_ring_sp_enqueue_burst(back, got + back_n, n - back_n, nullptr);
     s.add(rte_rdtsc() - t0, n);
@@ -277,7 +308,7 @@ Result<RingCost> ring_at(unsigned batch, unsigned cpus) {
   {  // Both sides on this core: the baseline without a hand-off between caches.
     Side p, c;
     std::vector<void*> pool = free_list;
-    while (c.packets < kRingHandOffs / 8) {
+    while (c.packets < t.handoffs / 8) {
       produce(p, pool);
       consume(c);
     }
@@ -300,7 +331,7 @@ Result<RingCost> ring_at(unsigned batch, unsigned cpus) {
     std::thread producer([&] {
       pin_to(0);
       std::vector<void*> pool = free_list;
-      while (p.packets < kRingHandOffs) produce(p, pool);
+      while (p.packets < t.handoffs) produce(p, pool);
       done.store(true);
     });
     producer.join();
@@ -308,7 +339,7 @@ Result<RingCost> ring_at(unsigned batch, unsigned cpus) {
     cost.cross_core = true;
   } else {
     std::vector<void*> pool = free_list;
-    while (c.packets < kRingHandOffs / 8) {
+    while (c.packets < t.handoffs / 8) {
       produce(p, pool);
       consume(c);
     }
@@ -336,7 +367,27 @@ Result<RingCost> measure_ring(unsigned batch, unsigned cpus) {
       0.0, (small.value().enqueue_cycles_per_packet - cost.enqueue_cycles_per_packet) / inv);
   cost.dequeue_cycles_per_burst = std::max(
       0.0, (small.value().dequeue_cycles_per_packet - cost.dequeue_cycles_per_packet) / inv);
+  if (Status st = measure_frame_lines(cost, cpus); !st) return make_error(st.error());
   return cost;
+}
+
+Status measure_frame_lines(RingCost& cost, unsigned cpus) {
+  if (!cost.cross_core || cpus < 2) return {};
+  // The same frames, the consumer reading the first two lines or all of them: the difference is
+  // the extra lines' cost on each side (the producer's: writing them again once read).
+  Touch head{.lines = kFrameLines, .whole = false, .handoffs = kFrameHandOffs};
+  Touch whole = head;
+  whole.whole = true;
+  Result<RingCost> a = ring_at(cost.batch, cpus, head);
+  if (!a) return make_error(a.error());
+  Result<RingCost> b = ring_at(cost.batch, cpus, whole);
+  if (!b) return make_error(b.error());
+  const double extra = kFrameLines - 2;
+  cost.line_read_cycles = std::max(
+      0.0, (b.value().dequeue_cycles_per_packet - a.value().dequeue_cycles_per_packet) / extra);
+  cost.line_rewrite_cycles = std::max(
+      0.0, (b.value().enqueue_cycles_per_packet - a.value().enqueue_cycles_per_packet) / extra);
+  return {};
 }
 
 }  // namespace fulcrum::plan

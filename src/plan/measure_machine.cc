@@ -41,7 +41,7 @@ constexpr unsigned kSmallBurstDivisor = 8;    // the second burst size: batch / 
 // The frame-line measurement (RingCost::line_read_cycles): frames of kFrameLines lines (the
 // hand-off reference's largest frame, 512 B), fewer hand-offs (each moves up to 8 lines).
 constexpr unsigned kFrameLines = 8;
-constexpr uint64_t kFrameHandOffs = kRingHandOffs / 8;
+constexpr uint64_t kFrameHandOffs = kRingHandOffs / 32;
 
 std::string read_line(const std::string& path) {
   std::ifstream in(path);

@@ -55,8 +55,12 @@ const std::vector<std::string>& assumptions() {
       "assumption 3), per private L2 (per stage) and per shared LLC (all stages)",
       "a hand-off between stages costs what it cost the runtime on a reference pipeline cut "
       "on two cores (its consumer reading then writing the header), linear in the frame's "
-      "cache lines between the measured frame sizes, whatever the distance between cores and "
-      "whatever else the consumer's elements touch",
+      "cache lines between the measured frame sizes, scaled to the plain ring measured before "
+      "the prediction (the machine's cross-CPU regime), whatever the distance between cores",
+      "a stage with an element that reads the whole frame (ElementTraits::reads) pays for each "
+      "line beyond the header as measured with the ring (dependent reads from the other core), "
+      "and the first stage for writing those lines again; an element reading part of the "
+      "payload is charged as a header reader",
       "a table whose element counts its keys (the MAC table) is touched only on its keys' "
       "lines (keys x lines per key, at most the table), as many keys as the calibration run "
       "saw",

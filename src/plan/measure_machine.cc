@@ -14,6 +14,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -259,20 +260,41 @@ MemoryLatency measure_memory_latency(MachineInfo& m) {
 
 namespace {
 
+// A single-producer single-consumer rte_ring in this process's own memory (rte_ring_init), not
+// the EAL's: the bench measures the ring hundreds of times between runs whose packet pools need
+// all of the EAL's memory, and a memzone per measurement fragmented it.
+class OwnRing {
+ public:
+  explicit OwnRing(const char* name) {
+    const ssize_t bytes = rte_ring_get_memsize(kRingSize);
+    if (bytes <= 0) return;
+    const size_t rounded =
+        (static_cast<size_t>(bytes) + RTE_CACHE_LINE_SIZE - 1) & ~size_t{RTE_CACHE_LINE_SIZE - 1};
+    void* mem = std::aligned_alloc(RTE_CACHE_LINE_SIZE, rounded);
+    if (mem == nullptr) return;
+    ring_ = static_cast<rte_ring*>(mem);
+    if (rte_ring_init(ring_, name, kRingSize, RING_F_SP_ENQ | RING_F_SC_DEQ) != 0) {
+      std::free(mem);
+      ring_ = nullptr;
+    }
+  }
+  ~OwnRing() { std::free(ring_); }
+  OwnRing(const OwnRing&) = delete;
+  OwnRing& operator=(const OwnRing&) = delete;
+  rte_ring* get() const { return ring_; }
+
+ private:
+  rte_ring* ring_ = nullptr;
+};
+
 // The hand-off at one burst size (measure_ring).
 Result<RingCost> ring_at(unsigned batch, unsigned cpus, const Touch& t = Touch{}) {
   batch = std::clamp(batch, 1u, kRingPackets / 4);
-  static std::atomic<unsigned> serial{0};
-  const std::string tag = std::to_string(getpid()) + "_" + std::to_string(serial++);
-  rte_ring* fwd = rte_ring_create(("plan_fwd_" + tag).c_str(), kRingSize, SOCKET_ID_ANY,
-                                  RING_F_SP_ENQ | RING_F_SC_DEQ);
-  rte_ring* back = rte_ring_create(("plan_back_" + tag).c_str(), kRingSize, SOCKET_ID_ANY,
-                                   RING_F_SP_ENQ | RING_F_SC_DEQ);
-  if (fwd == nullptr || back == nullptr) {
-    rte_ring_free(fwd);
-    rte_ring_free(back);
-    return make_error("cannot create an rte_ring for the hand-off measurement (EAL memory)");
-  }
+  OwnRing fwd_ring("plan_fwd"), back_ring("plan_back");
+  rte_ring* fwd = fwd_ring.get();
+  rte_ring* back = back_ring.get();
+  if (fwd == nullptr || back == nullptr)
+    return make_error("cannot create an rte_ring for the hand-off measurement");
   std::vector<uint8_t> storage(size_t{kRingPackets} * t.packet_bytes() + 64);
   auto* first = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(storage.data()) + 63) &
                                            ~uintptr_t{63});
@@ -349,8 +371,6 @@ Result<RingCost> ring_at(unsigned batch, unsigned cpus, const Touch& t = Touch{}
       consume(c);
     }
   }
-  rte_ring_free(fwd);
-  rte_ring_free(back);
   cost.enqueue_cycles_per_packet = p.median();
   cost.dequeue_cycles_per_packet = c.median();
   return cost;

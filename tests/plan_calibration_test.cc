@@ -42,6 +42,7 @@ Calibration sample() {
   small.clone_cycles_per_packet = 80;
   small.consumer_bound = true;
   small.ring_cycles = 26.5;
+  small.line_read_cycles = 7.25;
   HandoffPoint large = small;
   large.frame_bytes = 512;
   large.producer_cycles_per_packet = 30;
@@ -78,6 +79,7 @@ TEST(Calibration, WrittenAndReadBackAlike) {
   EXPECT_DOUBLE_EQ(back.value().handoff.points[1].consumer_cycles_per_packet, 110);
   EXPECT_TRUE(back.value().handoff.points[1].consumer_bound);
   EXPECT_DOUBLE_EQ(back.value().handoff.points[1].ring_cycles, 26.5);
+  EXPECT_DOUBLE_EQ(back.value().handoff.points[1].line_read_cycles, 7.25);
   EXPECT_EQ(back.value().handoff.attempts, 2u);
   EXPECT_TRUE(back.value().handoff.consistent);
   EXPECT_DOUBLE_EQ(back.value().pipeline.frame_bytes, 64);
@@ -107,10 +109,12 @@ TEST(Calibration, AFileWithoutTheFrameLineCostsChargesNoLines) {
   nlohmann::json j = nlohmann::json::parse(calibration_json(sample()));
   j["ring"].erase("line_read_cycles");
   j["ring"].erase("line_rewrite_cycles");
+  for (auto& pt : j["handoff"]["points"]) pt.erase("line_read_cycles");
   Result<Calibration> back = parse_calibration(j.dump(), "c.json");
   ASSERT_TRUE(back) << back.error();
   EXPECT_DOUBLE_EQ(back.value().ring.line_read_cycles, 0);
   EXPECT_DOUBLE_EQ(back.value().ring.line_rewrite_cycles, 0);
+  EXPECT_DOUBLE_EQ(back.value().handoff.points[0].line_read_cycles, 0);
   j["ring"]["line_read_cycles"] = -1;
   j["ring"]["line_rewrite_cycles"] = 0;
   Result<Calibration> bad = parse_calibration(j.dump(), "c.json");

@@ -268,6 +268,19 @@ TEST(Handoff, TheHandOffFollowsTheRegimeOfTheRingMeasuredNow) {
   // A later stage's sending side is the ring's enqueue, now's.
   EXPECT_DOUBLE_EQ(producer_handoff(at, false), 45);
 
+  // Points that hold the line read of their regime (7 cycles; 42 now): the consumer's side
+  // follows it (6 times), the producer's the ring (3.5 times).
+  s.handoff.points[0].line_read_cycles = 7;
+  s.handoff.points[1].line_read_cycles = 7;
+  now.line_read_cycles = 42;
+  ServerProfile lines = follow_regime(s, now);
+  lines.frame_bytes = 64;
+  EXPECT_DOUBLE_EQ(consumer_handoff(lines), 40 * 6.0);
+  EXPECT_DOUBLE_EQ(producer_handoff(lines, true), 20 * 3.5);
+  s.handoff.points[0].line_read_cycles = 0;
+  s.handoff.points[1].line_read_cycles = 0;
+  now.line_read_cycles = 30;
+
   // Points of two regimes (the machine changed between them): each scaled by its own ring, so
   // the interpolation is of one regime. 288 B: 4 of the 7 lines from 64 B to 512 B.
   s.handoff.points[1].ring_cycles = 91;

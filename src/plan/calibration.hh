@@ -97,8 +97,10 @@ struct HandoffPoint {
   double producer_io_cycles_per_packet = 0;
   bool consumer_bound = false;
   // The plain ring's enqueue + dequeue measured before and after the point's runs (their mean):
-  // which cross-CPU regime the point was measured in (measure_handoff.hh kSameRegime).
+  // which cross-CPU regime the point was measured in (measure_handoff.hh kSameRegime); and the
+  // ring's RingCost::line_read_cycles then (0: a file without it).
   double ring_cycles = 0;
+  double line_read_cycles = 0;
 };
 
 struct HandoffCost {
@@ -113,14 +115,15 @@ struct HandoffCost {
 // Each side's cycles per packet for frames of `frame_bytes`: linear in the frame's cache lines
 // between the measured points, the end segments extended (never below 0 for the consumer);
 // without points, the ring's (RingCost) enqueue and dequeue at burst `batch`.
-// `ring_now` > 0 (the plain ring's enqueue + dequeue measured now, ring_cycles()): each point
-// scaled by ring_now over the ring it was measured with (HandoffPoint::ring_cycles), so that a
-// hand-off measured in one cross-CPU regime follows the machine into the other (the hand-off is
-// taken to be proportional to the ring's cost; docs/placement-model.md, "Regimes").
+// `now` (the plain ring measured now; nullptr: as measured): each point scaled to now's cross-CPU
+// regime, so that a hand-off measured in one regime follows the machine into the other: the
+// producer's side by the ring's enqueue + dequeue now over the point's (ring_cycles()), the
+// consumer's by the line read now over the point's (RingCost::line_read_cycles; by the ring when
+// the point has none). docs/placement-model.md, "Regimes".
 double handoff_producer_cycles(const HandoffCost& h, const RingCost& ring, double frame_bytes,
-                               size_t line_bytes, unsigned batch, double ring_now = 0);
+                               size_t line_bytes, unsigned batch, const RingCost* now = nullptr);
 double handoff_consumer_cycles(const HandoffCost& h, const RingCost& ring, double frame_bytes,
-                               size_t line_bytes, unsigned batch, double ring_now = 0);
+                               size_t line_bytes, unsigned batch, const RingCost* now = nullptr);
 
 // One element of the pipeline as measured (the element profile of paper 002 §3.2: C(i), S(i),
 // N(i)): cycles in process_batch per packet and per batch, and its tables.

@@ -165,6 +165,8 @@ Result<HandoffCost> measure_handoff(unsigned batch, unsigned cpus) {
       Result<RingCost> after = measure_ring(batch, cpus);
       if (!after) return make_error(after.error());
       pt.value().ring_cycles = (ring_cycles(before.value()) + ring_cycles(after.value())) / 2;
+      pt.value().line_read_cycles =
+          (before.value().line_read_cycles + after.value().line_read_cycles) / 2;
       lo = std::min(lo, ring_cycles(after.value()));
       hi = std::max(hi, ring_cycles(after.value()));
       h.points.push_back(pt.value());

@@ -43,6 +43,7 @@ constexpr unsigned kSmallBurstDivisor = 8;    // the second burst size: batch / 
 // hand-off reference's largest frame, 512 B), fewer hand-offs (each moves up to 8 lines).
 constexpr unsigned kFrameLines = 8;
 constexpr uint64_t kFrameHandOffs = kRingHandOffs / 32;
+constexpr size_t kFrameStride = 2176;  // an mbuf of DPDK's default data room and headroom
 
 std::string read_line(const std::string& path) {
   std::ifstream in(path);
@@ -118,12 +119,18 @@ struct alignas(64) Side {
 // What each side does with a packet in one ring measurement: the plain ring's (2 lines, the
 // producer writes both, the consumer reads and writes both) or a frame's (the producer writes
 // every line, the consumer reads and writes the first two and, `whole`, reads the rest).
+// Frames `stride` bytes apart (0: packed), handed out in a shuffled order (`shuffled`), as
+// mbufs from a mempool are: no stream of lines from one frame to the next for the hardware
+// prefetchers to follow (packed frames in order let them fetch the next frame's lines ahead).
 struct Touch {
   size_t line_bytes = kPacketBytes / 2;
   unsigned lines = 2;  // of each packet
   bool whole = false;  // the consumer reads every line (else the first two)
   uint64_t handoffs = kRingHandOffs;
+  size_t stride = 0;
+  bool shuffled = false;
   size_t packet_bytes() const { return line_bytes * lines; }
+  size_t frame_stride() const { return stride > 0 ? stride : packet_bytes(); }
 };
 
 void touch(void* pkt, uint64_t v, size_t line_bytes) {
@@ -295,12 +302,13 @@ Result<RingCost> ring_at(unsigned batch, unsigned cpus, const Touch& t = Touch{}
   rte_ring* back = back_ring.get();
   if (fwd == nullptr || back == nullptr)
     return make_error("cannot create an rte_ring for the hand-off measurement");
-  std::vector<uint8_t> storage(size_t{kRingPackets} * t.packet_bytes() + 64);
+  std::vector<uint8_t> storage(size_t{kRingPackets} * t.frame_stride() + 64);
   auto* first = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(storage.data()) + 63) &
                                            ~uintptr_t{63});
   std::vector<void*> free_list;
   for (unsigned i = 0; i < kRingPackets; ++i)
-    free_list.push_back(first + size_t{i} * t.packet_bytes());
+    free_list.push_back(first + size_t{i} * t.frame_stride());
+  if (t.shuffled) std::shuffle(free_list.begin(), free_list.end(), std::mt19937_64(kRingPackets));
 
   RingCost cost;
   cost.batch = batch;
@@ -400,7 +408,11 @@ Status measure_frame_lines(RingCost& cost, unsigned cpus) {
   if (!cost.cross_core || cpus < 2) return {};
   // The same frames, the consumer reading the first two lines or all of them: the difference is
   // the extra lines' cost on each side (the producer's: writing them again once read).
-  Touch head{.lines = kFrameLines, .whole = false, .handoffs = kFrameHandOffs};
+  Touch head{.lines = kFrameLines,
+             .whole = false,
+             .handoffs = kFrameHandOffs,
+             .stride = kFrameStride,
+             .shuffled = true};
   Touch whole = head;
   whole.whole = true;
   Result<RingCost> a = ring_at(cost.batch, cpus, head);

@@ -64,14 +64,14 @@ ServerProfile follow_regime(const ServerProfile& s, const RingCost& now) {
 
 double consumer_handoff(const ServerProfile& s) {
   return handoff_consumer_cycles(s.handoff, s.ring, s.frame_bytes, s.machine.line_bytes, s.batch,
-                                 s.ring_now);
+                                 s.ring_now > 0 ? &s.ring : nullptr);
 }
 
 double producer_handoff(const ServerProfile& s, bool first) {
   // A later stage's sending side is the enqueue alone: the RX/TX change is the first stage's.
   if (!first) return enqueue_cycles(s.ring, s.batch);
   return handoff_producer_cycles(s.handoff, s.ring, s.frame_bytes, s.machine.line_bytes, s.batch,
-                                 s.ring_now);
+                                 s.ring_now > 0 ? &s.ring : nullptr);
 }
 
 double extra_lines_read(const ServerProfile& s, const std::vector<ChainElement>& chain,

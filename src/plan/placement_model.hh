@@ -49,8 +49,9 @@ struct ServerProfile {
   double frame_bytes = 0;  // the pipeline's mean frame (0: not known: the smallest point)
   unsigned batch = 64;
   double io_cycles_per_packet = 0;  // RX, loop and TX work, on the first stage
-  // The plain ring's enqueue + dequeue (ring_cycles()) measured when the prediction is made: the
-  // hand-off is scaled to it (calibration.hh handoff_*_cycles). 0: the hand-off as measured.
+  // The plain ring's enqueue + dequeue (ring_cycles()) measured when the prediction is made, `ring`
+  // then being that measurement: the hand-off is scaled to it (calibration.hh handoff_*_cycles).
+  // 0: the hand-off as measured.
   double ring_now = 0;
 };
 ServerProfile server_profile(const Calibration& c);

@@ -22,7 +22,7 @@ Calibration sample() {
   c.machine.llc_sysfs_bytes = 32 << 20;
   c.machine.llc_shared_cpus = 2;
   c.memory = {4, 14, 50, 300, 8};
-  c.ring = {true, 64, 12.5, 30.25, 9, 160, 320};
+  c.ring = {true, 64, 12.5, 30.25, 9, 160, 320, 11.5, 3.25};
   c.pipeline.file = "configs/ipv4-router.click";
   c.pipeline.batch = 64;
   c.pipeline.workers = 1;
@@ -42,6 +42,7 @@ Calibration sample() {
   small.clone_cycles_per_packet = 80;
   small.consumer_bound = true;
   small.ring_cycles = 26.5;
+  small.line_read_cycles = 7.25;
   HandoffPoint large = small;
   large.frame_bytes = 512;
   large.producer_cycles_per_packet = 30;
@@ -71,11 +72,14 @@ TEST(Calibration, WrittenAndReadBackAlike) {
   EXPECT_EQ(back.value().pipeline.elements.at(0).memory.prefetch_group, 16u);
   EXPECT_DOUBLE_EQ(back.value().ring.dequeue_cycles_per_packet, 30.25);
   EXPECT_DOUBLE_EQ(back.value().ring.dequeue_cycles_per_burst, 320);
+  EXPECT_DOUBLE_EQ(back.value().ring.line_read_cycles, 11.5);
+  EXPECT_DOUBLE_EQ(back.value().ring.line_rewrite_cycles, 3.25);
   ASSERT_EQ(back.value().handoff.points.size(), 2u);
   EXPECT_DOUBLE_EQ(back.value().handoff.points[0].producer_cycles_per_packet, -5.5);
   EXPECT_DOUBLE_EQ(back.value().handoff.points[1].consumer_cycles_per_packet, 110);
   EXPECT_TRUE(back.value().handoff.points[1].consumer_bound);
   EXPECT_DOUBLE_EQ(back.value().handoff.points[1].ring_cycles, 26.5);
+  EXPECT_DOUBLE_EQ(back.value().handoff.points[1].line_read_cycles, 7.25);
   EXPECT_EQ(back.value().handoff.attempts, 2u);
   EXPECT_TRUE(back.value().handoff.consistent);
   EXPECT_DOUBLE_EQ(back.value().pipeline.frame_bytes, 64);
@@ -97,6 +101,25 @@ TEST(Calibration, AFormatOneFileReadsWithoutTheRuntimeHandOff) {
   EXPECT_DOUBLE_EQ(handoff_consumer_cycles(c.handoff, c.ring, 512, 64, 64), 30.25);
   // Written again, it is a format-2 file with no hand-off points.
   EXPECT_EQ(nlohmann::json::parse(calibration_json(c))["format"], kCalibrationFormat);
+}
+
+TEST(Calibration, AFileWithoutTheFrameLineCostsChargesNoLines) {
+  // Written before the ring measured a frame's lines: they read as 0 (the model then charges a
+  // cut nothing for the lines an element reads beyond the header, as it did).
+  nlohmann::json j = nlohmann::json::parse(calibration_json(sample()));
+  j["ring"].erase("line_read_cycles");
+  j["ring"].erase("line_rewrite_cycles");
+  for (auto& pt : j["handoff"]["points"]) pt.erase("line_read_cycles");
+  Result<Calibration> back = parse_calibration(j.dump(), "c.json");
+  ASSERT_TRUE(back) << back.error();
+  EXPECT_DOUBLE_EQ(back.value().ring.line_read_cycles, 0);
+  EXPECT_DOUBLE_EQ(back.value().ring.line_rewrite_cycles, 0);
+  EXPECT_DOUBLE_EQ(back.value().handoff.points[0].line_read_cycles, 0);
+  j["ring"]["line_read_cycles"] = -1;
+  j["ring"]["line_rewrite_cycles"] = 0;
+  Result<Calibration> bad = parse_calibration(j.dump(), "c.json");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error(), "c.json: field ring.line_read_cycles: must be a number >= 0");
 }
 
 TEST(Calibration, AFormatTwoFileNeedsItsHandOff) {

@@ -198,6 +198,105 @@ TEST(Handoff, TheModelChargesEachCutTheRuntimeHandOffAtThePipelinesFrameSize) {
   EXPECT_DOUBLE_EQ(ring.stages[1].sync, 14);
 }
 
+ChainElement whole_frame(const std::string& name, double cycles) {
+  ChainElement e = chain_element(name, cycles);
+  e.reads = PacketReads::kWholeFrame;
+  return e;
+}
+
+TEST(Handoff, AStageThatReadsTheWholeFramePaysForItsLinesBeyondTheHeader) {
+  // 512 B frames: 8 lines, 7 beyond the reference's header line; 10 cycles to read each from
+  // the other core, 4 to write each again on the first stage once read.
+  ServerProfile s = server_with_handoff();
+  s.frame_bytes = 512;
+  s.ring.line_read_cycles = 10;
+  s.ring.line_rewrite_cycles = 4;
+  const std::vector<ChainElement> chain = {chain_element("A", 100), whole_frame("B", 100),
+                                           chain_element("C", 100)};
+  EXPECT_DOUBLE_EQ(extra_lines_read(s, chain, 1, 2), 7);
+  EXPECT_DOUBLE_EQ(extra_lines_read(s, chain, 2, 2), 0);
+
+  // The whole-frame reader after the cut: 110 + 7 x 10 to receive, 55 + 7 x 4 to send.
+  const PlacementPrediction scan = predict(s, chain, {Stage{0, 0, 1}, Stage{1, 2, 1}});
+  EXPECT_DOUBLE_EQ(scan.stages[1].sync, 110 + 70);
+  EXPECT_DOUBLE_EQ(scan.stages[1].frame_lines, 70);
+  EXPECT_DOUBLE_EQ(scan.stages[0].sync, 55 + 28);
+  EXPECT_DOUBLE_EQ(scan.stages[0].frame_lines, 28);
+  // Before the cut: the stage after it reads the header only, as the reference.
+  const PlacementPrediction head = predict(s, chain, {Stage{0, 1, 1}, Stage{2, 2, 1}});
+  EXPECT_DOUBLE_EQ(head.stages[1].sync, 110);
+  EXPECT_DOUBLE_EQ(head.stages[0].sync, 55);
+  // Three stages: the middle one reads the lines; the last reads headers; the first writes the
+  // lines again.
+  const PlacementPrediction three =
+      predict(s, chain, {Stage{0, 0, 1}, Stage{1, 1, 1}, Stage{2, 2, 1}});
+  EXPECT_DOUBLE_EQ(three.stages[0].sync, 55 + 28);
+  EXPECT_DOUBLE_EQ(three.stages[1].sync, 110 + 70 + 13);
+  EXPECT_DOUBLE_EQ(three.stages[2].sync, 110);
+  // Cloned: nothing crosses.
+  EXPECT_DOUBLE_EQ(predict(s, chain, {Stage{0, 2, 2}}).stages[0].sync, 0);
+
+  // A 100 B frame has 2 lines (1 beyond the header's), a 64 B frame none; an unknown size none.
+  s.frame_bytes = 100;
+  EXPECT_DOUBLE_EQ(extra_lines_read(s, chain, 1, 2), 1);
+  s.frame_bytes = 64;
+  EXPECT_DOUBLE_EQ(extra_lines_read(s, chain, 1, 2), 0);
+  s.frame_bytes = 0;
+  EXPECT_DOUBLE_EQ(extra_lines_read(s, chain, 1, 2), 0);
+}
+
+TEST(Handoff, TheHandOffFollowsTheRegimeOfTheRingMeasuredNow) {
+  // Both points measured with the ring at 26 cycles (enqueue + dequeue); the ring now at 91: the
+  // hand-off 3.5 times what was measured; the frame's line costs are now's.
+  ServerProfile s = server_with_handoff();
+  s.handoff.points[0].ring_cycles = 26;
+  s.handoff.points[1].ring_cycles = 26;
+  RingCost now;
+  now.enqueue_cycles_per_packet = 45;
+  now.dequeue_cycles_per_packet = 46;
+  now.line_read_cycles = 30;
+  EXPECT_DOUBLE_EQ(ring_cycles(now), 91);
+  const ServerProfile f = follow_regime(s, now);
+  EXPECT_DOUBLE_EQ(f.ring_now, 91);
+  EXPECT_DOUBLE_EQ(f.ring.line_read_cycles, 30);
+  ServerProfile at = f;
+  at.frame_bytes = 64;
+  EXPECT_DOUBLE_EQ(consumer_handoff(at), 40 * 3.5);
+  EXPECT_DOUBLE_EQ(producer_handoff(at, true), 20 * 3.5);
+  at.frame_bytes = 512;
+  EXPECT_DOUBLE_EQ(consumer_handoff(at), 110 * 3.5);
+  // A later stage's sending side is the ring's enqueue, now's.
+  EXPECT_DOUBLE_EQ(producer_handoff(at, false), 45);
+
+  // Points that hold the line read of their regime (7 cycles; 42 now): the consumer's side
+  // follows it (6 times), the producer's the ring (3.5 times).
+  s.handoff.points[0].line_read_cycles = 7;
+  s.handoff.points[1].line_read_cycles = 7;
+  now.line_read_cycles = 42;
+  ServerProfile lines = follow_regime(s, now);
+  lines.frame_bytes = 64;
+  EXPECT_DOUBLE_EQ(consumer_handoff(lines), 40 * 6.0);
+  EXPECT_DOUBLE_EQ(producer_handoff(lines, true), 20 * 3.5);
+  s.handoff.points[0].line_read_cycles = 0;
+  s.handoff.points[1].line_read_cycles = 0;
+  now.line_read_cycles = 30;
+
+  // Points of two regimes (the machine changed between them): each scaled by its own ring, so
+  // the interpolation is of one regime. 288 B: 4 of the 7 lines from 64 B to 512 B.
+  s.handoff.points[1].ring_cycles = 91;
+  ServerProfile mixed = follow_regime(s, now);
+  mixed.frame_bytes = 288;
+  EXPECT_DOUBLE_EQ(consumer_handoff(mixed), 140 + (110 - 140) * 4.0 / 7);
+
+  // Not following (ring_now 0), or a point measured without its ring: as measured.
+  s.frame_bytes = 64;
+  EXPECT_DOUBLE_EQ(consumer_handoff(s), 40);
+  s.handoff.points[0].ring_cycles = 0;
+  ServerProfile old = follow_regime(s, now);
+  old.frame_bytes = 64;
+  EXPECT_DOUBLE_EQ(consumer_handoff(old), 40);
+}
+
 TEST(Handoff, CloningPaysNoHandOff) {
   const ServerProfile s = server_with_handoff();
   const std::vector<ChainElement> chain = {chain_element("A", 100), chain_element("B", 100)};

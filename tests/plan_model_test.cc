@@ -349,6 +349,25 @@ TEST(Planner, TheChainFollowsOutputZeroAndFoldsBranchesIntoTheirElement) {
   EXPECT_TRUE(calibration_matches(branched_calibration(), branched_pipeline()));
 }
 
+TEST(Planner, EachChainElementReadsWhatItsClassDeclares) {
+  // A is a payload scanner (IDSMatch: the whole frame); C, folded into B, a cipher (IPsecAES):
+  // B's stage then reads the whole frame too. The others read headers.
+  PipelineConfig config = branched_pipeline();
+  config.elements[1].class_name = "IDSMatch";
+  Result<Chain> chain = chain_of(config, branched_calibration());
+  ASSERT_TRUE(chain) << chain.error();
+  const std::vector<ChainElement>& m = chain.value().measured;
+  EXPECT_EQ(m[0].reads, PacketReads::kHeaders);
+  EXPECT_EQ(m[1].reads, PacketReads::kWholeFrame);
+  EXPECT_EQ(m[2].reads, PacketReads::kHeaders);
+  EXPECT_EQ(chain.value().isolated[1].reads, PacketReads::kWholeFrame);
+  config.elements[4].class_name = "IPsecAES";
+  chain = chain_of(config, branched_calibration());
+  ASSERT_TRUE(chain) << chain.error();
+  EXPECT_EQ(chain.value().measured[2].reads, PacketReads::kWholeFrame);
+  EXPECT_EQ(chain.value().measured[3].reads, PacketReads::kHeaders);
+}
+
 TEST(Planner, APlanListsEveryPlacementAndScalingPredictions) {
   Result<Chain> chain = chain_of(branched_pipeline(), branched_calibration());
   ASSERT_TRUE(chain) << chain.error();

@@ -42,8 +42,9 @@ namespace fulcrum {
 
 class IDSMatchOffload final : public OffloadElement<IDSMatchOffload> {
  public:
-  static constexpr ElementTraits kTraits{"IDSMatchOffload", 1, 2, IDSMatch::kDropReasons,
-                                         1u << IDSMatch::kAlertOutput};
+  static constexpr ElementTraits kTraits{
+      "IDSMatchOffload",       1, 2, IDSMatch::kDropReasons, 1u << IDSMatch::kAlertOutput,
+      PacketReads::kWholeFrame};
   // Write: the scan's candidate matches; region: the IP payload.
   static constexpr auto kOffload =
       offload::OffloadSpec::with_region(offload::kIdsScanKernel, 0, sizeof(offload::IdsScanResult),

@@ -33,8 +33,9 @@ namespace fulcrum {
 class IPsecAuthHMACSHA1Offload final
     : public EspOffloadElement<IPsecAuthHMACSHA1Offload, IPsecAuthHMACSHA1> {
  public:
-  static constexpr ElementTraits kTraits{"IPsecAuthHMACSHA1Offload", 1, 1,
-                                         IPsecAuthHMACSHA1::kDropReasons};
+  static constexpr ElementTraits kTraits{
+      "IPsecAuthHMACSHA1Offload",      1, 1,
+      IPsecAuthHMACSHA1::kDropReasons, 0, PacketReads::kWholeFrame};
   static constexpr offload::OffloadSpec kOffload =
       spec(offload::kIpsecHmacSha1Kernel, offload::kIpsecIcvBytes);
   static constexpr bool kCipherStage = false;  // gather by SaConfig::device_hmac

@@ -102,7 +102,7 @@ int cmd_elements(const std::vector<std::string>& args) {
                   t.drop_reasons[i].data());
     std::printf(".");
   }
-  std::printf("\n");
+  std::printf(" Reads: %s.\n", t.reads == PacketReads::kWholeFrame ? "the whole frame" : "headers");
   print_arguments(*info);
   return 0;
 }

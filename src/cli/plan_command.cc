@@ -14,6 +14,7 @@
 #include "core/args.hh"
 #include "io/eal.hh"
 #include "io/port.hh"
+#include "plan/measure_machine.hh"
 #include "plan/planner.hh"
 
 namespace fulcrum::cli {
@@ -160,7 +161,11 @@ int cmd_plan(const std::vector<std::string>& args) {
   Result<plan::Chain> chain = plan::chain_of(config.value(), cal.value());
   if (!chain) return fail(chain.error());
   if (cores == 0) cores = cal.value().machine.cpus;
-  plan::Plan p = plan::make_plan(cal.value(), chain.value(), cores);
+  // The ring now: the hand-off follows the machine's cross-CPU regime (it can change between
+  // the calibration and this plan).
+  Result<plan::RingCost> ring_now = plan::measure_ring(opt.batch, cal.value().machine.cpus);
+  if (!ring_now) return fail(ring_now.error());
+  plan::Plan p = plan::make_plan(cal.value(), chain.value(), cores, &ring_now.value());
   if (verify_seconds > 0)
     if (Result<size_t> ran = plan::verify_plan(p, opt, verify_seconds); !ran)
       return fail(ran.error());

@@ -2,8 +2,9 @@
 // packet's next output (or a drop with a named reason) in the batch; the graph splits and
 // forwards. Per-packet elements are written as one small function through PacketElement<T>.
 //
-// Every element class carries compile-time traits (ElementTraits): class name, port counts and
-// drop reasons. ElementClass<T> checks them; FULCRUM_REGISTER_ELEMENT(T) adds T to the registry.
+// Every element class carries compile-time traits (ElementTraits): class name, port counts, drop
+// reasons and how much of a packet it reads. ElementClass<T> checks them;
+// FULCRUM_REGISTER_ELEMENT(T) adds T to the registry.
 #pragma once
 
 #include <array>
@@ -18,6 +19,7 @@
 #include "core/batch.hh"
 #include "core/drop_reasons.hh"
 #include "core/output_loss.hh"
+#include "core/packet_reads.hh"
 #include "core/result.hh"
 
 namespace fulcrum {
@@ -41,6 +43,7 @@ struct ElementTraits {
   // itself (drops them with a reason of its own, as Click's "1/1-2" elements do), so
   // `fulcrum check` does not report them unconnected.
   uint64_t optional_outputs = 0;
+  PacketReads reads = PacketReads::kHeaders;
 };
 
 // Where ToOutput hands packets: the worker's transmit path. transmit() takes every live packet

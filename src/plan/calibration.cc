@@ -179,8 +179,10 @@ double frame_lines(double frame_bytes, size_t line_bytes) {
 }
 
 // Linear in the frame's lines through the points (side: which cost), the end segments extended.
-template <class Side>
-double interpolate(const HandoffCost& h, double frame_bytes, size_t line_bytes, Side side) {
+template <class Side, class Scale>
+double interpolate(const HandoffCost& h, double frame_bytes, size_t line_bytes, Scale scale,
+                   Side cost) {
+  auto side = [&](const HandoffPoint& p) { return cost(p) * scale(p); };
   const std::vector<HandoffPoint>& pts = h.points;
   if (pts.size() == 1 || frame_bytes <= 0) return side(pts.front());
   const double x = frame_lines(frame_bytes, line_bytes);
@@ -191,6 +193,14 @@ double interpolate(const HandoffCost& h, double frame_bytes, size_t line_bytes, 
   const double y0 = side(pts[hi - 1]), y1 = side(pts[hi]);
   if (x1 <= x0) return y1;
   return y0 + (y1 - y0) * (x - x0) / (x1 - x0);
+}
+
+// A point's cost in the regime of the ring `now` (1: as measured, without `now` or without the
+// point's ring).
+double ring_scale(const HandoffPoint& p, const RingCost* now) {
+  const double r =
+      now != nullptr ? now->enqueue_cycles_per_packet + now->dequeue_cycles_per_packet : 0;
+  return r > 0 && p.ring_cycles > 0 ? r / p.ring_cycles : 1;
 }
 
 json handoff_json(const HandoffCost& h) {
@@ -205,7 +215,8 @@ json handoff_json(const HandoffCost& h) {
                       {"consumer_elements_clone_cycles", p.consumer_elements_clone_cycles},
                       {"producer_io_cycles_per_packet", p.producer_io_cycles_per_packet},
                       {"consumer_bound", p.consumer_bound},
-                      {"ring_cycles", p.ring_cycles}});
+                      {"ring_cycles", p.ring_cycles},
+                      {"line_read_cycles", p.line_read_cycles}});
   return {{"cross_core", h.cross_core}, {"batch", h.batch},           {"runs", h.runs},
           {"attempts", h.attempts},     {"consistent", h.consistent}, {"points", points}};
 }
@@ -213,18 +224,28 @@ json handoff_json(const HandoffCost& h) {
 }  // namespace
 
 double handoff_producer_cycles(const HandoffCost& h, const RingCost& ring, double frame_bytes,
-                               size_t line_bytes, unsigned batch) {
+                               size_t line_bytes, unsigned batch, const RingCost* now) {
   if (h.points.empty()) return enqueue_cycles(ring, batch);
-  return interpolate(h, frame_bytes, line_bytes,
-                     [](const HandoffPoint& p) { return p.producer_cycles_per_packet; });
+  return interpolate(
+      h, frame_bytes, line_bytes, [&](const HandoffPoint& p) { return ring_scale(p, now); },
+      [](const HandoffPoint& p) { return p.producer_cycles_per_packet; });
 }
 
 double handoff_consumer_cycles(const HandoffCost& h, const RingCost& ring, double frame_bytes,
-                               size_t line_bytes, unsigned batch) {
+                               size_t line_bytes, unsigned batch, const RingCost* now) {
   if (h.points.empty()) return dequeue_cycles(ring, batch);
-  return std::max(0.0, interpolate(h, frame_bytes, line_bytes, [](const HandoffPoint& p) {
+  auto scale = [&](const HandoffPoint& p) {
+    if (now != nullptr && now->line_read_cycles > 0 && p.line_read_cycles > 0)
+      return now->line_read_cycles / p.line_read_cycles;
+    return ring_scale(p, now);
+  };
+  return std::max(0.0, interpolate(h, frame_bytes, line_bytes, scale, [](const HandoffPoint& p) {
                     return p.consumer_cycles_per_packet;
                   }));
+}
+
+double ring_cycles(const RingCost& r) {
+  return r.enqueue_cycles_per_packet + r.dequeue_cycles_per_packet;
 }
 
 double enqueue_cycles(const RingCost& r, unsigned b) {
@@ -272,7 +293,9 @@ std::string calibration_json(const Calibration& c) {
                     {"dequeue_cycles_per_packet", c.ring.dequeue_cycles_per_packet},
                     {"same_core_cycles_per_packet", c.ring.same_core_cycles_per_packet},
                     {"enqueue_cycles_per_burst", c.ring.enqueue_cycles_per_burst},
-                    {"dequeue_cycles_per_burst", c.ring.dequeue_cycles_per_burst}}},
+                    {"dequeue_cycles_per_burst", c.ring.dequeue_cycles_per_burst},
+                    {"line_read_cycles", c.ring.line_read_cycles},
+                    {"line_rewrite_cycles", c.ring.line_rewrite_cycles}}},
                   {"handoff", handoff_json(c.handoff)},
                   {"pipeline",
                    {{"file", c.pipeline.file},
@@ -336,6 +359,11 @@ Result<Calibration> parse_calibration(const std::string& text, const std::string
   ring.number("same_core_cycles_per_packet", c.ring.same_core_cycles_per_packet);
   ring.number("enqueue_cycles_per_burst", c.ring.enqueue_cycles_per_burst);
   ring.number("dequeue_cycles_per_burst", c.ring.dequeue_cycles_per_burst);
+  // Optional (files written before they were measured: no charge for a frame's lines).
+  if (ring.value().is_object() && ring.value().contains("line_read_cycles")) {
+    ring.number("line_read_cycles", c.ring.line_read_cycles);
+    ring.number("line_rewrite_cycles", c.ring.line_rewrite_cycles);
+  }
   r.take(ring);
 
   if (has_handoff) {
@@ -360,6 +388,8 @@ Result<Calibration> parse_calibration(const std::string& text, const std::string
         pr.number("producer_io_cycles_per_packet", pt.producer_io_cycles_per_packet);
         pr.boolean("consumer_bound", pt.consumer_bound);
         pr.number("ring_cycles", pt.ring_cycles);
+        if (pr.value().is_object() && pr.value().contains("line_read_cycles"))
+          pr.number("line_read_cycles", pt.line_read_cycles);
         if (pr.error().empty() && !c.handoff.points.empty() &&
             pt.frame_bytes <= c.handoff.points.back().frame_bytes)
           pr.fail(pr.name("frame_bytes"), "must be above the previous point's");

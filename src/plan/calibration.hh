@@ -54,7 +54,17 @@ struct RingCost {
   // per packet at burst B = cycles_per_packet + cycles_per_burst x (1/B - 1/batch).
   double enqueue_cycles_per_burst = 0;
   double dequeue_cycles_per_burst = 0;
+  // A frame's lines beyond its first two (measure_machine.hh measure_frame_lines: frames of 8
+  // lines written whole by the producer, read by the consumer by their first two lines or
+  // whole), per line: the consumer bringing it from the producer's cache, the producer writing
+  // it again once the consumer has read it. 0: not measured (one CPU, a file without them).
+  double line_read_cycles = 0;
+  double line_rewrite_cycles = 0;
 };
+
+// The plain ring's enqueue + dequeue: the figure that tells the machine's cross-CPU regime
+// (measure_handoff.hh kSameRegime) and that the hand-off follows (handoff_*_cycles).
+double ring_cycles(const RingCost& r);
 
 // The hand-off per packet at burst size `b` (RingCost's two sides together when both).
 double enqueue_cycles(const RingCost& r, unsigned b);
@@ -87,8 +97,10 @@ struct HandoffPoint {
   double producer_io_cycles_per_packet = 0;
   bool consumer_bound = false;
   // The plain ring's enqueue + dequeue measured before and after the point's runs (their mean):
-  // which cross-CPU regime the point was measured in (measure_handoff.hh kSameRegime).
+  // which cross-CPU regime the point was measured in (measure_handoff.hh kSameRegime); and the
+  // ring's RingCost::line_read_cycles then (0: a file without it).
   double ring_cycles = 0;
+  double line_read_cycles = 0;
 };
 
 struct HandoffCost {
@@ -103,10 +115,15 @@ struct HandoffCost {
 // Each side's cycles per packet for frames of `frame_bytes`: linear in the frame's cache lines
 // between the measured points, the end segments extended (never below 0 for the consumer);
 // without points, the ring's (RingCost) enqueue and dequeue at burst `batch`.
+// `now` (the plain ring measured now; nullptr: as measured): each point scaled to now's cross-CPU
+// regime, so that a hand-off measured in one regime follows the machine into the other: the
+// producer's side by the ring's enqueue + dequeue now over the point's (ring_cycles()), the
+// consumer's by the line read now over the point's (RingCost::line_read_cycles; by the ring when
+// the point has none). docs/placement-model.md, "Regimes".
 double handoff_producer_cycles(const HandoffCost& h, const RingCost& ring, double frame_bytes,
-                               size_t line_bytes, unsigned batch);
+                               size_t line_bytes, unsigned batch, const RingCost* now = nullptr);
 double handoff_consumer_cycles(const HandoffCost& h, const RingCost& ring, double frame_bytes,
-                               size_t line_bytes, unsigned batch);
+                               size_t line_bytes, unsigned batch, const RingCost* now = nullptr);
 
 // One element of the pipeline as measured (the element profile of paper 002 §3.2: C(i), S(i),
 // N(i)): cycles in process_batch per packet and per batch, and its tables.

@@ -111,11 +111,6 @@ HandoffPoint handoff_point(unsigned frame_bytes, const std::vector<HandoffRun>& 
 
 namespace {
 
-// The ring's enqueue + dequeue: which cross-CPU regime the machine is in.
-double ring_sum(const RingCost& r) {
-  return r.enqueue_cycles_per_packet + r.dequeue_cycles_per_packet;
-}
-
 // The runs of the reference at one frame size.
 Result<HandoffPoint> point_at(unsigned frame, unsigned batch, const RingCost& ring) {
   RunOptions o;
@@ -163,15 +158,17 @@ Result<HandoffCost> measure_handoff(unsigned batch, unsigned cpus) {
     h.points.clear();
     Result<RingCost> before = measure_ring(batch, cpus);
     if (!before) return make_error(before.error());
-    double lo = ring_sum(before.value()), hi = lo;
+    double lo = ring_cycles(before.value()), hi = lo;
     for (unsigned frame : kHandoffFrames) {
       Result<HandoffPoint> pt = point_at(frame, batch, before.value());
       if (!pt) return make_error(pt.error());
       Result<RingCost> after = measure_ring(batch, cpus);
       if (!after) return make_error(after.error());
-      pt.value().ring_cycles = (ring_sum(before.value()) + ring_sum(after.value())) / 2;
-      lo = std::min(lo, ring_sum(after.value()));
-      hi = std::max(hi, ring_sum(after.value()));
+      pt.value().ring_cycles = (ring_cycles(before.value()) + ring_cycles(after.value())) / 2;
+      pt.value().line_read_cycles =
+          (before.value().line_read_cycles + after.value().line_read_cycles) / 2;
+      lo = std::min(lo, ring_cycles(after.value()));
+      hi = std::max(hi, ring_cycles(after.value()));
       h.points.push_back(pt.value());
       before = after;
     }

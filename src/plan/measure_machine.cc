@@ -14,6 +14,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -38,6 +39,11 @@ constexpr unsigned kRingPackets = 2048;       // packets circulating between the
 constexpr uint64_t kRingHandOffs = 1u << 21;  // packets handed over per measurement
 constexpr size_t kPacketBytes = 128;          // an mbuf header and the packet's first line
 constexpr unsigned kSmallBurstDivisor = 8;    // the second burst size: batch / 8
+// The frame-line measurement (RingCost::line_read_cycles): frames of kFrameLines lines (the
+// hand-off reference's largest frame, 512 B), fewer hand-offs (each moves up to 8 lines).
+constexpr unsigned kFrameLines = 8;
+constexpr uint64_t kFrameHandOffs = kRingHandOffs / 32;
+constexpr size_t kFrameStride = 2176;  // an mbuf of DPDK's default data room and headroom
 
 std::string read_line(const std::string& path) {
   std::ifstream in(path);
@@ -110,10 +116,46 @@ struct alignas(64) Side {
   double median() { return median_in_place(per_packet); }
 };
 
-void touch(void* pkt, uint64_t v) {
+// What each side does with a packet in one ring measurement: the plain ring's (2 lines, the
+// producer writes both, the consumer reads and writes both) or a frame's (the producer writes
+// every line, the consumer reads and writes the first two and, `whole`, reads the rest).
+// Frames `stride` bytes apart (0: packed), handed out in a shuffled order (`shuffled`), as
+// mbufs from a mempool are: no stream of lines from one frame to the next for the hardware
+// prefetchers to follow (packed frames in order let them fetch the next frame's lines ahead).
+struct Touch {
+  size_t line_bytes = kPacketBytes / 2;
+  unsigned lines = 2;  // of each packet
+  bool whole = false;  // the consumer reads every line (else the first two)
+  uint64_t handoffs = kRingHandOffs;
+  size_t stride = 0;
+  bool shuffled = false;
+  size_t packet_bytes() const { return line_bytes * lines; }
+  size_t frame_stride() const { return stride > 0 ? stride : packet_bytes(); }
+};
+
+void touch(void* pkt, uint64_t v, size_t line_bytes) {
   auto* w = static_cast<uint64_t*>(pkt);
   w[0] += v;
-  w[kPacketBytes / sizeof(uint64_t) / 2] += v;
+  w[line_bytes / sizeof(uint64_t)] += v;
+}
+
+void produce_frame(void* pkt, const Touch& t) {
+  auto* b = static_cast<uint8_t*>(pkt);
+  for (unsigned l = 0; l < t.lines; ++l) *reinterpret_cast<uint64_t*>(b + l * t.line_bytes) += 1;
+}
+
+// The consumer's reads of the lines beyond the first two are made one after the other (each
+// load's address depends on the previous load, across packets too), as a payload scan's are: its
+// work per byte keeps more than about one line from being in flight, so each line's transfer
+// from the other core is waited for. Independent loads would overlap and measure a fraction of it.
+void consume_frame(void* pkt, const Touch& t, uint64_t& chain) {
+  touch(pkt, 2, t.line_bytes);
+  if (!t.whole) return;
+  const auto* b = static_cast<const uint8_t*>(pkt);
+  uint64_t zero = 0;
+  asm volatile("" : "+r"(zero));  // 0, which the compiler cannot know: the dependence stays
+  for (unsigned l = 2; l < t.lines; ++l)
+    chain = *reinterpret_cast<const volatile uint64_t*>(b + l * t.line_bytes + (chain & zero));
 }
 
 }  // namespace
@@ -225,25 +267,48 @@ MemoryLatency measure_memory_latency(MachineInfo& m) {
 
 namespace {
 
-// The hand-off at one burst size (measure_ring).
-Result<RingCost> ring_at(unsigned batch, unsigned cpus) {
-  batch = std::clamp(batch, 1u, kRingPackets / 4);
-  static std::atomic<unsigned> serial{0};
-  const std::string tag = std::to_string(getpid()) + "_" + std::to_string(serial++);
-  rte_ring* fwd = rte_ring_create(("plan_fwd_" + tag).c_str(), kRingSize, SOCKET_ID_ANY,
-                                  RING_F_SP_ENQ | RING_F_SC_DEQ);
-  rte_ring* back = rte_ring_create(("plan_back_" + tag).c_str(), kRingSize, SOCKET_ID_ANY,
-                                   RING_F_SP_ENQ | RING_F_SC_DEQ);
-  if (fwd == nullptr || back == nullptr) {
-    rte_ring_free(fwd);
-    rte_ring_free(back);
-    return make_error("cannot create an rte_ring for the hand-off measurement (EAL memory)");
+// A single-producer single-consumer rte_ring in this process's own memory (rte_ring_init), not
+// the EAL's: the bench measures the ring hundreds of times between runs whose packet pools need
+// all of the EAL's memory, and a memzone per measurement fragmented it.
+class OwnRing {
+ public:
+  explicit OwnRing(const char* name) {
+    const ssize_t bytes = rte_ring_get_memsize(kRingSize);
+    if (bytes <= 0) return;
+    const size_t rounded =
+        (static_cast<size_t>(bytes) + RTE_CACHE_LINE_SIZE - 1) & ~size_t{RTE_CACHE_LINE_SIZE - 1};
+    void* mem = std::aligned_alloc(RTE_CACHE_LINE_SIZE, rounded);
+    if (mem == nullptr) return;
+    ring_ = static_cast<rte_ring*>(mem);
+    if (rte_ring_init(ring_, name, kRingSize, RING_F_SP_ENQ | RING_F_SC_DEQ) != 0) {
+      std::free(mem);
+      ring_ = nullptr;
+    }
   }
-  std::vector<uint8_t> storage(size_t{kRingPackets} * kPacketBytes + 64);
+  ~OwnRing() { std::free(ring_); }
+  OwnRing(const OwnRing&) = delete;
+  OwnRing& operator=(const OwnRing&) = delete;
+  rte_ring* get() const { return ring_; }
+
+ private:
+  rte_ring* ring_ = nullptr;
+};
+
+// The hand-off at one burst size (measure_ring).
+Result<RingCost> ring_at(unsigned batch, unsigned cpus, const Touch& t = Touch{}) {
+  batch = std::clamp(batch, 1u, kRingPackets / 4);
+  OwnRing fwd_ring("plan_fwd"), back_ring("plan_back");
+  rte_ring* fwd = fwd_ring.get();
+  rte_ring* back = back_ring.get();
+  if (fwd == nullptr || back == nullptr)
+    return make_error("cannot create an rte_ring for the hand-off measurement");
+  std::vector<uint8_t> storage(size_t{kRingPackets} * t.frame_stride() + 64);
   auto* first = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(storage.data()) + 63) &
                                            ~uintptr_t{63});
   std::vector<void*> free_list;
-  for (unsigned i = 0; i < kRingPackets; ++i) free_list.push_back(first + size_t{i} * kPacketBytes);
+  for (unsigned i = 0; i < kRingPackets; ++i)
+    free_list.push_back(first + size_t{i} * t.frame_stride());
+  if (t.shuffled) std::shuffle(free_list.begin(), free_list.end(), std::mt19937_64(kRingPackets));
 
   RingCost cost;
   cost.batch = batch;
@@ -256,19 +321,20 @@ Result<RingCost> ring_at(unsigned batch, unsigned cpus) {
     const unsigned n = std::min<unsigned>(batch, static_cast<unsigned>(pool.size()));
     if (n == 0) return;
     void** burst = pool.data() + pool.size() - n;
-    for (unsigned i = 0; i < n; ++i) touch(burst[i], 1);
+    for (unsigned i = 0; i < n; ++i) produce_frame(burst[i], t);
     const unsigned sent = rte_ring_sp_enqueue_burst(fwd, burst, n, nullptr);
     pool.resize(pool.size() - sent);
     if (sent == 0) return;
     s.add(rte_rdtsc() - t0, sent);
   };
   // Consumer step: dequeue a burst, read and write each packet, return the buffers.
+  uint64_t chain = 0;
   auto consume = [&](Side& s) {
     void* got[kRingPackets / 4];
     const uint64_t t0 = rte_rdtsc();
     const unsigned n = rte_ring_sc_dequeue_burst(fwd, got, batch, nullptr);
     if (n == 0) return;
-    for (unsigned i = 0; i < n; ++i) touch(got[i], 2);
+    for (unsigned i = 0; i < n; ++i) consume_frame(got[i], t, chain);
     unsigned back_n = 0;
     while (back_n < n) back_n += rte_ring_sp_enqueue_burst(back, got + back_n, n - back_n, nullptr);
     s.add(rte_rdtsc() - t0, n);
@@ -277,7 +343,7 @@ Result<RingCost> ring_at(unsigned batch, unsigned cpus) {
   {  // Both sides on this core: the baseline without a hand-off between caches.
     Side p, c;
     std::vector<void*> pool = free_list;
-    while (c.packets < kRingHandOffs / 8) {
+    while (c.packets < t.handoffs / 8) {
       produce(p, pool);
       consume(c);
     }
@@ -300,7 +366,7 @@ Result<RingCost> ring_at(unsigned batch, unsigned cpus) {
     std::thread producer([&] {
       pin_to(0);
       std::vector<void*> pool = free_list;
-      while (p.packets < kRingHandOffs) produce(p, pool);
+      while (p.packets < t.handoffs) produce(p, pool);
       done.store(true);
     });
     producer.join();
@@ -308,13 +374,11 @@ Result<RingCost> ring_at(unsigned batch, unsigned cpus) {
     cost.cross_core = true;
   } else {
     std::vector<void*> pool = free_list;
-    while (c.packets < kRingHandOffs / 8) {
+    while (c.packets < t.handoffs / 8) {
       produce(p, pool);
       consume(c);
     }
   }
-  rte_ring_free(fwd);
-  rte_ring_free(back);
   cost.enqueue_cycles_per_packet = p.median();
   cost.dequeue_cycles_per_packet = c.median();
   return cost;
@@ -336,7 +400,31 @@ Result<RingCost> measure_ring(unsigned batch, unsigned cpus) {
       0.0, (small.value().enqueue_cycles_per_packet - cost.enqueue_cycles_per_packet) / inv);
   cost.dequeue_cycles_per_burst = std::max(
       0.0, (small.value().dequeue_cycles_per_packet - cost.dequeue_cycles_per_packet) / inv);
+  if (Status st = measure_frame_lines(cost, cpus); !st) return make_error(st.error());
   return cost;
+}
+
+Status measure_frame_lines(RingCost& cost, unsigned cpus) {
+  if (!cost.cross_core || cpus < 2) return {};
+  // The same frames, the consumer reading the first two lines or all of them: the difference is
+  // the extra lines' cost on each side (the producer's: writing them again once read).
+  Touch head{.lines = kFrameLines,
+             .whole = false,
+             .handoffs = kFrameHandOffs,
+             .stride = kFrameStride,
+             .shuffled = true};
+  Touch whole = head;
+  whole.whole = true;
+  Result<RingCost> a = ring_at(cost.batch, cpus, head);
+  if (!a) return make_error(a.error());
+  Result<RingCost> b = ring_at(cost.batch, cpus, whole);
+  if (!b) return make_error(b.error());
+  const double extra = kFrameLines - 2;
+  cost.line_read_cycles = std::max(
+      0.0, (b.value().dequeue_cycles_per_packet - a.value().dequeue_cycles_per_packet) / extra);
+  cost.line_rewrite_cycles = std::max(
+      0.0, (b.value().enqueue_cycles_per_packet - a.value().enqueue_cycles_per_packet) / extra);
+  return {};
 }
 
 }  // namespace fulcrum::plan

@@ -32,6 +32,12 @@ double chase_cycles(size_t bytes, size_t line_bytes, unsigned chains = 1);
 // The ring hand-off (calibration.hh RingCost): producer on one CPU, consumer on another when the
 // machine has two; bursts of `batch` packets, and of batch / 8 for the cost of a burst. Needs the
 // EAL (rte_ring lives in its memory).
+// Also fills RingCost::line_read_cycles and line_rewrite_cycles (measure_frame_lines).
 Result<RingCost> measure_ring(unsigned batch, unsigned cpus);
+
+// The cost of the frame's lines beyond the header's (RingCost::line_read_cycles,
+// line_rewrite_cycles) at cost.batch: the ring again with frames of 8 lines, the producer writing
+// every line, the consumer reading the first two lines, then all 8. Left 0 on one CPU.
+Status measure_frame_lines(RingCost& cost, unsigned cpus);
 
 }  // namespace fulcrum::plan

@@ -1,6 +1,7 @@
 #include "plan/placement_model.hh"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 
@@ -54,14 +55,34 @@ ServerProfile server_profile(const Calibration& c) {
   return s;
 }
 
+ServerProfile follow_regime(const ServerProfile& s, const RingCost& now) {
+  ServerProfile out = s;
+  out.ring = now;
+  out.ring_now = ring_cycles(now);
+  return out;
+}
+
 double consumer_handoff(const ServerProfile& s) {
-  return handoff_consumer_cycles(s.handoff, s.ring, s.frame_bytes, s.machine.line_bytes, s.batch);
+  return handoff_consumer_cycles(s.handoff, s.ring, s.frame_bytes, s.machine.line_bytes, s.batch,
+                                 s.ring_now > 0 ? &s.ring : nullptr);
 }
 
 double producer_handoff(const ServerProfile& s, bool first) {
   // A later stage's sending side is the enqueue alone: the RX/TX change is the first stage's.
   if (!first) return enqueue_cycles(s.ring, s.batch);
-  return handoff_producer_cycles(s.handoff, s.ring, s.frame_bytes, s.machine.line_bytes, s.batch);
+  return handoff_producer_cycles(s.handoff, s.ring, s.frame_bytes, s.machine.line_bytes, s.batch,
+                                 s.ring_now > 0 ? &s.ring : nullptr);
+}
+
+double extra_lines_read(const ServerProfile& s, const std::vector<ChainElement>& chain,
+                        size_t first, size_t last) {
+  if (s.frame_bytes <= 0 || s.machine.line_bytes == 0) return 0;
+  bool whole = false;
+  for (size_t i = first; i <= last && i < chain.size(); ++i)
+    whole = whole || chain[i].reads == PacketReads::kWholeFrame;
+  if (!whole) return 0;
+  const double lines = std::ceil(s.frame_bytes / static_cast<double>(s.machine.line_bytes));
+  return std::max(0.0, lines - kReferenceReadLines);
 }
 
 double contention_per_access(const ServerProfile& s, double stage_b, double socket_b) {
@@ -106,8 +127,16 @@ PlacementPrediction predict(const ServerProfile& s, const std::vector<ChainEleme
       sp.compute += chain[i].cycles_per_packet;
       sp.contention += chain[i].exposed * chain[i].memory.accesses_per_packet * per_access;
     }
-    if (j > 0) sp.sync += consumer_handoff(s);
+    if (j > 0) {
+      sp.sync += consumer_handoff(s);
+      sp.frame_lines += extra_lines_read(s, chain, st.first, st.last) * s.ring.line_read_cycles;
+    }
     if (j + 1 < stages.size()) sp.sync += producer_handoff(s, j == 0);
+    // The first stage writes the frame again (RX) once later stages have read its lines.
+    if (j == 0 && stages.size() > 1)
+      sp.frame_lines += extra_lines_read(s, chain, stages[1].first, chain.size() - 1) *
+                        s.ring.line_rewrite_cycles;
+    sp.sync += sp.frame_lines;
     if (j == 0) sp.io = s.io_cycles_per_packet;
     sp.cycles_per_packet = sp.compute + sp.sync + sp.contention + sp.io;
     sp.pps = sp.cycles_per_packet > 0 ? st.cores * hz / sp.cycles_per_packet : 0;

@@ -4,10 +4,18 @@
 // Stage j's cycles per packet (Eq. for C_j):
 //   C_j = sum_i C(i) + O_j^s + O_j^c (+ the RX/TX work for the first stage)
 //   O_j^s = the hand-offs into and out of the stage: each side's cost as the runtime's hand-off
-//           was measured (calibration.hh HandoffCost, a reference pipeline cut on 1+1 workers),
-//           linear in the frame's cache lines (the pipeline's frame size); the first stage's
-//           sending side also carries its RX/TX change (it no longer transmits). Without a
-//           runtime measurement (a format-1 calibration, one CPU): the plain ring's costs
+//           was measured (calibration.hh HandoffCost, a reference pipeline cut on 1+1 workers
+//           whose consumer reads the frame's header), linear in the frame's cache lines (the
+//           pipeline's frame size), scaled to the cross-CPU regime of the ring measured now
+//           (ServerProfile::ring_now); the first stage's sending side also carries its RX/TX
+//           change (it no longer transmits). Without a runtime measurement (a format-1
+//           calibration, one CPU): the plain ring's costs.
+//           Plus the frame's lines the stage reads beyond the reference's header line: a stage
+//           with an element that reads the whole frame (ElementTraits::reads) pays
+//           (frame lines - 1) x RingCost::line_read_cycles to bring them from the first stage's
+//           core (its RX wrote the frame), and the first stage pays line_rewrite_cycles for each
+//           such line it writes again (the lines a header-reading stage never asks for stay in
+//           the first stage's cache).
 //   O_j^c = sum_i e_i x N(i) x [ (pi_j^L2 - pi^LLC) x O_l + pi^LLC x O_m ]
 //   pi_j^L2 = max(0, 1 - L2 / S_j)      S_j: the working sets of the stage's elements
 //   pi^LLC  = max(0, 1 - LLC / S)       S: every stage's working sets (the LLC is shared by
@@ -26,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "core/packet_reads.hh"
 #include "plan/calibration.hh"
 #include "runtime/placement.hh"
 
@@ -40,8 +49,20 @@ struct ServerProfile {
   double frame_bytes = 0;  // the pipeline's mean frame (0: not known: the smallest point)
   unsigned batch = 64;
   double io_cycles_per_packet = 0;  // RX, loop and TX work, on the first stage
+  // The plain ring's enqueue + dequeue (ring_cycles()) measured when the prediction is made, `ring`
+  // then being that measurement: the hand-off is scaled to it (calibration.hh handoff_*_cycles).
+  // 0: the hand-off as measured.
+  double ring_now = 0;
 };
 ServerProfile server_profile(const Calibration& c);
+
+// `s` in the cross-CPU regime of `now` (the plain ring measured at prediction time): the hand-off
+// scaled to it, the frame's lines at its per-line costs. Call it right before predicting.
+ServerProfile follow_regime(const ServerProfile& s, const RingCost& now);
+
+// The lines of the reference hand-off's consumer reads of the frame (the Ethernet and IP headers
+// of kHandoffReference's CheckIPHeader and DecIPTTL): the hand-off's measured cost holds them.
+inline constexpr double kReferenceReadLines = 1;
 
 // One element of the chain (already in isolation: isolate()).
 struct ChainElement {
@@ -53,7 +74,14 @@ struct ChainElement {
   // locality hide the rest): fitted by isolate() so that the measured configuration predicts
   // what was measured.
   double exposed = 1;
+  PacketReads reads = PacketReads::kHeaders;  // its class's ElementTraits::reads
 };
+
+// The frame's lines the elements [first, last] read beyond kReferenceReadLines: the frame's lines
+// less the reference's when one of them reads the whole frame, else 0 (0 too when the frame size
+// is not known).
+double extra_lines_read(const ServerProfile& s, const std::vector<ChainElement>& chain,
+                        size_t first, size_t last);
 
 // The hand-off cycles per packet a stage pays for receiving (consumer) and for sending
 // (producer; `first`: the first stage, whose RX/TX change the runtime measurement carries).
@@ -80,8 +108,9 @@ struct Stage {
 struct StagePrediction {
   Stage stage;
   double compute = 0, sync = 0, contention = 0, io = 0;  // cycles per packet, by term
-  double cycles_per_packet = 0;                          // C_j
-  double stage_bytes = 0;                                // S_j
+  double frame_lines = 0;        // of sync: the frame's lines beyond the header's (read or written)
+  double cycles_per_packet = 0;  // C_j
+  double stage_bytes = 0;        // S_j
   double pi_l2 = 0, pi_llc = 0;
   double pps = 0;  // k_j x f / C_j
 };

@@ -9,6 +9,7 @@
 
 #include "core/graph.hh"
 #include "core/memory_profile.hh"
+#include "core/registry.hh"
 #include "core/shared_storage.hh"
 #include "io/mempool.hh"
 #include "plan/measure_handoff.hh"
@@ -54,8 +55,12 @@ const std::vector<std::string>& assumptions() {
       "assumption 3), per private L2 (per stage) and per shared LLC (all stages)",
       "a hand-off between stages costs what it cost the runtime on a reference pipeline cut "
       "on two cores (its consumer reading then writing the header), linear in the frame's "
-      "cache lines between the measured frame sizes, whatever the distance between cores and "
-      "whatever else the consumer's elements touch",
+      "cache lines between the measured frame sizes, scaled to the plain ring measured before "
+      "the prediction (the machine's cross-CPU regime), whatever the distance between cores",
+      "a stage with an element that reads the whole frame (ElementTraits::reads) pays for each "
+      "line beyond the header as measured with the ring (dependent reads from the other core), "
+      "and the first stage for writing those lines again; an element reading part of the "
+      "payload is charged as a header reader",
       "a table whose element counts its keys (the MAC table) is touched only on its keys' "
       "lines (keys x lines per key, at most the table), as many keys as the calibration run "
       "saw",
@@ -84,6 +89,7 @@ json placement_json(const PlacementPrediction& p, const Chain& chain) {
                       {"cycles_per_packet", s.cycles_per_packet},
                       {"compute", s.compute},
                       {"sync", s.sync},
+                      {"frame_lines", s.frame_lines},
                       {"contention", s.contention},
                       {"io", s.io},
                       {"working_set_bytes", s.stage_bytes},
@@ -138,6 +144,11 @@ Result<std::map<std::string, MemoryProfile>> memory_profiles(const RunOptions& o
     if (const auto* m = dynamic_cast<const MemoryProfiled*>(n.element.get()); m != nullptr)
       out[n.element->name()] = m->memory_profile();
   return out;
+}
+
+PacketReads reads_of(const std::string& class_name) {
+  const ElementClassInfo* info = Registry::instance().find(class_name);
+  return info != nullptr ? info->traits->reads : PacketReads::kHeaders;
 }
 
 }  // namespace
@@ -248,6 +259,7 @@ Result<Chain> chain_of(const PipelineConfig& config, const Calibration& c) {
     ChainElement e;
     e.name = els[i].name;
     e.class_name = els[i].class_name;
+    e.reads = reads_of(els[i].class_name);
     e.cycles_per_packet = it->second->cycles_per_packet * it->second->packet_share;
     e.memory = it->second->memory;
     chain.measured.push_back(e);
@@ -276,6 +288,8 @@ Result<Chain> chain_of(const PipelineConfig& config, const Calibration& c) {
     host.memory.working_set_bytes += it->second->memory.working_set_bytes;
     host.memory.accesses_per_packet +=
         it->second->memory.accesses_per_packet * it->second->packet_share;
+    if (reads_of(els[i].class_name) == PacketReads::kWholeFrame)
+      host.reads = PacketReads::kWholeFrame;
     chain.folded.push_back(els[i].name + " (into " + host.name + ")");
   }
   chain.cut_ok.assign(chain.measured.size(), false);
@@ -285,12 +299,13 @@ Result<Chain> chain_of(const PipelineConfig& config, const Calibration& c) {
   return chain;
 }
 
-Plan make_plan(const Calibration& c, const Chain& chain, unsigned cores) {
+Plan make_plan(const Calibration& c, const Chain& chain, unsigned cores, const RingCost* ring_now) {
   Plan p;
   p.cores = std::max(1u, cores);
   p.pipeline = c.pipeline.file;
   p.calibration_source = c.created;
   p.server = server_profile(c);
+  if (ring_now != nullptr) p.server = follow_regime(p.server, *ring_now);
   p.chain = chain;
   p.placements = enumerate(p.server, chain.isolated, chain.cut_ok, p.cores);
   for (unsigned n : kScalingCores) {
@@ -346,6 +361,11 @@ std::string plan_text(const Plan& p) {
       s.ring.enqueue_cycles_per_packet, s.ring.dequeue_cycles_per_packet,
       s.ring.same_core_cycles_per_packet, s.ring.enqueue_cycles_per_burst,
       s.ring.dequeue_cycles_per_burst);
+  o += printf_string(
+      "a frame's line beyond the header (cycles): read from the other core %.1f, written again "
+      "once read %.1f%s\n",
+      s.ring.line_read_cycles, s.ring.line_rewrite_cycles,
+      s.ring_now > 0 ? "; the hand-off scaled to the ring measured now" : "");
   if (s.handoff.points.empty()) {
     o += "runtime hand-off: not measured (one CPU, or a format-1 calibration): the ring's costs "
          "stand in\n";
@@ -389,11 +409,11 @@ std::string plan_text(const Plan& p) {
     for (size_t j = 0; j < x.stages.size(); ++j) {
       const StagePrediction& st = x.stages[j];
       o += printf_string(
-          "        stage %zu: %s..%s on %u: %.1f cycles/packet = work %.1f + hand-off %.1f + "
-          "contention %.1f + RX/TX %.1f -> %.3f Mpps%s\n",
+          "        stage %zu: %s..%s on %u: %.1f cycles/packet = work %.1f + hand-off %.1f (of "
+          "which frame lines %.1f) + contention %.1f + RX/TX %.1f -> %.3f Mpps%s\n",
           j, p.chain.isolated[st.stage.first].name.c_str(),
           p.chain.isolated[st.stage.last].name.c_str(), st.stage.cores, st.cycles_per_packet,
-          st.compute, st.sync, st.contention, st.io, st.pps / kMega,
+          st.compute, st.sync, st.frame_lines, st.contention, st.io, st.pps / kMega,
           j == x.bottleneck ? "  <- bottleneck" : "");
     }
     o += "        " + explain(x, p.chain.isolated) + "\n";
@@ -444,6 +464,7 @@ std::string plan_json(const Plan& p) {
                         {"table_bytes", m.memory.table_bytes},
                         {"accesses_per_packet", m.memory.accesses_per_packet},
                         {"per_worker", m.memory.per_worker},
+                        {"reads_whole_frame", m.reads == PacketReads::kWholeFrame},
                         {"cut_ok", static_cast<bool>(p.chain.cut_ok[i])}});
   }
   json placements = json::array();
@@ -469,6 +490,9 @@ std::string plan_json(const Plan& p) {
                   {"calibration", p.calibration_source},
                   {"handoff",
                    {{"runtime_measured", !p.server.handoff.points.empty()},
+                    {"ring_now", p.server.ring_now},
+                    {"line_read_cycles", p.server.ring.line_read_cycles},
+                    {"line_rewrite_cycles", p.server.ring.line_rewrite_cycles},
                     {"frame_bytes", p.server.frame_bytes},
                     {"producer_cycles_per_packet", producer_handoff(p.server, true)},
                     {"consumer_cycles_per_packet", consumer_handoff(p.server)}}},
@@ -526,7 +550,9 @@ Result<Placement> auto_placement(const RunOptions& options, unsigned cores,
   }
   Result<Chain> chain = chain_of(config.value(), cal.value());
   if (!chain) return make_error(chain.error());
-  const Plan p = make_plan(cal.value(), chain.value(), cores);
+  Result<RingCost> now = measure_ring(options.batch, cal.value().machine.cpus);
+  if (!now) return make_error(now.error());
+  const Plan p = make_plan(cal.value(), chain.value(), cores, &now.value());
   if (p.placements.empty()) return Placement{};
   return p.placements.front().placement;
 }

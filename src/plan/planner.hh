@@ -71,7 +71,10 @@ struct Plan {
   std::vector<std::string> assumptions;
 };
 
-Plan make_plan(const Calibration& c, const Chain& chain, unsigned cores);
+// `ring_now`: the plain ring measured right before (measure_ring), so that the hand-off follows
+// the machine's cross-CPU regime (placement_model.hh follow_regime); nullptr: as calibrated.
+Plan make_plan(const Calibration& c, const Chain& chain, unsigned cores,
+               const RingCost* ring_now = nullptr);
 std::string plan_text(const Plan& p);
 std::string plan_json(const Plan& p);
 

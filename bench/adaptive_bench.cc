@@ -97,7 +97,8 @@ Rate steady_rate(const std::string& pipe, const std::vector<std::string>& ports,
 struct TraceSummary {
   double mean_w_steady = 0;
   size_t windows = 0;
-  std::string json;  // [[time_s, w, Mpps], ...] for tools/plot_adaptive.py
+  std::string json;    // [[time_s, w, Mpps, ...], ...] for tools/plot_adaptive.py
+  size_t switches = 0;  // PolicyBalancer: changes of the profile point in force
 };
 
 TraceSummary read_trace(const std::string& path) {
@@ -123,24 +124,53 @@ TraceSummary read_trace(const std::string& path) {
   return s;
 }
 
-// The mean offloaded share over the second half of a PolicyBalancer trace ("time_s rate_pps
-// full_share fraction ...") and its window count.
-std::pair<double, size_t> policy_trace_w(const std::string& path) {
+// A PolicyBalancer trace ("time_s rate_pps full_share fraction device aggregate config ..."): the
+// mean offloaded share over its second half, its windows, every window as [time_s, w, Mpps,
+// aggregate, config, full_share] (JSON) and how often the profile point in force changed.
+TraceSummary read_policy_trace(const std::string& path) {
   std::ifstream in(path);
   std::string line;
   std::getline(in, line);
   std::vector<std::pair<double, double>> tw;
+  std::vector<std::string> rows;
+  TraceSummary s;
+  int last_config = -1;
   while (std::getline(in, line)) {
     std::istringstream f(line);
     double t = 0, rate = 0, full = 0, w = 0;
-    if (f >> t >> rate >> full >> w) tw.emplace_back(t, w);
+    int device = 0, config = 0;
+    unsigned aggregate = 0;
+    if (!(f >> t >> rate >> full >> w >> device >> aggregate >> config)) continue;
+    tw.emplace_back(t, w);
+    rows.push_back("[" + fmt(t) + ", " + fmt(w) + ", " + fmt(rate / kMega) + ", " +
+                   std::to_string(aggregate) + ", " + std::to_string(config) + ", " + fmt(full) +
+                   "]");
+    if (last_config >= 0 && config != last_config) ++s.switches;
+    last_config = config;
   }
-  if (tw.empty()) return {0, 0};
+  s.json = array(rows, " ");
+  s.windows = tw.size();
   double sum = 0;
   size_t n = 0;
   for (const auto& [t, w] : tw)
     if (t >= tw.back().first * kSteadyFrom) sum += w, ++n;
-  return {n > 0 ? sum / static_cast<double>(n) : 0, tw.size()};
+  s.mean_w_steady = n > 0 ? sum / static_cast<double>(n) : 0;
+  return s;
+}
+
+// A file's whole text (a profile: JSON, embedded as it is); "null" when it cannot be read.
+std::string file_text(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return "null";
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string counts_json(const std::vector<size_t>& counts) {
+  std::vector<std::string> each;
+  for (size_t c : counts) each.push_back(std::to_string(c));
+  return array(each, " ");
 }
 
 // The static curve (same run) at `w`, over its best.
@@ -168,7 +198,8 @@ struct BalancerRuns {
   std::vector<double> pass_ratio;  // its rate over the best static point of the same pass
   std::vector<double> w;           // mean offloaded share over the run's second half
   std::vector<size_t> windows;     // observation windows, per run
-  std::vector<std::string> trace;  // AdaptiveBalancer's trace (JSON), per run
+  std::vector<std::string> trace;  // the balancer's trace (JSON), per run
+  std::vector<size_t> switches;    // PolicyBalancer's point changes, per run
   bool balanced = true;
 
   void add(const Rate& r, double pass_best, double mean_w, size_t run_windows,
@@ -272,8 +303,9 @@ Point point(const App& app, const Files& f, uint32_t size, const Profile& p, int
                                               "\", POLICY throughput, TRACE \"" + ptrace + "\")",
                                           kAggregate),
                                  ports, adaptive_s);
-      const auto [w, windows] = policy_trace_w(ptrace);
-      policy.add(r, pass_best, w, windows);
+      TraceSummary t = read_policy_trace(ptrace);
+      policy.add(r, pass_best, t.mean_w_steady, t.windows, std::move(t.json));
+      policy.switches.push_back(t.switches);
     }
   }
   balanced &= nba.balanced && scan.balanced && policy.balanced;
@@ -308,12 +340,13 @@ Point point(const App& app, const Files& f, uint32_t size, const Profile& p, int
                "(%.1f %%; paired by pass %.1f %%) settling at w~%.2f (static curve there: %.1f "
                "%% of best); with SCAN 4, MARGIN 1 %.3f Mpps (%.1f %%; paired %.1f %%) at w~%.2f "
                "(curve there: %.1f %%); policy %.3f Mpps (%.1f %%; paired %.1f %%) at w~%.2f "
-               "(curve there: %.1f %%)\n",
+               "(curve there: %.1f %%; %zu point switches)\n",
                p.name, app.name, size, best, best_w, nba.median_mpps(), ratio * 100,
                nba.paired_ratio() * 100, nba.median_w(), curve(nba) * 100, scan.median_mpps(),
                scan_ratio * 100, scan.paired_ratio() * 100, scan.median_w(), curve(scan) * 100,
                policy.median_mpps(), policy_ratio * 100, policy.paired_ratio() * 100,
-               policy.median_w(), curve(policy) * 100);
+               policy.median_w(), curve(policy) * 100,
+               policy.switches.empty() ? size_t{0} : policy.switches[policy.median_run()]);
   return {Obj()
               .str("app", app.name)
               .count("frame_bytes", size)
@@ -344,6 +377,9 @@ Point point(const App& app, const Files& f, uint32_t size, const Profile& p, int
               .num("policy_mean_fraction_steady", policy.median_w())
               .num("static_curve_at_policy_fraction_vs_best", curve(policy))
               .count("policy_windows", policy.median_windows())
+              .raw("policy_switches", counts_json(policy.switches))
+              .raw("policy_trace", policy.trace.empty() ? "[]" : policy.median_trace())
+              .raw("policy_profile", have_profile ? file_text(profile_file) : "null")
               .raw("balanced", balanced ? "true" : "false")
               .done(),
           ratio,

@@ -13,6 +13,7 @@ namespace fulcrum {
 Status PolicyBalancer::configure(Args& args) {
   std::string policy = "throughput";
   uint32_t seed = 1;
+  policy_.warmup = kWarmupWindows;
   args.positional_file("PROFILE", profile_file_, "profile file written by `fulcrum profile`")
       .key("POLICY", policy, "throughput, latency or energy (paper 001 §5.2)")
       .key("LATENCY_US", policy_.latency_bound_us,
@@ -43,6 +44,8 @@ Status PolicyBalancer::configure(Args& args) {
       .key("LEARN_PERSIST", policy_.learn_persist,
            "backlogged windows in a row short of the profile, with no device batch left to "
            "grow, before the point learns their mean rate")
+      .key("WARMUP", policy_.warmup,
+           "windows at the start of the run that only watch: start-up teaches no point its rate")
       .key("SEED", seed, "seed of the per-batch draw")
       .key("TRACE", trace_file_,
            "file: every window as \"time_s rate_pps full_share fraction device aggregate "
@@ -85,13 +88,16 @@ Status PolicyBalancer::initialize(const InitContext& ctx) {
                   [](const ProfilePoint& p) { return p.fraction > 0; })) {
     Result<size_t> devices = run_devices(ctx, name());
     if (!devices) return make_error(devices.error());
+    std::vector<bool> used(devices.value(), false);
     for (size_t i = 0; i < points.size(); ++i) {
       if (points[i].fraction == 0) continue;
       const std::string what = profile_file_ + ": point " + std::to_string(i) + ": device " +
                                std::to_string(points[i].device);
       if (Status s = check_device_index(points[i].device, devices.value(), what); !s) return s;
+      if (points[i].device >= 0 && static_cast<size_t>(points[i].device) < used.size())
+        used[static_cast<size_t>(points[i].device)] = true;
     }
-    if (release_idle_ms_ >= 0 && ctx.worker <= 0) release_devices(ctx, points);
+    if (release_idle_ms_ >= 0 && ctx.worker <= 0) release_devices(ctx, used);
   }
   sample_latency_every(sample_every_);
   count_bytes(size_classes(points).size() > 1);
@@ -102,23 +108,15 @@ Status PolicyBalancer::initialize(const InitContext& ctx) {
   });
 }
 
-void PolicyBalancer::release_devices(const InitContext& ctx,
-                                     const std::vector<ProfilePoint>& points) const {
+void PolicyBalancer::release_devices(const InitContext& ctx, const std::vector<bool>& used) const {
   Result<std::shared_ptr<const offload::OffloadService>> svc =
       offload::OffloadService::get(ctx.shared);
   if (!svc) return;
-  std::vector<bool> done(svc.value()->devices(), false);
-  for (const ProfilePoint& p : points) {
-    if (p.fraction == 0 || p.device < 0 || static_cast<size_t>(p.device) >= done.size() ||
-        done[static_cast<size_t>(p.device)])
-      continue;
-    done[static_cast<size_t>(p.device)] = true;
-    if (!svc.value()->release_when_idle(static_cast<size_t>(p.device),
-                                        static_cast<uint32_t>(release_idle_ms_)) &&
+  for (size_t d = 0; d < used.size() && d < svc.value()->devices(); ++d)
+    if (used[d] && !svc.value()->release_when_idle(d, static_cast<uint32_t>(release_idle_ms_)) &&
         ctx.notes != nullptr)
-      ctx.notes->push_back(name() + ": device " + std::to_string(p.device) +
+      ctx.notes->push_back(name() + ": device " + std::to_string(d) +
                            " is driven from several NUMA nodes: it is never released");
-  }
 }
 
 void PolicyBalancer::counters(std::vector<Counter>& out) const {

@@ -27,7 +27,8 @@
 //            with no device at all runs every batch on the CPU, with a note. With a profile
 //            measured at several packet sizes (`fulcrum profile --sizes`) it sums the lengths
 //            of the packets it passes (one load a packet) and plans among the points of the
-//            size nearest the window's mean (SIZE_PERSIST windows in a row to move).
+//            size nearest the window's mean (SIZE_PERSIST windows in a row to move). The first
+//            WARMUP (3) windows of the run only watch: start-up is no measure of a point.
 // Energy:    the thesis powers an unused GPU off; a process cannot, but it can give the device
 //            back to its driver (a CUDA context held idle keeps a GPU at its boost clock: 45 W
 //            measured on an H200, docs/benchmarks.md). With POLICY energy the devices of the
@@ -66,8 +67,8 @@ class PolicyBalancer final : public SharedBalancerElement<PolicyBalancer, Policy
   void counters(std::vector<Counter>& out) const override;
 
  private:
-  // Applies RELEASE_IDLE_MS to the devices the profile's points use.
-  void release_devices(const InitContext& ctx, const std::vector<ProfilePoint>& points) const;
+  // Applies RELEASE_IDLE_MS to the devices the profile's points use (`used`, by index).
+  void release_devices(const InitContext& ctx, const std::vector<bool>& used) const;
 
   std::string profile_file_;
   PolicyConfig policy_;
@@ -75,6 +76,7 @@ class PolicyBalancer final : public SharedBalancerElement<PolicyBalancer, Policy
   uint32_t sample_every_ = 1;
   int64_t release_idle_ms_ = -1;  // -1: kEnergyReleaseMs with POLICY energy, else the run's
   static constexpr int64_t kEnergyReleaseMs = 1000;
+  static constexpr uint32_t kWarmupWindows = 3;
 };
 
 FULCRUM_REGISTER_ELEMENT(PolicyBalancer);

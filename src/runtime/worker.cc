@@ -117,6 +117,19 @@ void Worker::transmit(PacketBatch& batch) {
   // buffer is empty. Per packet, the buffer's count and byte total live in memory, and the
   // load-add-store chain through them was most of the transmit path's time (perf annotate, L2
   // echo).
+  const auto nports = static_cast<uint16_t>(ports_.size());
+  const auto put = [&](uint16_t port, Packet* p) {
+    if (port >= nports) {
+      rte_pktmbuf_free(p);
+      no_such_port_.add(1);
+      return;
+    }
+    TxBuffer& tb = tx_[port];
+    tb.stamped |= stamped(p);
+    tb.pkts[tb.count++] = p;
+    tb.bytes += p->pkt_len;
+    if (tb.count >= burst_) flush(port);
+  };
   const uint32_t n = batch.count();
   if (n > 0 && !batch.has_mask()) {
     Packet** pkts = batch.data();
@@ -128,7 +141,7 @@ void Worker::transmit(PacketBatch& batch) {
       bytes += pkts[i]->pkt_len;
       stamps |= stamped(pkts[i]);
     }
-    TxBuffer* tb = i == n && port < tx_.size() ? &tx_[port] : nullptr;
+    TxBuffer* tb = i == n && port < nports ? &tx_[port] : nullptr;
     if (tb != nullptr && tb->count + n <= burst_) {
       if (tb->count == 0 && n == burst_) {
         send(port, pkts, n, stamps, bytes);
@@ -139,24 +152,16 @@ void Worker::transmit(PacketBatch& batch) {
         tb->stamped |= stamps;
         if (tb->count == burst_) flush(port);
       }
-      batch.set_count(0);
-      return;
+    } else {
+      // Several ports, or more than the port's buffer holds: packet by packet, the scan's
+      // first i packets to the port it read.
+      for (uint32_t k = 0; k < i; ++k) put(port, pkts[k]);
+      for (uint32_t k = i; k < n; ++k) put(effective_out_port(pkts[k]), pkts[k]);
     }
+    batch.set_count(0);
+    return;
   }
-  const auto nports = static_cast<uint16_t>(ports_.size());
-  batch.for_each([&](uint32_t, Packet* p) {
-    const uint16_t port = effective_out_port(p);
-    if (port >= nports) {
-      rte_pktmbuf_free(p);
-      no_such_port_.add(1);
-      return;
-    }
-    TxBuffer& tb = tx_[port];
-    tb.stamped |= stamped(p);
-    tb.pkts[tb.count++] = p;
-    tb.bytes += p->pkt_len;
-    if (tb.count >= burst_) flush(port);
-  });
+  batch.for_each([&](uint32_t, Packet* p) { put(effective_out_port(p), p); });
   batch.set_count(0);
 }
 

@@ -8,7 +8,11 @@
 namespace fulcrum {
 
 PolicyScheduler::PolicyScheduler(Profile profile, const PolicyConfig& config)
-    : profile_(std::move(profile)), config_(config), alpha_(config.alpha), beta_(config.beta) {
+    : profile_(std::move(profile)),
+      config_(config),
+      alpha_(config.alpha),
+      beta_(config.beta),
+      warmup_left_(config.warmup) {
   max_aggregate_ = config_.max_aggregate;
   if (max_aggregate_ == 0)
     for (const ProfilePoint& p : profile_.points)
@@ -40,6 +44,10 @@ void PolicyScheduler::switch_to(size_t index) {
 
 BalanceChoice PolicyScheduler::observe(const BalanceWindow& w) {
   if (profile_.points.empty()) return choice();
+  if (warmup_left_ > 0) {
+    --warmup_left_;
+    return choice();
+  }
   const bool at_capacity = w.full_share >= config_.backlog;
   const size_t config = current_;
   const uint32_t aggregate = aggregate_;

@@ -97,7 +97,7 @@ Rate steady_rate(const std::string& pipe, const std::vector<std::string>& ports,
 struct TraceSummary {
   double mean_w_steady = 0;
   size_t windows = 0;
-  std::string json;    // [[time_s, w, Mpps, ...], ...] for tools/plot_adaptive.py
+  std::string json;     // [[time_s, w, Mpps, ...], ...] for tools/plot_adaptive.py
   size_t switches = 0;  // PolicyBalancer: changes of the profile point in force
 };
 

@@ -136,7 +136,7 @@ class PolicyScheduler {
   double too_small_rate_ = 0;
   bool shrunk_ = false;         // the last window shrank the batch
   double carried_ = 0;          // the rate of the last window that was not backlogged
-  uint32_t warmup_left_ = 0;     // windows still to watch before acting (config_.warmup)
+  uint32_t warmup_left_ = 0;    // windows still to watch before acting (config_.warmup)
   uint32_t short_windows_ = 0;  // backlogged windows in a row short of profile, nothing to grow
   double short_sum_ = 0;        // and the sum of their rates
   uint64_t switches_ = 0, grows_ = 0, shrinks_ = 0, learned_ = 0;

@@ -9,7 +9,8 @@ bench/adaptive_step_bench.cc) for docs/benchmarks.md.
 throughput against the offload fraction w (the static sweep) with the adaptive balancer's
 steady state marked at the mean w it settled at (and PolicyBalancer's, where the run has it),
 and under it AdaptiveBalancer's w and throughput over time from its trace (every 20 ms window);
-where the run has it, AdaptiveBalancer with SCAN 4, MARGIN 1 too (point and w over time).
+where the run has them, AdaptiveBalancer with SCAN 4, MARGIN 1 and PolicyBalancer too (point
+and w over time).
 `adaptive_step`: one PNG per device profile (NAME: step-PROFILE), a panel per balancer and step
 (64 -> 1500 B; flat out -> 20 %): w and throughput over time, the step marked, the time to
 re-converge shaded.
@@ -43,7 +44,7 @@ def find_group(data, name):
 
 
 def read_trace(rows):
-    """[[time_s, w, Mpps], ...] as three lists."""
+    """[[time_s, w, Mpps, ...], ...] as three lists."""
     return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
 
 
@@ -72,6 +73,10 @@ def plot(profile, app, out_dir):
     if app.get("scan_trace"):
         st, sw, _ = read_trace(app["scan_trace"])
         bottom.plot(st, sw, "m--", label="w, SCAN 4, MARGIN 1")
+    if app.get("policy_trace"):
+        pt, pw, _ = read_trace(app["policy_trace"])
+        bottom.plot(pt, pw, "g:", label="w, PolicyBalancer")
+    if app.get("scan_trace") or app.get("policy_trace"):
         bottom.legend(fontsize=8, loc="upper right")
     bottom.set_xlabel("time (s)")
     bottom.set_ylabel("offload fraction w")

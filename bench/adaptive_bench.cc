@@ -158,15 +158,6 @@ TraceSummary read_policy_trace(const std::string& path) {
   return s;
 }
 
-// A file's whole text (a profile: JSON, embedded as it is); "null" when it cannot be read.
-std::string file_text(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return "null";
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 std::string counts_json(const std::vector<size_t>& counts) {
   std::vector<std::string> each;
   for (size_t c : counts) each.push_back(std::to_string(c));
@@ -309,6 +300,7 @@ Point point(const App& app, const Files& f, uint32_t size, const Profile& p, int
     }
   }
   balanced &= nba.balanced && scan.balanced && policy.balanced;
+  const std::string profile_json = have_profile ? read_text(profile_file) : "";
   std::vector<std::string> rows;
   std::vector<double> static_mpps;
   double best = 0, best_w = 0;
@@ -379,7 +371,7 @@ Point point(const App& app, const Files& f, uint32_t size, const Profile& p, int
               .count("policy_windows", policy.median_windows())
               .raw("policy_switches", counts_json(policy.switches))
               .raw("policy_trace", policy.trace.empty() ? "[]" : policy.median_trace())
-              .raw("policy_profile", have_profile ? file_text(profile_file) : "null")
+              .raw("policy_profile", profile_json.empty() ? "null" : profile_json)
               .raw("balanced", balanced ? "true" : "false")
               .done(),
           ratio,

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 
 #include "core/median.hh"
 #include "io/port.hh"
@@ -22,6 +24,14 @@ std::string array(const std::vector<std::string>& items, const char* indent) {
   std::string out = "[";
   for (size_t i = 0; i < items.size(); ++i) out += (i ? "," : "") + std::string(indent) + items[i];
   return out + "]";
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return "";
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 Result<RunReport> run_pipeline(const std::string& pipeline, const std::vector<std::string>& ports,

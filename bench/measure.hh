@@ -38,6 +38,9 @@ class Obj {
 
 std::string array(const std::vector<std::string>& items, const char* indent = "\n      ");
 
+// A file's whole text; "" when it cannot be read.
+std::string read_text(const std::string& path);
+
 struct Measured {
   double mpps = 0;
   bool balanced = false;

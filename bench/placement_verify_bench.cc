@@ -35,10 +35,8 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -69,14 +67,6 @@ constexpr double kTarget = 0.15;  // |predicted / measured - 1| within 15 %
 constexpr size_t kLargeRoutes = 1u << 20;
 constexpr uint64_t kLargeRouteSeed = 11;
 const char* const kNullTxOnly = "net_null0,no-rx=1";
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return "";
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // The repository's configs/ directory ("" when not found).
 std::string configs_dir() {

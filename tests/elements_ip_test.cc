@@ -286,6 +286,27 @@ TEST(ElementsIp, CheckIPHeaderConfigErrors) {
 static_assert(DecIPTTL::checksum_adjust(0xDD2F, 0x5555, 0x3285) == 0x0000,
               "RFC 1624 section 4 example");
 
+// The reduced TTL update equals eqn. 3 for every stored checksum, every TTL that is decremented
+// and a spread of protocols (the element's path; the frame tests compare with a recomputation).
+TEST(ElementsIp, DecIPTTLReducedUpdateEqualsEqn3) {
+  constexpr uint32_t kFirstTtl = 2;
+  constexpr std::array<uint8_t, 6> kProtocols = {0, 1, 6, 17, 50, UINT8_MAX};
+  uint64_t differ = 0;
+  for (uint32_t hc = 0; hc <= UINT16_MAX; ++hc) {
+    const auto stored = rte_cpu_to_be_16(static_cast<uint16_t>(hc));
+    const uint16_t reduced = rte_be_to_cpu_16(DecIPTTL::ttl_decrement_checksum(stored));
+    for (uint32_t ttl = kFirstTtl; ttl <= UINT8_MAX; ++ttl)
+      for (uint8_t proto : kProtocols) {
+        const auto m = static_cast<uint16_t>(ttl << 8 | proto);
+        const auto m_new = static_cast<uint16_t>((ttl - 1) << 8 | proto);
+        differ += DecIPTTL::checksum_adjust(static_cast<uint16_t>(hc), m, m_new) != reduced;
+      }
+  }
+  EXPECT_EQ(differ, 0u);
+  EXPECT_EQ(rte_be_to_cpu_16(DecIPTTL::ttl_decrement_checksum(rte_cpu_to_be_16(0xFEFF))), 0x0000);
+  EXPECT_EQ(rte_be_to_cpu_16(DecIPTTL::ttl_decrement_checksum(rte_cpu_to_be_16(0xFFFF))), 0x0100);
+}
+
 // The frame DecIPTTL should emit for `f`: TTL - 1 and a recomputed checksum.
 Frame decremented(Frame f) {
   ip(f)->time_to_live--;

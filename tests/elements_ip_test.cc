@@ -236,6 +236,43 @@ TEST(ElementsIp, CheckIPHeaderChecksumAgreesWithRfc1071OnRandomHeaders) {
   EXPECT_EQ(results(*e, frames), want);
 }
 
+// Every value of the checksum field on two headers (one whose right checksum is 0x0000, so its
+// other form 0xFFFF verifies too): the element passes exactly the values an RFC 1071 sum does.
+TEST(ElementsIp, CheckIPHeaderEveryChecksumValue) {
+  auto e = make("CheckIPHeader");
+  ASSERT_NE(e, nullptr);
+  auto rfc1071 = [](Frame& f) {
+    const auto* h = reinterpret_cast<const uint8_t*>(ip(f));
+    uint32_t sum = 0;
+    for (uint32_t w = 0; w < sizeof(rte_ipv4_hdr) / 2; ++w)
+      sum += static_cast<uint32_t>(h[2 * w] << 8 | h[2 * w + 1]);
+    while (sum >> 16) sum = (sum & 0xFFFF) + (sum >> 16);
+    return sum;
+  };
+  Frame zero_sum = udp_frame();
+  for (uint32_t id = 0; id <= UINT16_MAX; ++id) {
+    ip(zero_sum)->packet_id = rte_cpu_to_be_16(static_cast<uint16_t>(id));
+    fix_checksum(zero_sum);
+    if (checksum_field(zero_sum) == 0x0000) break;
+  }
+  ASSERT_EQ(checksum_field(zero_sum), 0x0000);
+  int passed = 0;
+  for (const Frame& base : {udp_frame(), zero_sum}) {
+    std::vector<Frame> frames;
+    std::vector<std::string> want;
+    for (uint32_t c = 0; c <= UINT16_MAX; ++c) {
+      Frame f = base;
+      set_checksum(f, static_cast<uint16_t>(c));
+      const bool ok = rfc1071(f) == 0xFFFF;
+      passed += ok;
+      want.push_back(ok ? "out 0" : "bad-checksum");
+      frames.push_back(std::move(f));
+    }
+    EXPECT_EQ(results(*e, frames), want);
+  }
+  EXPECT_EQ(passed, 3);  // one value for the first header, 0x0000 and 0xFFFF for the second
+}
+
 TEST(ElementsIp, CheckIPHeaderBadSource) {
   auto e = make("CheckIPHeader");
   auto extra = make("CheckIPHeader", {"BADSRC 10.0.0.255 192.168.1.255"});

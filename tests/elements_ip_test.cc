@@ -236,6 +236,43 @@ TEST(ElementsIp, CheckIPHeaderChecksumAgreesWithRfc1071OnRandomHeaders) {
   EXPECT_EQ(results(*e, frames), want);
 }
 
+// Every value of the checksum field on two headers (one whose right checksum is 0x0000, so its
+// other form 0xFFFF verifies too): the element passes exactly the values an RFC 1071 sum does.
+TEST(ElementsIp, CheckIPHeaderEveryChecksumValue) {
+  auto e = make("CheckIPHeader");
+  ASSERT_NE(e, nullptr);
+  auto rfc1071 = [](Frame& f) {
+    const auto* h = reinterpret_cast<const uint8_t*>(ip(f));
+    uint32_t sum = 0;
+    for (uint32_t w = 0; w < sizeof(rte_ipv4_hdr) / 2; ++w)
+      sum += static_cast<uint32_t>(h[2 * w] << 8 | h[2 * w + 1]);
+    while (sum >> 16) sum = (sum & 0xFFFF) + (sum >> 16);
+    return sum;
+  };
+  Frame zero_sum = udp_frame();
+  for (uint32_t id = 0; id <= UINT16_MAX; ++id) {
+    ip(zero_sum)->packet_id = rte_cpu_to_be_16(static_cast<uint16_t>(id));
+    fix_checksum(zero_sum);
+    if (checksum_field(zero_sum) == 0x0000) break;
+  }
+  ASSERT_EQ(checksum_field(zero_sum), 0x0000);
+  int passed = 0;
+  for (const Frame& base : {udp_frame(), zero_sum}) {
+    std::vector<Frame> frames;
+    std::vector<std::string> want;
+    for (uint32_t c = 0; c <= UINT16_MAX; ++c) {
+      Frame f = base;
+      set_checksum(f, static_cast<uint16_t>(c));
+      const bool ok = rfc1071(f) == 0xFFFF;
+      passed += ok;
+      want.push_back(ok ? "out 0" : "bad-checksum");
+      frames.push_back(std::move(f));
+    }
+    EXPECT_EQ(results(*e, frames), want);
+  }
+  EXPECT_EQ(passed, 3);  // one value for the first header, 0x0000 and 0xFFFF for the second
+}
+
 TEST(ElementsIp, CheckIPHeaderBadSource) {
   auto e = make("CheckIPHeader");
   auto extra = make("CheckIPHeader", {"BADSRC 10.0.0.255 192.168.1.255"});
@@ -285,6 +322,27 @@ TEST(ElementsIp, CheckIPHeaderConfigErrors) {
 
 static_assert(DecIPTTL::checksum_adjust(0xDD2F, 0x5555, 0x3285) == 0x0000,
               "RFC 1624 section 4 example");
+
+// The reduced TTL update equals eqn. 3 for every stored checksum, every TTL that is decremented
+// and a spread of protocols (the element's path; the frame tests compare with a recomputation).
+TEST(ElementsIp, DecIPTTLReducedUpdateEqualsEqn3) {
+  constexpr uint32_t kFirstTtl = 2;
+  constexpr std::array<uint8_t, 6> kProtocols = {0, 1, 6, 17, 50, UINT8_MAX};
+  uint64_t differ = 0;
+  for (uint32_t hc = 0; hc <= UINT16_MAX; ++hc) {
+    const auto stored = rte_cpu_to_be_16(static_cast<uint16_t>(hc));
+    const uint16_t reduced = rte_be_to_cpu_16(DecIPTTL::ttl_decrement_checksum(stored));
+    for (uint32_t ttl = kFirstTtl; ttl <= UINT8_MAX; ++ttl)
+      for (uint8_t proto : kProtocols) {
+        const auto m = static_cast<uint16_t>(ttl << 8 | proto);
+        const auto m_new = static_cast<uint16_t>((ttl - 1) << 8 | proto);
+        differ += DecIPTTL::checksum_adjust(static_cast<uint16_t>(hc), m, m_new) != reduced;
+      }
+  }
+  EXPECT_EQ(differ, 0u);
+  EXPECT_EQ(rte_be_to_cpu_16(DecIPTTL::ttl_decrement_checksum(rte_cpu_to_be_16(0xFEFF))), 0x0000);
+  EXPECT_EQ(rte_be_to_cpu_16(DecIPTTL::ttl_decrement_checksum(rte_cpu_to_be_16(0xFFFF))), 0x0100);
+}
 
 // The frame DecIPTTL should emit for `f`: TTL - 1 and a recomputed checksum.
 Frame decremented(Frame f) {

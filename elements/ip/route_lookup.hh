@@ -146,18 +146,21 @@ class RouteLookup : public ElementBase<Derived>, public MemoryProfiled {
         hops[w * kWordBits + std::countr_zero(bits)] = kHopWrongFamily;
     Verdict* results = batch.results();
     const uint16_t ports = ports_;
+    bool dropped = false;
     for_each_live([&](uint32_t i, Packet* p) {
       const uint16_t hop = hops[i];
       if (hop < ports) [[likely]] {
         set_out_port(p, hop);
         results[i] = Verdict::out(0);
       } else {
+        dropped = true;
         results[i] = Verdict::drop(hop == Table::kNoRoute ? Derived::kDropReasons["no-route"]
                                    : hop == kHopWrongFamily
                                        ? Derived::kDropReasons[Derived::kWrongFamilyReason]
                                        : Derived::kDropReasons["no-such-port"]);
       }
     });
+    batch.note_first_output(!dropped);
   }
 
   // Per packet in a batch besides the keys: its mbuf header line and its first data line.

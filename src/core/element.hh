@@ -168,7 +168,14 @@ class PacketElement : public ElementBase<Derived> {
  public:
   void process_batch(PacketBatch& batch) override {
     auto* self = static_cast<Derived*>(this);
-    batch.for_each([&](uint32_t i, Packet* p) { batch.set_result(i, self->process(p)); });
+    Verdict* results = batch.results();
+    int16_t any = 0;  // the verdicts ORed: 0 when all are output 0
+    batch.for_each([&](uint32_t i, Packet* p) {
+      const Verdict v = self->process(p);
+      results[i] = v;
+      any |= v.v;
+    });
+    batch.note_first_output(any == 0);
   }
 };
 

@@ -101,6 +101,18 @@ struct TraceSummary {
   size_t switches = 0;  // PolicyBalancer: changes of the profile point in force
 };
 
+// The mean offloaded share over a trace's second half (from kSteadyFrom of its last window's
+// time), and the trace's window count.
+void summarise_w(const std::vector<std::pair<double, double>>& tw, TraceSummary& s) {
+  s.windows = tw.size();
+  if (tw.empty()) return;
+  double sum = 0;
+  size_t n = 0;
+  for (const auto& [time, w] : tw)
+    if (time >= tw.back().first * kSteadyFrom) sum += w, ++n;
+  s.mean_w_steady = n > 0 ? sum / static_cast<double>(n) : 0;
+}
+
 TraceSummary read_trace(const std::string& path) {
   std::ifstream in(path);
   std::string header;
@@ -114,13 +126,7 @@ TraceSummary read_trace(const std::string& path) {
   }
   TraceSummary s;
   s.json = array(rows, " ");
-  s.windows = tw.size();
-  if (tw.empty()) return s;
-  double sum = 0;
-  size_t n = 0;
-  for (const auto& [time, frac] : tw)
-    if (time >= tw.back().first * kSteadyFrom) sum += frac, ++n;
-  s.mean_w_steady = n > 0 ? sum / static_cast<double>(n) : 0;
+  summarise_w(tw, s);
   return s;
 }
 
@@ -149,12 +155,7 @@ TraceSummary read_policy_trace(const std::string& path) {
     last_config = config;
   }
   s.json = array(rows, " ");
-  s.windows = tw.size();
-  double sum = 0;
-  size_t n = 0;
-  for (const auto& [t, w] : tw)
-    if (t >= tw.back().first * kSteadyFrom) sum += w, ++n;
-  s.mean_w_steady = n > 0 ? sum / static_cast<double>(n) : 0;
+  summarise_w(tw, s);
   return s;
 }
 
@@ -190,16 +191,16 @@ struct BalancerRuns {
   std::vector<double> w;           // mean offloaded share over the run's second half
   std::vector<size_t> windows;     // observation windows, per run
   std::vector<std::string> trace;  // the balancer's trace (JSON), per run
-  std::vector<size_t> switches;    // PolicyBalancer's point changes, per run
+  std::vector<size_t> switches;    // PolicyBalancer's point changes, per run (0 for the others)
   bool balanced = true;
 
-  void add(const Rate& r, double pass_best, double mean_w, size_t run_windows,
-           std::string trace_json = "[]") {
+  void add(const Rate& r, double pass_best, TraceSummary t) {
     mpps.push_back(r.mpps);
     pass_ratio.push_back(pass_best > 0 ? r.mpps / pass_best : 0);
-    w.push_back(mean_w);
-    windows.push_back(run_windows);
-    trace.push_back(std::move(trace_json));
+    w.push_back(t.mean_w_steady);
+    windows.push_back(t.windows);
+    trace.push_back(std::move(t.json));
+    switches.push_back(t.switches);
     balanced &= r.balanced;
   }
   // The run whose rate is the median (the upper one, as core/median.hh).
@@ -281,8 +282,7 @@ Point point(const App& app, const Files& f, uint32_t size, const Profile& p, int
                                               args + ", TRACE \"" + trace + "\")",
                                           kAggregate),
                                  ports, adaptive_s);
-      TraceSummary t = read_trace(trace);
-      out.add(r, pass_best, t.mean_w_steady, t.windows, std::move(t.json));
+      out.add(r, pass_best, read_trace(trace));
     };
     climb("", ".trace", nba);
     // Beyond NBA: the same climb after a coarse scan, probes winning by a margin (SCAN, MARGIN).
@@ -294,9 +294,7 @@ Point point(const App& app, const Files& f, uint32_t size, const Profile& p, int
                                               "\", POLICY throughput, TRACE \"" + ptrace + "\")",
                                           kAggregate),
                                  ports, adaptive_s);
-      TraceSummary t = read_policy_trace(ptrace);
-      policy.add(r, pass_best, t.mean_w_steady, t.windows, std::move(t.json));
-      policy.switches.push_back(t.switches);
+      policy.add(r, pass_best, read_policy_trace(ptrace));
     }
   }
   balanced &= nba.balanced && scan.balanced && policy.balanced;

@@ -65,18 +65,33 @@ int run_benchmarks(const BenchOptions& options) {
                      ",\n  \"seconds_per_point\": " + fmt(options.seconds) +
                      ",\n  \"workers\": 1,\n  \"batch\": 64,\n  \"hugepages\": " +
                      (rte_eal_has_hugepages() != 0 ? "true" : "false");
+  // With --out the file is rewritten after every group (through a rename, so it is always whole
+  // JSON), "complete" false until the last: a run stopped by a time limit keeps the groups it
+  // finished.
+  const auto finish = [&](bool complete) {
+    return json + ",\n  \"complete\": " + (complete ? "true" : "false") + "\n}\n";
+  };
+  const auto write_out = [&](bool complete) {
+    const std::string part = options.out + ".part";
+    std::ofstream(part) << finish(complete);
+    std::error_code rename_ec;
+    std::filesystem::rename(part, options.out, rename_ec);
+    if (rename_ec)
+      std::fprintf(stderr, "fulcrum bench: cannot write %s: %s\n", options.out.c_str(),
+                   rename_ec.message().c_str());
+  };
   for (const BenchGroup& g : bench_groups()) {
     if (!options.only.empty() &&
         std::find(options.only.begin(), options.only.end(), g.name) == options.only.end())
       continue;
     json += ",\n  \"" + std::string(g.name) + "\": " + g.run(ctx);
+    if (!options.out.empty()) write_out(false);
   }
-  json += "\n}\n";
   std::filesystem::remove_all(ctx.dir, ec);
   if (options.out.empty()) {
-    std::fputs(json.c_str(), stdout);
+    std::fputs(finish(true).c_str(), stdout);
   } else {
-    std::ofstream(options.out) << json;
+    write_out(true);
     std::fprintf(stderr, "bench: wrote %s\n", options.out.c_str());
   }
   return 0;

@@ -8,6 +8,9 @@ For each target, one after the other (the machines are small and shared):
   3. prints executions, CPU seconds, corpus size, and the crashes (crash-, leak-, timeout-, oom-
      files libFuzzer left in build-fuzz/artifacts/<target>/).
 --smoke (CI) fixes libFuzzer's random seed, so a fresh checkout always runs the same inputs.
+Each target runs in its own empty directory (build-fuzz/work/<target>, removed after it): an
+element configured with fuzzed arguments may create files named by them (element_args made
+~1,300 a few seconds), which must not land in the checkout.
 A summary goes to build-fuzz/fuzz-summary.json. Exit status 1 when any target crashed or a
 regression input failed.
 
@@ -19,6 +22,7 @@ import json
 import os
 import re
 import resource
+import shutil
 import subprocess
 import sys
 import time
@@ -68,13 +72,13 @@ def child_cpu():
     return r.ru_utime + r.ru_stime
 
 
-def run(cmd, log, nice):
+def run(cmd, log, nice, cwd):
     env = dict(os.environ, **{k: v for k, v in ENV.items() if k not in os.environ})
     if "ASAN_SYMBOLIZER_PATH" not in env and symbolizer():
         env["ASAN_SYMBOLIZER_PATH"] = symbolizer()
     with open(log, "w") as out:
         proc = subprocess.run(["nice", "-n", str(nice), *cmd], stdout=out, stderr=subprocess.STDOUT,
-                              env=env, cwd=ROOT)
+                              env=env, cwd=cwd)
     return proc.returncode
 
 
@@ -95,8 +99,17 @@ def one(target, args):
     seeds = os.path.join(args.build, "seeds", target)
     artifacts = os.path.join(args.build, "artifacts", target)
     logs = os.path.join(args.build, "logs")
-    for d in (corpus, artifacts, logs):
+    work = os.path.join(args.build, "work", target)
+    shutil.rmtree(work, ignore_errors=True)
+    for d in (corpus, artifacts, logs, work):
         os.makedirs(d, exist_ok=True)
+    try:
+        return fuzz_one(target, args, binary, corpus, seeds, artifacts, logs, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def fuzz_one(target, args, binary, corpus, seeds, artifacts, logs, work):
     result = {"target": target, "regressions": 0, "regressions_failed": 0}
 
     regressions = os.path.join(ROOT, "fuzz", "regressions", target)
@@ -107,7 +120,7 @@ def one(target, args):
             log = os.path.join(logs, f"{target}-regressions.log")
             if run([binary, f"-timeout={TIMEOUT_S}", f"-rss_limit_mb={RSS_LIMIT_MB}",
                     *EXTRA_OPTIONS.get(target, []), *inputs],
-                   log, args.nice) != 0:
+                   log, args.nice, work) != 0:
                 result["regressions_failed"] = 1
                 print(f"{target}: a regression input fails again (log {log}):\n{tail(log)}")
 
@@ -122,7 +135,7 @@ def one(target, args):
     if os.path.isdir(seeds):
         cmd.append(seeds)
     cpu0, wall0 = child_cpu(), time.monotonic()
-    rc = run(cmd, log, args.nice)
+    rc = run(cmd, log, args.nice, work)
     result["cpu_s"] = round(child_cpu() - cpu0, 1)
     result["wall_s"] = round(time.monotonic() - wall0, 1)
     result["executions"] = stat(log, "number_of_executed_units")

@@ -209,6 +209,42 @@ TEST(OffloadIdsKernel, EmptyAutomatonFindsNothing) {
   }
 }
 
+// TaskExecutor::warm (run by every offloadable element before traffic, so that PoCL compiles
+// the kernel then and not under the first task): the kernel runs on one work group with a count
+// of 0, copies nothing back, and the same executor then scans as it does unwarmed.
+void expect_warm_then_same_scan(Device& dev) {
+  SCOPED_TRACE(dev.label());
+  const Fixture& f = fixture();
+  const ids::AhoCorasick ac = build(true);
+  auto tables = IdsScanTables::upload(dev, ac);
+  auto exec = TaskExecutor::create(dev);
+  ASSERT_TRUE(tables.ok() && exec.ok());
+  constexpr size_t kMessages = 40;
+  testing::RegionRun warm;
+  warm.warm = true;
+  const std::vector<uint8_t> warmed =
+      testing::run_regions(dev, *exec.value(), kIdsScanKernel, tables.value()->args(), f.payloads,
+                           0, kMessages, sizeof(IdsScanResult), warm);
+  const std::vector<uint8_t> plain =
+      testing::run_regions(dev, *exec.value(), kIdsScanKernel, tables.value()->args(), f.payloads,
+                           0, kMessages, sizeof(IdsScanResult));
+  ASSERT_EQ(warmed.size(), kMessages * sizeof(IdsScanResult));
+  EXPECT_EQ(warmed, plain);
+  for (size_t k = 0; k < kMessages; ++k) {
+    IdsScanResult res;
+    std::memcpy(&res, warmed.data() + k * sizeof res, sizeof res);
+    EXPECT_EQ(res.count, steps_of(cpu_scan(ac, f.payloads[k]))) << "payload " << k;
+  }
+}
+
+TEST(OffloadIdsKernel, WarmingRunsNothingAndTheScanIsUnchanged) {
+  for (const auto& dev : discover_devices()) expect_warm_then_same_scan(*dev);
+  WITH_EMULATED_DEVICE();
+  DiscoverOptions only;
+  only.only = Backend::kEmu;
+  for (const auto& dev : discover_devices(only)) expect_warm_then_same_scan(*dev);
+}
+
 TEST(OffloadIdsKernel, KernelSignature) {
   for (const auto& dev : discover_devices()) {
     SCOPED_TRACE(dev->label());

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -20,6 +21,8 @@ struct RegionRun {
   uint32_t align = 16;
   uint32_t skew = 0;
   uint32_t item_bytes = 0;  // kItemsInput bytes per message, all zero
+  // TaskExecutor::warm first (asserted to succeed and to leave the results untouched).
+  bool warm = false;
 };
 
 // The kernel's results for messages[first, first + n), or an empty vector after a failure.
@@ -58,6 +61,13 @@ inline std::vector<uint8_t> run_regions(offload::Device& dev, offload::TaskExecu
   task.capacity = static_cast<uint32_t>(n);
   task.items = static_cast<uint32_t>(n);
   task.batches = 1;
+  if (layout.warm) {
+    const Status s = exec.warm(task);
+    EXPECT_TRUE(s.ok()) << s.error();
+    const auto* r = results.value()->as<const uint8_t>();
+    EXPECT_TRUE(std::all_of(r, r + n * result_bytes, [](uint8_t b) { return b == 0xA5; }))
+        << "warming copied results back";
+  }
   EXPECT_EQ(offload::run_task_sync(exec, task), offload::TaskStatus::kOk) << task.error;
   if (task.status != offload::TaskStatus::kOk) return {};
   const auto* r = results.value()->as<const uint8_t>();

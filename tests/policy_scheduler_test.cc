@@ -222,6 +222,53 @@ TEST(PolicyScheduler, TheCpuAloneLearnsItsRateWithoutGrowingABatch) {
   EXPECT_EQ(s.current_index(), 1u);
   EXPECT_EQ(s.grows(), 0u);
   EXPECT_EQ(s.switches(), 1u);
+  run.windows(20, 4 * kMpps);
+  EXPECT_EQ(s.current_index(), 1u);
+  EXPECT_EQ(s.drifts(), 0u) << "one point slower scales nothing else";
+  EXPECT_EQ(s.profile().points[1].throughput_pps, 1.8 * kMpps);
+}
+
+TEST(PolicyScheduler, TwoPointsSlowerAlikeScaleTheOthers) {
+  // Every configuration runs at 0.6 of its profile (the host, not one configuration, is slower),
+  // flat out, no batch left to grow. The device alone (2.6 Mpps profiled) learns 1.56 and the
+  // scheduler tries the next best, the mix (2.0), which learns 1.2: the same factor twice, so the
+  // CPU alone, not measured, is predicted at 0.6 of its 1.6 (DRIFT) and the scheduler goes back
+  // to the device alone without trying it. With DRIFT false it tries the CPU too (profiled 1.6,
+  // more than the device's learned 1.56) before coming back.
+  Profile profile;
+  profile.points = {point(0, 0, 1, 1.6, 60, 40, 30), point(0, 0.5, 4, 2.0, 200, 80, 50),
+                    point(0, 1, 4, 2.6, 300, 100, 55)};
+  for (const bool drift : {true, false}) {
+    PolicyConfig c = config(Policy::kThroughput);
+    c.max_aggregate = 4;
+    c.drift = drift;
+    PolicyScheduler s(profile, c);
+    ASSERT_EQ(s.current_index(), 2u);
+    std::vector<size_t> visited;
+    Driver run(
+        s,
+        [&](size_t i, uint32_t) {
+          visited.push_back(i);
+          return 0.6 * profile.points[i].throughput_pps;
+        },
+        9);
+    run.windows(40, 4 * kMpps);
+    EXPECT_EQ(s.current_index(), 2u) << drift;
+    const bool cpu_tried = std::find(visited.begin(), visited.end(), 0u) != visited.end();
+    if (drift) {
+      EXPECT_FALSE(cpu_tried);
+      EXPECT_EQ(s.drifts(), 1u);
+      EXPECT_NEAR(s.drift(), 0.6, 0.04);
+      EXPECT_NEAR(s.profile().points[0].throughput_pps, s.drift() * 1.6 * kMpps, 1);
+      EXPECT_EQ(s.switches(), 2u);
+      EXPECT_EQ(s.learned(), 2u);
+    } else {
+      EXPECT_TRUE(cpu_tried);
+      EXPECT_EQ(s.drifts(), 0u);
+      EXPECT_EQ(s.drift(), 1.0);
+      EXPECT_EQ(s.learned(), 3u);
+    }
+  }
 }
 
 TEST(PolicyScheduler, OneShortWindowAtTheLargestBatchRewritesNothing) {

@@ -44,6 +44,9 @@ Status PolicyBalancer::configure(Args& args) {
       .key("LEARN_PERSIST", policy_.learn_persist,
            "backlogged windows in a row short of the profile, with no device batch left to "
            "grow, before the point learns their mean rate")
+      .key("DRIFT", policy_.drift,
+           "two points of the size in force off their profile by the same factor (within "
+           "DELTA) scale the points not yet measured by it")
       .key("WARMUP", policy_.warmup,
            "windows at the start of the run that only watch: start-up teaches no point its rate")
       .key("SEED", seed, "seed of the per-batch draw")
@@ -132,6 +135,7 @@ void PolicyBalancer::counters(std::vector<Counter>& out) const {
     out.push_back({"grows", s.grows()});
     out.push_back({"shrinks", s.shrinks()});
     out.push_back({"learned", s.learned()});
+    out.push_back({"drifts", s.drifts()});
     constexpr double kNsPerUs = 1000;
     out.push_back({"p99_ns", static_cast<uint64_t>(std::lround(s.measured_p99_us() * kNsPerUs))});
     out.push_back(

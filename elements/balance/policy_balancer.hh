@@ -11,7 +11,8 @@
 //            downstream close their tasks at that many batches, at most their own AGGREGATE).
 // Counters:  offloaded, kept (batches); config (index of the profile point in force),
 //            fraction_permille, aggregate, rate_pps (all workers, last window), windows,
-//            switches, grows, shrinks, learned (profile points updated from measurement);
+//            switches, grows, shrinks, learned (profile points updated from measurement),
+//            drifts (two points learned alike scaled the unmeasured ones, DRIFT);
 //            p99_ns (the last online p99 estimate), predicted_p99_ns (the profile's for it, at
 //            the measured rate), latency_replans (estimates outside the band that made a point
 //            learn its latency); frame_bytes (mean packet length of the last window, with a

@@ -63,7 +63,27 @@ Status TaskExecutor::start(OffloadTask& task) {
   return queue_->record();
 }
 
-Status TaskExecutor::enqueue(const OffloadTask& task, const TaskLaunch& launch) {
+Status TaskExecutor::warm(const OffloadTask& task) {
+  for (size_t i = 0; i < task.inputs.size(); ++i)
+    if (Result<DeviceBuffer*> b = scratch(in_, i, 0); !b) return make_error(b.error());
+  out_.resize(std::max(out_.size(), task.outputs.size()));
+  for (size_t i = 0; i < task.outputs.size(); ++i)
+    if (task.outputs[i].in_place < 0)
+      if (Result<DeviceBuffer*> b = scratch(out_, i, 0); !b) return make_error(b.error());
+  bool launched = false;
+  for (const TaskLaunch& launch : task.launches) {
+    if (std::none_of(launch.args.begin(), launch.args.end(),
+                     [](const TaskArg& a) { return a.kind == TaskArg::Kind::kItems; }))
+      continue;  // no count to make it do nothing
+    if (Status s = enqueue(task, launch, true); !s) return s;
+    launched = true;
+  }
+  if (!launched) return {};
+  if (Status s = queue_->record(); !s) return s;
+  return queue_->wait();
+}
+
+Status TaskExecutor::enqueue(const OffloadTask& task, const TaskLaunch& launch, bool warm) {
   Result<const Kernel*> kernel = device_.kernel(launch.kernel);
   if (!kernel) return make_error(kernel.error());
   args_.clear();
@@ -87,11 +107,11 @@ Status TaskExecutor::enqueue(const OffloadTask& task, const TaskLaunch& launch) 
         args_.push_back(KernelArg::of(a.value));
         break;
       case TaskArg::Kind::kItems:
-        args_.push_back(KernelArg::of(task.items));
+        args_.push_back(KernelArg::of(warm ? 0u : task.items));
         break;
     }
   }
-  return queue_->launch(*kernel.value(), {task.items, launch.group}, args_);
+  return queue_->launch(*kernel.value(), {warm ? 1u : task.items, launch.group}, args_);
 }
 
 TaskStatus run_task_sync(TaskExecutor& exec, OffloadTask& task) {

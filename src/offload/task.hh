@@ -163,6 +163,11 @@ class TaskExecutor {
   // Enqueues the task (copies in, launches, copies out, mark). An error leaves the task to the
   // caller; the device should be considered failed.
   Status start(OffloadTask& task);
+  // Runs each of the task's launches that takes the item count once, on one work group with a
+  // count of 0 (every thread past the count returns, as in the last group of any task), and
+  // waits: a driver that compiles a kernel at its first launch (PoCL: the work-group function,
+  // seconds on a cold cache) does it now rather than under traffic. Nothing is copied.
+  Status warm(const OffloadTask& task);
   // True when the started task has finished; an error means it failed on the device.
   Result<bool> poll() { return queue_->query(); }
   Status wait() { return queue_->wait(); }
@@ -171,7 +176,8 @@ class TaskExecutor {
   TaskExecutor(Device& device, std::unique_ptr<Queue> q) : device_(device), queue_(std::move(q)) {}
   Result<DeviceBuffer*> scratch(std::vector<std::unique_ptr<DeviceBuffer>>& pool, size_t i,
                                 size_t bytes);
-  Status enqueue(const OffloadTask& task, const TaskLaunch& launch);
+  // The launch with the task's items, or (warm) one work group with an item count of 0.
+  Status enqueue(const OffloadTask& task, const TaskLaunch& launch, bool warm = false);
 
   Device& device_;
   std::unique_ptr<Queue> queue_;

@@ -61,6 +61,10 @@ def main():
     ran = [k for k, v in data.items() if isinstance(v, (dict, list))]
     if ran != ["noop_chain", "branch"]:
         failures.append(f"--only noop_chain,branch ran {ran}")
+    if data.get("complete") is not True:
+        failures.append(f"a finished run must say \"complete\": true, not {data.get('complete')!r}")
+    if os.path.exists(out + ".part"):
+        failures.append("the file written after each group was left behind (.part)")
 
     plots = os.path.join(work.path, "plots")
     res = subprocess.run([PLOTTER, out, plots], capture_output=True, text=True, timeout=300)

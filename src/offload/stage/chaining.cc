@@ -1,7 +1,8 @@
 // The chaining pass (datablock reuse, NBA §3.3 and its graph analysis): after every element is
 // initialised, each offloadable element is offered the offloadable elements that follow it in a
 // line (its only output feeds an element with no other input) while their region datablock has
-// its name; each one taken joins its tasks (OffloadStage::chain).
+// its name; each one taken joins its tasks (OffloadStage::chain). Then each task's kernels run
+// once with nothing to do (OffloadStage::warm), before traffic.
 #include "core/graph.hh"
 #include "offload/stage/offload_stage.hh"
 
@@ -25,6 +26,9 @@ Status chain_offload_stages(Pipeline& pipeline) {
       chained[static_cast<size_t>(next)] = true;
     }
   }
+  for (size_t i = 0; i < n; ++i)
+    if (OffloadStage* stage = pipeline.element(i).offload_stage(); stage != nullptr && !chained[i])
+      stage->warm();
   return {};
 }
 

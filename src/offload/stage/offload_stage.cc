@@ -225,6 +225,19 @@ Result<bool> OffloadStage::chain(OffloadStage& next) {
   return true;
 }
 
+void OffloadStage::warm() {
+  for (size_t d = 0; d < devices_.size(); ++d) {
+    if (!devices_[d].usable || devices_[d].tasks.empty()) continue;
+    Device& dev = service_->device(d);
+    Result<std::unique_ptr<TaskExecutor>> exec = TaskExecutor::create(dev);
+    const Status s = exec ? exec.value()->warm(devices_[d].tasks.front()->task)
+                          : Status(make_error(exec.error()));
+    if (!s)
+      std::fprintf(stderr, "%s: %s: the kernels did not run ahead of traffic: %s\n",
+                   element_.name().c_str(), dev.label().c_str(), s.error().c_str());
+  }
+}
+
 // The open task of device d with room for n more packets; waits for a free task buffer when all
 // are in flight. nullptr when none came back within TASK_TIMEOUT_MS: the device is then marked
 // down.

@@ -72,6 +72,11 @@ class OffloadStage {
   // The chaining pass: `next` (whose region has this stage's name) joins this stage's tasks;
   // false when it cannot (already chained, too many stages, its kernel missing on a device).
   Result<bool> chain(OffloadStage& next);
+  // After the chaining pass, on a stage that is not a follower: each device it uses runs its
+  // tasks' kernels once with nothing to do (TaskExecutor::warm), so a driver that compiles at
+  // the first launch (PoCL: seconds on a cold cache, the worker held behind it) does it before
+  // traffic. A failure is reported and left to the tasks' own fallback.
+  void warm();
 
  private:
   static uint64_t now_ns();

@@ -20,6 +20,10 @@ PolicyScheduler::PolicyScheduler(Profile profile, const PolicyConfig& config)
   max_aggregate_ = std::max(max_aggregate_, 1u);
   classes_ = size_classes(profile_.points);
   class_points_.resize(classes_.size());
+  drift_.assign(classes_.size(), 1.0);
+  last_learned_.resize(classes_.size());
+  measured_.assign(profile_.points.size(), false);
+  for (const ProfilePoint& p : profile_.points) profiled_pps_.push_back(p.throughput_pps);
   for (size_t i = 0; i < profile_.points.size(); ++i)
     class_points_[nearest_size_class(classes_, profile_.points[i].frame_bytes)].push_back(i);
   // Before any traffic is seen: the policy's choice for an unknown, light load, at the smallest
@@ -204,8 +208,7 @@ void PolicyScheduler::step3(const BalanceWindow& w, bool at_capacity) {
 void PolicyScheduler::learn_when_confirmed(const BalanceWindow& w) {
   short_sum_ += w.rate_pps;
   if (++short_windows_ < config_.learn_persist) return;
-  profile_.points[current_].throughput_pps = short_sum_ / short_windows_;
-  ++learned_;
+  learn(short_sum_ / short_windows_);
   short_windows_ = 0;
   short_sum_ = 0;
   tuning_ = false;
@@ -218,14 +221,29 @@ void PolicyScheduler::end_tuning(const BalanceWindow& w, bool at_capacity) {
   // larger (below it, our shrinking rather than the configuration limited it).
   ProfilePoint& p = profile_.points[current_];
   if (at_capacity && aggregate_ >= std::min(p.aggregate, max_aggregate_) &&
-      std::fabs(w.rate_pps - p.throughput_pps) > config_.delta * p.throughput_pps &&
-      w.rate_pps > 0) {
-    p.throughput_pps = w.rate_pps;
-    ++learned_;
-  }
+      std::fabs(w.rate_pps - p.throughput_pps) > config_.delta * p.throughput_pps && w.rate_pps > 0)
+    learn(w.rate_pps);
   tuning_ = false;
   alpha_ = config_.alpha;
   beta_ = config_.beta;
+}
+
+void PolicyScheduler::learn(double rate_pps) {
+  profile_.points[current_].throughput_pps = rate_pps;
+  measured_[current_] = true;
+  ++learned_;
+  if (!config_.drift || profiled_pps_[current_] <= 0) return;
+  const double ratio = rate_pps / profiled_pps_[current_];
+  LastLearned& last = last_learned_[class_];
+  const bool confirmed = last.point != SIZE_MAX && last.point != current_ &&
+                         std::fabs(ratio / last.ratio - 1) <= config_.delta;
+  if (confirmed) {
+    drift_[class_] = std::sqrt(ratio * last.ratio);
+    ++drifts_;
+    for (const size_t i : class_points_[class_])
+      if (!measured_[i]) profile_.points[i].throughput_pps = profiled_pps_[i] * drift_[class_];
+  }
+  last = {current_, ratio};
 }
 
 BalanceChoice PolicyScheduler::choice() const {

@@ -36,6 +36,14 @@
 //     point may no longer qualify; the latency policy compares it as learned. A noisy series
 //     inside the band, or one that jumps from side to side, changes nothing; nor does the first
 //     estimate after a change of configuration or batch size (it may straddle the change).
+// Drift (beyond the thesis): when two different points of the size class in force learn in a row
+// that they run off their profile by the same factor (within DELTA of each other), the host, not
+// one configuration, changed (a cold start, a slower clock, a neighbour on the memory bus): the
+// points of that class not yet measured are predicted at their profiled rate times that factor
+// (the two ratios' geometric mean), so step 1 does not walk through every point to learn the same
+// news one by one (on the GPU hosts after a size step every 1500 B point ran 25-35 % under its
+// profile). One point alone off its profile moves nothing else: the next point is tried at its
+// profiled rate, as the thesis does. Points measured keep what they learned. DRIFT false: off.
 // Packet sizes: a profile measured at several sizes (`fulcrum profile --sizes`, ProfilePoint::
 // frame_bytes) has one set of points per size class (size_classes), and steps 0–3 look only at
 // the class in force, so rates in packets per second are compared with rates profiled at the
@@ -71,6 +79,7 @@ struct PolicyConfig {
   uint32_t latency_persist = 2;  // estimates in a row outside the band before re-planning
   uint32_t size_persist = 2;     // windows in a row in another size class before moving to it
   uint32_t learn_persist = 2;    // short windows in a row, nothing left to grow, before learning
+  bool drift = true;             // two points off their profile alike scale the unmeasured ones
   // The first windows of a run only watch (PolicyBalancer's WARMUP: 3): start-up, the first
   // touches of buffers and tables, is no measure of a point.
   uint32_t warmup = 0;
@@ -91,6 +100,10 @@ class PolicyScheduler {
   uint64_t grows() const { return grows_; }
   uint64_t shrinks() const { return shrinks_; }
   uint64_t learned() const { return learned_; }
+  // The factor the points not yet measured at the size in force are predicted at (1: none), and
+  // how often two points confirmed a drift.
+  double drift() const { return drift_[class_]; }
+  uint64_t drifts() const { return drifts_; }
   // The online latency: the last estimate measured, the profile's prediction for it (0: none),
   // and how often a measurement outside the band made a point learn its latency.
   double measured_p99_us() const { return measured_p99_us_; }
@@ -115,6 +128,10 @@ class PolicyScheduler {
   // Step 3 with nothing left to grow: the point learns the mean rate of learn_persist short
   // windows in a row.
   void learn_when_confirmed(const BalanceWindow& w);
+  // The point in force sustains `rate_pps`: it learns it, and with another point of its class
+  // off its profile by the same factor just before, the unmeasured points follow (the comment at
+  // the top).
+  void learn(double rate_pps);
   void switch_to(size_t index);
 
   Profile profile_;
@@ -139,9 +156,17 @@ class PolicyScheduler {
   uint32_t warmup_left_ = 0;    // windows still to watch before acting (config_.warmup)
   uint32_t short_windows_ = 0;  // backlogged windows in a row short of profile, nothing to grow
   double short_sum_ = 0;        // and the sum of their rates
-  uint64_t switches_ = 0, grows_ = 0, shrinks_ = 0, learned_ = 0;
-  bool latency_settle_ = true;  // the next estimate may straddle a change: not compared
-  int latency_out_ = 0;         // estimates in a row above (> 0) or below (< 0) the band
+  uint64_t switches_ = 0, grows_ = 0, shrinks_ = 0, learned_ = 0, drifts_ = 0;
+  std::vector<double> profiled_pps_;  // each point's throughput as the profile gave it
+  std::vector<bool> measured_;        // the point learned its rate in this run
+  std::vector<double> drift_;         // per class: the factor unmeasured points are at
+  struct LastLearned {
+    size_t point = SIZE_MAX;  // none yet
+    double ratio = 1;         // its learned rate over its profiled one
+  };
+  std::vector<LastLearned> last_learned_;  // per class
+  bool latency_settle_ = true;             // the next estimate may straddle a change: not compared
+  int latency_out_ = 0;                    // estimates in a row above (> 0) or below (< 0) the band
   double measured_p99_us_ = 0, predicted_p99_us_ = 0;
   uint64_t latency_replans_ = 0;
 };

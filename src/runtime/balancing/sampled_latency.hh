@@ -1,9 +1,9 @@
 // SampledLatency: the p99 a shared balancer steers by (PolicyBalancer's online latency). Each
 // worker adds the RX-to-TX times of the packets its replica sampled (runtime/latency.hh,
-// LatencyTap) to its own slot of cumulative bucket counts (relaxed atomics; a slot is shared only
-// past 64 workers); once per window the balancer's update merges the slots and reads the p99 of
-// what arrived since its last estimate. A window with too few samples for a p99 gives none and its
-// samples count toward the next: the estimate then spans several windows.
+// LatencyTap) to its own slot of cumulative bucket counts (relaxed atomics that only it writes; a
+// slot is shared only past 64 workers); once per window the balancer's update merges the slots and
+// reads the p99 of what arrived since its last estimate. A window with too few samples for a p99
+// gives none and its samples count toward the next: the estimate then spans several windows.
 //
 // Buckets: 16 per power of two (LogLinearBuckets<4>), so the p99 is within 1/16 (6.25 %) of
 // the true value, inside the scheduler's 10 % band; times up to 2^32 ns (4.3 s), longer ones in
@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/balancing/own_counter.hh"
 #include "runtime/latency.hh"
 
 namespace fulcrum {
@@ -36,11 +37,12 @@ class SampledLatency {
         counts_(new std::atomic<uint32_t>[size_t{slots} * kBuckets]()),
         taken_(kBuckets, 0) {}
 
-  // Worker `slot` only.
+  // Worker `slot` only; slots past `slots` share (slot % slots) and add with a locked
+  // instruction (add_own).
   void record(uint32_t slot, uint64_t ns) const {
     std::atomic<uint32_t>& c = counts_[size_t{slot % slots_} * kBuckets +
                                        Buckets::bucket(std::min<uint64_t>(ns, UINT32_MAX))];
-    c.fetch_add(1, std::memory_order_relaxed);
+    add_own(c, 1, slot < slots_);
   }
 
   // The p99 of the samples since the last estimate, once there are at least `min_samples`; the

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/balancing/own_counter.hh"
 #include "runtime/balancing/sampled_latency.hh"
 
 namespace fulcrum {
@@ -52,16 +53,16 @@ class SharedBalancer {
     publish(controller_.choice());
   }
 
-  // A counter slot for one worker, kMaxWorkers at most (then slots are shared, still exact).
-  uint32_t attach() const {
-    return next_slot_.fetch_add(1, std::memory_order_relaxed) % kMaxWorkers;
-  }
+  // A counter slot for one worker: the first kMaxWorkers have their own, written without a
+  // locked instruction (add_own); past them slots are shared (slot % kMaxWorkers), still exact.
+  uint32_t attach() const { return next_slot_.fetch_add(1, std::memory_order_relaxed); }
   void count(uint32_t slot, uint64_t packets, uint64_t bytes, bool full) const {
-    Slot& s = slots_[slot];
-    s.packets.fetch_add(packets, std::memory_order_relaxed);
-    if (bytes != 0) s.bytes.fetch_add(bytes, std::memory_order_relaxed);
-    s.batches.fetch_add(1, std::memory_order_relaxed);
-    if (full) s.full.fetch_add(1, std::memory_order_relaxed);
+    Slot& s = slots_[slot % kMaxWorkers];
+    const bool own = slot < kMaxWorkers;
+    add_own(s.packets, packets, own);
+    if (bytes != 0) add_own(s.bytes, bytes, own);
+    add_own(s.batches, 1, own);
+    if (full) add_own(s.full, 1, own);
   }
   // Sampled latency (SampledLatency), before any worker runs: a window's p99 needs at least
   // `min_samples` samples (fewer: they count toward the next window's).

@@ -6,9 +6,9 @@
 // its profiled rate at the traffic's size, times uniform noise of ±NOISE, and for TRANSIENT
 // seconds after the step only SLOW of it (what the host did there: every 1500 B point 25–35 %
 // under its profile for most of a second). 3 s before the step, 3 s after, energy policy,
-// flat out, 200 seeds per scenario: the time from the step to the first window after which the
-// profile point stays at its final value (docs/adaptive.md, "Step changes"), median, 90th
-// percentile and worst, and how many seeds settle in under 300 ms.
+// flat out, 200 seeds per scenario, with DRIFT off and on: the time from the step to the first
+// window after which the profile point stays at its final value (docs/adaptive.md, "Step changes"),
+// median, 90th percentile and worst, and how many seeds settle in under 300 ms.
 #include <algorithm>
 #include <random>
 #include <string>
@@ -52,10 +52,11 @@ Profile h200_profile() {
 }
 
 // Milliseconds from the step until the point in force stops changing, one seeded run.
-double settle_ms(const Profile& profile, double slow, double transient_s, double noise,
+double settle_ms(const Profile& profile, double slow, double transient_s, double noise, bool drift,
                  uint64_t seed) {
   PolicyConfig c;
   c.policy = Policy::kEnergy;
+  c.drift = drift;
   PolicyScheduler s(profile, c);
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> factor(1 - noise, 1 + noise);
@@ -87,28 +88,30 @@ std::string policy_step_sim(const BenchContext&) {
                                 {0.7, 0.7, 0.15}, {0.7, 3, 0.05}, {0.7, 3, 0.15}};
   const Profile profile = h200_profile();
   std::vector<std::string> rows;
-  for (const Scenario& sc : scenarios) {
-    std::vector<double> ms;
-    for (int seed = 1; seed <= kSeeds; ++seed)
-      ms.push_back(settle_ms(profile, sc.slow, sc.transient_s, sc.noise, seed));
-    std::sort(ms.begin(), ms.end());
-    const auto under = std::count_if(ms.begin(), ms.end(), [](double v) { return v < 300; });
-    std::fprintf(stderr,
-                 "policy_step_sim: slow %.2f for %.1f s, noise ±%.0f %%: settles median %.0f ms, "
-                 "p90 %.0f, worst %.0f; under 300 ms in %ld of %d\n",
-                 sc.slow, sc.transient_s, sc.noise * 100, median(ms), ms[ms.size() * 9 / 10],
-                 ms.back(), static_cast<long>(under), kSeeds);
-    rows.push_back(Obj()
-                       .num("slow", sc.slow)
-                       .num("transient_s", sc.transient_s)
-                       .num("noise", sc.noise)
-                       .num("settle_ms_median", median(ms))
-                       .num("settle_ms_p90", ms[ms.size() * 9 / 10])
-                       .num("settle_ms_worst", ms.back())
-                       .count("under_300ms", static_cast<uint64_t>(under))
-                       .count("seeds", kSeeds)
-                       .done());
-  }
+  for (const Scenario& sc : scenarios)
+    for (const bool drift : {false, true}) {
+      std::vector<double> ms;
+      for (int seed = 1; seed <= kSeeds; ++seed)
+        ms.push_back(settle_ms(profile, sc.slow, sc.transient_s, sc.noise, drift, seed));
+      std::sort(ms.begin(), ms.end());
+      const auto under = std::count_if(ms.begin(), ms.end(), [](double v) { return v < 300; });
+      std::fprintf(stderr,
+                   "policy_step_sim: slow %.2f for %.1f s, noise ±%.0f %%, DRIFT %s: settles "
+                   "median %.0f ms, p90 %.0f, worst %.0f; under 300 ms in %ld of %d\n",
+                   sc.slow, sc.transient_s, sc.noise * 100, drift ? "true" : "false", median(ms),
+                   ms[ms.size() * 9 / 10], ms.back(), static_cast<long>(under), kSeeds);
+      rows.push_back(Obj()
+                         .num("slow", sc.slow)
+                         .num("transient_s", sc.transient_s)
+                         .num("noise", sc.noise)
+                         .raw("drift", drift ? "true" : "false")
+                         .num("settle_ms_median", median(ms))
+                         .num("settle_ms_p90", ms[ms.size() * 9 / 10])
+                         .num("settle_ms_worst", ms.back())
+                         .count("under_300ms", static_cast<uint64_t>(under))
+                         .count("seeds", kSeeds)
+                         .done());
+    }
   return Obj()
       .str("what",
            "PolicyScheduler (energy policy, 40 ms windows) through a synthetic 114 -> 1550 B "

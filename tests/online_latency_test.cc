@@ -4,8 +4,10 @@
 // made-up times.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "elements/balance/device_index.hh"
@@ -87,6 +89,39 @@ TEST(SharedBalancerWindow, CarriesTheMeanPacketLength) {
   EXPECT_DOUBLE_EQ(w[0].full_share, 0.5);
   EXPECT_EQ(w[1].frame_bytes, 0);
   EXPECT_EQ(w[2].frame_bytes, 0);
+}
+
+TEST(SharedBalancerWindow, CountsStayExactWhenWorkersShareASlot) {
+  // Up to 64 workers each count into a slot of their own with plain stores; the 65th makes slot
+  // 0 shared (with the 1st), and from then on every count is a locked add. Two threads counting
+  // into that one slot at once (released together) must lose nothing: with plain loads and
+  // stores they do, where the two run at the same time.
+  constexpr uint64_t kWindow = 40'000'000;
+  constexpr int kBatches = 2'000'000;
+  SharedBalancer<Recorder> b(kWindow);
+  std::vector<uint32_t> slots;
+  for (uint32_t i = 0; i < SharedBalancer<Recorder>::kMaxWorkers; ++i) slots.push_back(b.attach());
+  EXPECT_TRUE(b.own_slots());
+  slots.push_back(b.attach());
+  EXPECT_FALSE(b.own_slots()) << "the 65th worker shares slot 0 with the 1st";
+  ASSERT_EQ(slots.front() % 64, slots.back() % 64);
+  b.tick(1);
+  std::atomic<int> ready{0};
+  const auto counter = [&](uint32_t slot) {
+    ready.fetch_add(1);
+    while (ready.load() < 2) {
+    }
+    for (int i = 0; i < kBatches; ++i) b.count(slot, 1, 0, true);
+  };
+  std::thread first(counter, slots.front());
+  counter(slots.back());
+  first.join();
+  b.tick(1 + kWindow);
+  const std::vector<BalanceWindow> w =
+      b.inspect([](const Recorder& r, const BalanceWindow&, uint64_t) { return r.windows; });
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_DOUBLE_EQ(w[0].rate_pps, 2.0 * kBatches * 1e9 / kWindow);
+  EXPECT_DOUBLE_EQ(w[0].full_share, 1);
 }
 
 TEST(DeviceIndex, PastTheDevicesOfTheRunIsAnError) {

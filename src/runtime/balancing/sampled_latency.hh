@@ -37,12 +37,12 @@ class SampledLatency {
         counts_(new std::atomic<uint32_t>[size_t{slots} * kBuckets]()),
         taken_(kBuckets, 0) {}
 
-  // Worker `slot` only; slots past `slots` share (slot % slots) and add with a locked
-  // instruction (add_own).
-  void record(uint32_t slot, uint64_t ns) const {
+  // From worker `slot` (slot % slots); `own`: no other worker records into that slot, so the
+  // count is added without a locked instruction (add_own).
+  void record(uint32_t slot, uint64_t ns, bool own = false) const {
     std::atomic<uint32_t>& c = counts_[size_t{slot % slots_} * kBuckets +
                                        Buckets::bucket(std::min<uint64_t>(ns, UINT32_MAX))];
-    add_own(c, 1, slot < slots_);
+    add_own(c, 1, own);
   }
 
   // The p99 of the samples since the last estimate, once there are at least `min_samples`; the

@@ -53,12 +53,17 @@ class SharedBalancer {
     publish(controller_.choice());
   }
 
-  // A counter slot for one worker: the first kMaxWorkers have their own, written without a
-  // locked instruction (add_own); past them slots are shared (slot % kMaxWorkers), still exact.
+  // A counter slot for one worker. Up to kMaxWorkers workers, each has its own, written without
+  // a locked instruction (add_own); past that, slots are shared (slot % kMaxWorkers) and every
+  // worker adds with one, still exact. (A replica attaching while others count, as the 65th,
+  // switches them on their next count; a count racing that switch may be lost: a window's
+  // statistics, never a packet.)
   uint32_t attach() const { return next_slot_.fetch_add(1, std::memory_order_relaxed); }
+  // No two workers share a slot (at most kMaxWorkers attached).
+  bool own_slots() const { return next_slot_.load(std::memory_order_relaxed) <= kMaxWorkers; }
   void count(uint32_t slot, uint64_t packets, uint64_t bytes, bool full) const {
     Slot& s = slots_[slot % kMaxWorkers];
-    const bool own = slot < kMaxWorkers;
+    const bool own = own_slots();
     add_own(s.packets, packets, own);
     if (bytes != 0) add_own(s.bytes, bytes, own);
     add_own(s.batches, 1, own);
@@ -73,7 +78,7 @@ class SharedBalancer {
   bool samples_latency() const { return latency_ != nullptr; }
   // One sampled packet's RX-to-TX time, from worker `slot`.
   void record_latency(uint32_t slot, uint64_t ns) const {
-    if (latency_) latency_->record(slot, ns);
+    if (latency_) latency_->record(slot, ns, own_slots());
   }
   // Draw threshold for the device, out of 2^32.
   uint64_t threshold() const { return threshold_.load(std::memory_order_relaxed); }

@@ -31,15 +31,10 @@ Result<DeviceBuffer*> TaskExecutor::scratch(std::vector<std::unique_ptr<DeviceBu
   return pool[i].get();
 }
 
-Status TaskExecutor::start(OffloadTask& task) {
-  for (size_t i = 0; i < task.inputs.size(); ++i) {
-    const TaskData& d = task.inputs[i];
-    const size_t bytes = d.size(task.items);
-    Result<DeviceBuffer*> buf = scratch(in_, i, bytes);
-    if (!buf) return make_error(buf.error());
-    if (bytes == 0) continue;
-    if (Status s = queue_->copy_to_device(*buf.value(), 0, *d.host, 0, bytes); !s) return s;
-  }
+Status TaskExecutor::scratch_for(const OffloadTask& task, uint32_t items) {
+  for (size_t i = 0; i < task.inputs.size(); ++i)
+    if (Result<DeviceBuffer*> b = scratch(in_, i, task.inputs[i].size(items)); !b)
+      return make_error(b.error());
   out_.resize(std::max(out_.size(), task.outputs.size()));
   for (size_t i = 0; i < task.outputs.size(); ++i) {
     const TaskData& d = task.outputs[i];
@@ -48,8 +43,18 @@ Status TaskExecutor::start(OffloadTask& task) {
         return make_error("task output: in place of no such input");
       continue;
     }
-    Result<DeviceBuffer*> buf = scratch(out_, i, d.size(task.items));
-    if (!buf) return make_error(buf.error());
+    if (Result<DeviceBuffer*> b = scratch(out_, i, d.size(items)); !b) return make_error(b.error());
+  }
+  return {};
+}
+
+Status TaskExecutor::start(OffloadTask& task) {
+  if (Status s = scratch_for(task, task.items); !s) return s;
+  for (size_t i = 0; i < task.inputs.size(); ++i) {
+    const TaskData& d = task.inputs[i];
+    const size_t bytes = d.size(task.items);
+    if (bytes == 0) continue;
+    if (Status s = queue_->copy_to_device(*in_[i], 0, *d.host, 0, bytes); !s) return s;
   }
   for (const TaskLaunch& launch : task.launches)
     if (Status s = enqueue(task, launch); !s) return s;
@@ -64,12 +69,7 @@ Status TaskExecutor::start(OffloadTask& task) {
 }
 
 Status TaskExecutor::warm(const OffloadTask& task) {
-  for (size_t i = 0; i < task.inputs.size(); ++i)
-    if (Result<DeviceBuffer*> b = scratch(in_, i, 0); !b) return make_error(b.error());
-  out_.resize(std::max(out_.size(), task.outputs.size()));
-  for (size_t i = 0; i < task.outputs.size(); ++i)
-    if (task.outputs[i].in_place < 0)
-      if (Result<DeviceBuffer*> b = scratch(out_, i, 0); !b) return make_error(b.error());
+  if (Status s = scratch_for(task, 0); !s) return s;
   bool launched = false;
   for (const TaskLaunch& launch : task.launches) {
     if (std::none_of(launch.args.begin(), launch.args.end(),

@@ -176,6 +176,8 @@ class TaskExecutor {
   TaskExecutor(Device& device, std::unique_ptr<Queue> q) : device_(device), queue_(std::move(q)) {}
   Result<DeviceBuffer*> scratch(std::vector<std::unique_ptr<DeviceBuffer>>& pool, size_t i,
                                 size_t bytes);
+  // The device-side buffers of every input and (not in place) output for `items` items.
+  Status scratch_for(const OffloadTask& task, uint32_t items);
   // The launch with the task's items, or (warm) one work group with an item count of 0.
   Status enqueue(const OffloadTask& task, const TaskLaunch& launch, bool warm = false);
 

@@ -71,6 +71,34 @@ TEST(SampledLatency, SharedBalancerWindowsCarryTheEstimate) {
   quiet.record_latency(0, 50 * kUs);
 }
 
+TEST(SampledLatency, TheIntervalFollowsTheBatchRateForATargetOfSamples) {
+  // A target of 400 samples a window: two workers' 40,000 batches in a window give one sample in
+  // 100 batches each for the next; a window of 300 batches, one in every batch (never 0); a
+  // balancer with a fixed interval (no target) keeps 1.
+  constexpr uint64_t kWindow = 40'000'000;
+  SharedBalancer<Recorder> b(kWindow);
+  b.enable_latency(100, 400);
+  const uint32_t one = b.attach(), two = b.attach();
+  EXPECT_EQ(b.sample_every(), 1u) << "before the first window";
+  b.tick(1);
+  for (int i = 0; i < 20'000; ++i) {
+    b.count(one, 64, 0, true);
+    b.count(two, 64, 0, true);
+  }
+  b.tick(1 + kWindow);
+  EXPECT_EQ(b.sample_every(), 100u);
+  for (int i = 0; i < 300; ++i) b.count(one, 64, 0, true);
+  b.tick(1 + 2 * kWindow);
+  EXPECT_EQ(b.sample_every(), 1u);
+  SharedBalancer<Recorder> fixed(kWindow);
+  fixed.enable_latency(100);
+  const uint32_t slot = fixed.attach();
+  fixed.tick(1);
+  for (int i = 0; i < 40'000; ++i) fixed.count(slot, 64, 0, true);
+  fixed.tick(1 + kWindow);
+  EXPECT_EQ(fixed.sample_every(), 1u);
+}
+
 TEST(SharedBalancerWindow, CarriesTheMeanPacketLength) {
   constexpr uint64_t kWindow = 40'000'000;
   SharedBalancer<Recorder> b(kWindow);

@@ -13,6 +13,7 @@ namespace fulcrum {
 Status PolicyBalancer::configure(Args& args) {
   std::string policy = "throughput";
   uint32_t seed = 1;
+  std::string sample = "auto";
   policy_.warmup = kWarmupWindows;
   args.positional_file("PROFILE", profile_file_, "profile file written by `fulcrum profile`")
       .key("POLICY", policy, "throughput, latency or energy (paper 001 §5.2)")
@@ -30,8 +31,9 @@ Status PolicyBalancer::configure(Args& args) {
            "offloadable elements' own AGGREGATE caps it too)")
       .key("HEADROOM", policy_.headroom,
            "share of a configuration's throughput it is loaded to at most")
-      .key("SAMPLE", sample_every_,
-           "online latency: one packet of every SAMPLE batches is timed RX to TX (0: none)")
+      .key("SAMPLE", sample,
+           "online latency: one packet of every SAMPLE batches is timed RX to TX (0: none; "
+           "auto: each window sets the interval for about 400 samples in the next)")
       .key("LATENCY_PERSIST", policy_.latency_persist,
            "p99 estimates in a row outside the band around the profile's prediction before the "
            "point learns its latency and the scheduler re-plans")
@@ -57,6 +59,9 @@ Status PolicyBalancer::configure(Args& args) {
   Result<Policy> p = parse_policy(policy);
   if (!p) return args.error(p.error());
   policy_.policy = p.value();
+  sample_auto_ = sample == "auto";
+  if (!sample_auto_ && !parse_value(sample, sample_every_))
+    return args.error("SAMPLE must be auto or a number of batches (0: no online latency)");
   const auto positive = [](double v) { return v > 0 && std::isfinite(v); };
   if (!(policy_.latency_bound_us >= 0 && std::isfinite(policy_.latency_bound_us)))
     return args.error("LATENCY_US must be a number >= 0");
@@ -102,11 +107,17 @@ Status PolicyBalancer::initialize(const InitContext& ctx) {
     }
     if (release_idle_ms_ >= 0 && ctx.worker <= 0) release_devices(ctx, used);
   }
-  sample_latency_every(sample_every_);
+  if (sample_auto_)
+    sample_latency_auto();
+  else
+    sample_latency_every(sample_every_);
   count_bytes(size_classes(points).size() > 1);
   return attach(ctx, "policy-balancer", [&]() -> Result<std::shared_ptr<Shared>> {
     auto shared = std::make_shared<Shared>(window_ns, std::move(profile.value()), policy_);
-    if (sample_every_ != 0) shared->enable_latency(kMinLatencySamples);
+    if (sample_auto_)
+      shared->enable_latency(kMinLatencySamples, kTargetLatencySamples);
+    else if (sample_every_ != 0)
+      shared->enable_latency(kMinLatencySamples);
     return shared;
   });
 }
@@ -141,6 +152,7 @@ void PolicyBalancer::counters(std::vector<Counter>& out) const {
     out.push_back(
         {"predicted_p99_ns", static_cast<uint64_t>(std::lround(s.predicted_p99_us() * kNsPerUs))});
     out.push_back({"latency_replans", s.latency_replans()});
+    out.push_back({"latency_samples", last.latency_samples});
     out.push_back({"frame_bytes", static_cast<uint64_t>(std::lround(last.frame_bytes))});
     out.push_back({"size_class_bytes", static_cast<uint64_t>(std::lround(s.size_class_bytes()))});
     out.push_back({"size_switches", s.size_switches()});

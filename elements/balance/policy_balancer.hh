@@ -15,15 +15,16 @@
 //            drifts (two points learned alike scaled the unmeasured ones, DRIFT);
 //            p99_ns (the last online p99 estimate), predicted_p99_ns (the profile's for it, at
 //            the measured rate), latency_replans (estimates outside the band that made a point
-//            learn its latency); frame_bytes (mean packet length of the last window, with a
-//            profile of several sizes), size_class_bytes (the profile's size in force: 0 for a
-//            profile without sizes), size_switches.
+//            learn its latency), latency_samples (behind the last estimate); frame_bytes (mean
+//            packet length of the last window, with a profile of several sizes), size_class_bytes
+//            (the profile's size in force: 0 for a profile without sizes), size_switches.
 // Offload:   every replica (all workers) shares one scheduler, steered by the packets per
 //            second through the balancer and the share of batches that arrive full (the input
 //            is backlogged), and the p99 of sampled packets (SAMPLE: one packet of every SAMPLE
 //            batches carries its batch's RX time in timestamp_ns; the worker times it at TX;
-//            a window's p99 needs 100 samples). Set AFFINITY on the offloadable element so that
-//            a flow keeps its processor while the mix moves and is never reordered. A profile
+//            a window's p99 needs 100 samples; SAMPLE auto, the default, sets the interval each
+//            window for about 400 samples in the next). Set AFFINITY on the offloadable element so
+//            that a flow keeps its processor while the mix moves and is never reordered. A profile
 //            point offloading to a device the run does not have is a configuration error; a run
 //            with no device at all runs every batch on the CPU, with a note. With a profile
 //            measured at several packet sizes (`fulcrum profile --sizes`) it sums the lengths
@@ -62,6 +63,8 @@ class PolicyBalancer final : public SharedBalancerElement<PolicyBalancer, Policy
   }
   // A window's p99 needs this many samples; fewer count toward the next window's.
   static constexpr uint64_t kMinLatencySamples = 100;
+  // SAMPLE auto: the samples a window aims for (each window sets the next one's interval).
+  static constexpr uint64_t kTargetLatencySamples = 400;
 
   Status configure(Args& args) override;
   Status initialize(const InitContext& ctx) override;
@@ -74,7 +77,8 @@ class PolicyBalancer final : public SharedBalancerElement<PolicyBalancer, Policy
   std::string profile_file_;
   PolicyConfig policy_;
   double window_ms_ = 40;
-  uint32_t sample_every_ = 1;
+  uint32_t sample_every_ = 1;     // SAMPLE as a number
+  bool sample_auto_ = true;       // SAMPLE auto
   int64_t release_idle_ms_ = -1;  // -1: kEnergyReleaseMs with POLICY energy, else the run's
   static constexpr int64_t kEnergyReleaseMs = 1000;
   static constexpr uint32_t kWarmupWindows = 3;

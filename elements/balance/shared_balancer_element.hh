@@ -3,9 +3,9 @@
 // (runtime/balancing/shared_balancer.hh); per batch, a replica draws the device decision with
 // the shared probability, stamps the shared device batch size, counts the batch (and with
 // count_bytes its bytes) in its own slot and, every 8 batches, lets the clock close a window; with
-// sample_latency_every, it also stamps one packet in so many batches for the shared balancer's
-// online latency. Worker 0's replica writes the TRACE file at the end (Derived::kTraceHeader,
-// Derived::trace_row), and a write failure is reported as output lost.
+// sample_latency_every (or sample_latency_auto), it also stamps one packet in so many batches for
+// the shared balancer's online latency. Worker 0's replica writes the TRACE file at the end
+// (Derived::kTraceHeader, Derived::trace_row), and a write failure is reported as output lost.
 #pragma once
 
 #include <cerrno>
@@ -44,7 +44,10 @@ class SharedBalancerElement : public ElementBase<Derived> {
     if (count_bytes_) batch.for_each([&](uint32_t, const Packet* p) { bytes += length(p); });
     shared_->count(slot_, batch.live(), bytes, batch.count() >= full_batch_);
     if (sample_every_ != 0) sample_latency(batch);
-    if ((++batches_ & kClockEvery) == 0) shared_->tick(now_ns());
+    if ((++batches_ & kClockEvery) == 0) {
+      shared_->tick(now_ns());
+      if (auto_sample_) sample_every_ = shared_->sample_every();
+    }
   }
 
   void finish() override {
@@ -99,7 +102,16 @@ class SharedBalancerElement : public ElementBase<Derived> {
   void count_bytes(bool on) { count_bytes_ = on; }
   // Sample the latency of one packet in every `batches` batches (0: none); the shared balancer
   // must have enable_latency().
-  void sample_latency_every(uint32_t batches) { sample_every_ = batches; }
+  void sample_latency_every(uint32_t batches) {
+    sample_every_ = batches;
+    auto_sample_ = false;
+  }
+  // The same, at the interval the shared balancer sets each window (enable_latency with a
+  // target number of samples).
+  void sample_latency_auto() {
+    sample_every_ = 1;
+    auto_sample_ = true;
+  }
 
   int32_t device_ = 0;  // where a choice without a device (-1) offloads to: the DEVICE argument
   std::string trace_file_;
@@ -113,8 +125,9 @@ class SharedBalancerElement : public ElementBase<Derived> {
   }
 
   // The worker's sampled latencies since the last batch go to the shared balancer; every
-  // sample_every_-th batch, its first packet is stamped with the batch's RX time
-  // (runtime/latency.hh, LatencyTap). Off a worker (tests) there is no tap: nothing happens.
+  // sample_every_-th batch (auto: the shared balancer's interval, read with the clock), its first
+  // packet is stamped with the batch's RX time (runtime/latency.hh, LatencyTap). Off a worker
+  // (tests) there is no tap: nothing happens.
   void sample_latency(PacketBatch& batch) {
     LatencyTap* tap = t_latency_tap;
     if (tap == nullptr) return;
@@ -132,6 +145,7 @@ class SharedBalancerElement : public ElementBase<Derived> {
   uint64_t state_ = 1;
   uint32_t sample_every_ = 0;
   uint32_t unsampled_ = 0;
+  bool auto_sample_ = false;
   bool count_bytes_ = false;
   std::shared_ptr<const Shared> shared_;
   uint32_t slot_ = 0;

@@ -10,6 +10,7 @@
 // Controller: `BalanceChoice observe(const BalanceWindow&)` and `BalanceChoice choice() const`.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -70,12 +71,18 @@ class SharedBalancer {
     if (full) add_own(s.full, 1, own);
   }
   // Sampled latency (SampledLatency), before any worker runs: a window's p99 needs at least
-  // `min_samples` samples (fewer: they count toward the next window's).
-  void enable_latency(uint64_t min_samples) {
+  // `min_samples` samples (fewer: they count toward the next window's). With `target_samples`,
+  // each window sets the sampling interval (sample_every) so that the next one gets about that
+  // many: one packet in every (the window's batches, all workers / target) batches per worker.
+  void enable_latency(uint64_t min_samples, uint64_t target_samples = 0) {
     latency_ = std::make_unique<SampledLatency>(kMaxWorkers);
     min_latency_samples_ = min_samples;
+    target_latency_samples_ = target_samples;
   }
   bool samples_latency() const { return latency_ != nullptr; }
+  // Batches per sampled packet on each worker (enable_latency's target_samples); 1 before the
+  // first window.
+  uint32_t sample_every() const { return sample_every_.load(std::memory_order_relaxed); }
   // One sampled packet's RX-to-TX time, from worker `slot`.
   void record_latency(uint32_t slot, uint64_t ns) const {
     if (latency_) latency_->record(slot, ns, own_slots());
@@ -145,6 +152,10 @@ class SharedBalancer {
         const SampledLatency::Estimate e = latency_->take(min_latency_samples_);
         last_.p99_us = e.p99_us;
         last_.latency_samples = e.samples;
+        if (target_latency_samples_ != 0)
+          sample_every_.store(static_cast<uint32_t>(std::clamp<uint64_t>(
+                                  window_batches / target_latency_samples_, 1, kMaxSampleEvery)),
+                              std::memory_order_relaxed);
       }
       ++windows_;
       const BalanceChoice c = controller_.observe(last_);
@@ -172,6 +183,8 @@ class SharedBalancer {
   mutable std::atomic<int32_t> device_{-1};
   mutable std::atomic<uint32_t> aggregate_{0};
   mutable std::atomic<uint64_t> next_ns_{0};
+  mutable std::atomic<uint32_t> sample_every_{1};
+  static constexpr uint64_t kMaxSampleEvery = 1u << 16;
   const uint64_t window_ns_;
   mutable std::mutex mu_;  // the fields below
   mutable Controller controller_;
@@ -184,6 +197,7 @@ class SharedBalancer {
   mutable std::vector<TracePoint> trace_;
   std::unique_ptr<SampledLatency> latency_;  // counts: relaxed atomics; estimates: under mu_
   uint64_t min_latency_samples_ = 0;
+  uint64_t target_latency_samples_ = 0;  // 0: the replicas' fixed interval
 };
 
 }  // namespace fulcrum

@@ -53,7 +53,7 @@ struct Recorder {
 TEST(SampledLatency, SharedBalancerWindowsCarryTheEstimate) {
   constexpr uint64_t kWindow = 40'000'000;
   SharedBalancer<Recorder> b(kWindow);
-  b.enable_latency(100);
+  b.enable_latency(100, 1);
   const uint32_t slot = b.attach();
   b.tick(1);  // the first window begins
   for (int i = 0; i < 120; ++i) b.record_latency(slot, 50 * kUs);
@@ -77,7 +77,7 @@ TEST(SampledLatency, TheIntervalFollowsTheBatchRateForATargetOfSamples) {
   // balancer with a fixed interval (no target) keeps 1.
   constexpr uint64_t kWindow = 40'000'000;
   SharedBalancer<Recorder> b(kWindow);
-  b.enable_latency(100, 400);
+  b.enable_latency(100, 1, 400);
   const uint32_t one = b.attach(), two = b.attach();
   EXPECT_EQ(b.sample_every(), 1u) << "before the first window";
   b.tick(1);
@@ -91,7 +91,7 @@ TEST(SampledLatency, TheIntervalFollowsTheBatchRateForATargetOfSamples) {
   b.tick(1 + 2 * kWindow);
   EXPECT_EQ(b.sample_every(), 1u);
   SharedBalancer<Recorder> fixed(kWindow);
-  fixed.enable_latency(100);
+  fixed.enable_latency(100, 1);
   const uint32_t slot = fixed.attach();
   fixed.tick(1);
   for (int i = 0; i < 40'000; ++i) fixed.count(slot, 64, 0, true);

@@ -107,17 +107,12 @@ Status PolicyBalancer::initialize(const InitContext& ctx) {
     }
     if (release_idle_ms_ >= 0 && ctx.worker <= 0) release_devices(ctx, used);
   }
-  if (sample_auto_)
-    sample_latency_auto();
-  else
-    sample_latency_every(sample_every_);
   count_bytes(size_classes(points).size() > 1);
   return attach(ctx, "policy-balancer", [&]() -> Result<std::shared_ptr<Shared>> {
     auto shared = std::make_shared<Shared>(window_ns, std::move(profile.value()), policy_);
-    if (sample_auto_)
-      shared->enable_latency(kMinLatencySamples, kTargetLatencySamples);
-    else if (sample_every_ != 0)
-      shared->enable_latency(kMinLatencySamples);
+    if (sample_auto_ || sample_every_ != 0)
+      shared->enable_latency(kMinLatencySamples, sample_every_,
+                             sample_auto_ ? kTargetLatencySamples : 0);
     return shared;
   });
 }

@@ -2,10 +2,11 @@
 // common. Every replica (one per worker) of one element shares one SharedBalancer<Controller>
 // (runtime/balancing/shared_balancer.hh); per batch, a replica draws the device decision with
 // the shared probability, stamps the shared device batch size, counts the batch (and with
-// count_bytes its bytes) in its own slot and, every 8 batches, lets the clock close a window; with
-// sample_latency_every (or sample_latency_auto), it also stamps one packet in so many batches for
-// the shared balancer's online latency. Worker 0's replica writes the TRACE file at the end
-// (Derived::kTraceHeader, Derived::trace_row), and a write failure is reported as output lost.
+// count_bytes its bytes) in its own slot and, every 8 batches, lets the clock close a window; when
+// the shared balancer samples latency (enable_latency), it also stamps one packet in so many
+// batches for it, at the interval the shared balancer gives. Worker 0's replica writes the TRACE
+// file at the end (Derived::kTraceHeader, Derived::trace_row), and a write failure is reported as
+// output lost.
 #pragma once
 
 #include <cerrno>
@@ -46,7 +47,7 @@ class SharedBalancerElement : public ElementBase<Derived> {
     if (sample_every_ != 0) sample_latency(batch);
     if ((++batches_ & kClockEvery) == 0) {
       shared_->tick(now_ns());
-      if (auto_sample_) sample_every_ = shared_->sample_every();
+      if (sample_every_ != 0) sample_every_ = shared_->sample_every();
     }
   }
 
@@ -76,6 +77,7 @@ class SharedBalancerElement : public ElementBase<Derived> {
     if (!shared) return make_error(shared.error());
     shared_ = shared.value();
     slot_ = shared_->attach();
+    if (shared_->samples_latency()) sample_every_ = shared_->sample_every();
     full_batch_ = ctx.batch;
     writes_trace_ = !trace_file_.empty() && ctx.worker == 0;
     if (!trace_file_.empty()) shared_->enable_trace();
@@ -100,18 +102,6 @@ class SharedBalancerElement : public ElementBase<Derived> {
   // Sum the packets' lengths into the shared windows (BalanceWindow::frame_bytes): one load per
   // packet, so only for a controller that reads it.
   void count_bytes(bool on) { count_bytes_ = on; }
-  // Sample the latency of one packet in every `batches` batches (0: none); the shared balancer
-  // must have enable_latency().
-  void sample_latency_every(uint32_t batches) {
-    sample_every_ = batches;
-    auto_sample_ = false;
-  }
-  // The same, at the interval the shared balancer sets each window (enable_latency with a
-  // target number of samples).
-  void sample_latency_auto() {
-    sample_every_ = 1;
-    auto_sample_ = true;
-  }
 
   int32_t device_ = 0;  // where a choice without a device (-1) offloads to: the DEVICE argument
   std::string trace_file_;
@@ -125,7 +115,7 @@ class SharedBalancerElement : public ElementBase<Derived> {
   }
 
   // The worker's sampled latencies since the last batch go to the shared balancer; every
-  // sample_every_-th batch (auto: the shared balancer's interval, read with the clock), its first
+  // sample_every_-th batch (the shared balancer's interval, read with the clock), its first
   // packet is stamped with the batch's RX time (runtime/latency.hh, LatencyTap). Off a worker
   // (tests) there is no tap: nothing happens.
   void sample_latency(PacketBatch& batch) {
@@ -145,7 +135,6 @@ class SharedBalancerElement : public ElementBase<Derived> {
   uint64_t state_ = 1;
   uint32_t sample_every_ = 0;
   uint32_t unsampled_ = 0;
-  bool auto_sample_ = false;
   bool count_bytes_ = false;
   std::shared_ptr<const Shared> shared_;
   uint32_t slot_ = 0;

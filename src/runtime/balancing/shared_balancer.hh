@@ -70,18 +70,20 @@ class SharedBalancer {
     add_own(s.batches, 1, own);
     if (full) add_own(s.full, 1, own);
   }
-  // Sampled latency (SampledLatency), before any worker runs: a window's p99 needs at least
-  // `min_samples` samples (fewer: they count toward the next window's). With `target_samples`,
-  // each window sets the sampling interval (sample_every) so that the next one gets about that
-  // many: one packet in every (the window's batches, all workers / target) batches per worker.
-  void enable_latency(uint64_t min_samples, uint64_t target_samples = 0) {
+  // Sampled latency (SampledLatency), before any worker runs: each worker samples one packet in
+  // every `every` of its batches, and a window's p99 needs at least `min_samples` samples (fewer:
+  // they count toward the next window's). With `target_samples`, each window sets the interval
+  // instead (from 1 before the first) so that the next gets about that many: one packet in every
+  // (the window's batches, all workers / target) batches per worker.
+  void enable_latency(uint64_t min_samples, uint32_t every, uint64_t target_samples = 0) {
     latency_ = std::make_unique<SampledLatency>(kMaxWorkers);
     min_latency_samples_ = min_samples;
     target_latency_samples_ = target_samples;
+    sample_every_.store(target_samples != 0 ? 1 : std::max(every, 1u), std::memory_order_relaxed);
   }
   bool samples_latency() const { return latency_ != nullptr; }
-  // Batches per sampled packet on each worker (enable_latency's target_samples); 1 before the
-  // first window.
+  // Batches per sampled packet on each worker (enable_latency); the replicas read it with the
+  // clock.
   uint32_t sample_every() const { return sample_every_.load(std::memory_order_relaxed); }
   // One sampled packet's RX-to-TX time, from worker `slot`.
   void record_latency(uint32_t slot, uint64_t ns) const {
@@ -197,7 +199,7 @@ class SharedBalancer {
   mutable std::vector<TracePoint> trace_;
   std::unique_ptr<SampledLatency> latency_;  // counts: relaxed atomics; estimates: under mu_
   uint64_t min_latency_samples_ = 0;
-  uint64_t target_latency_samples_ = 0;  // 0: the replicas' fixed interval
+  uint64_t target_latency_samples_ = 0;  // 0: the interval stays enable_latency's `every`
 };
 
 }  // namespace fulcrum

@@ -29,6 +29,7 @@
 #include "bench/lpm_bench.hh"
 #include "bench/measure.hh"
 #include "io/eal.hh"
+#include "io/mempool.hh"
 #include "lib/route_table.hh"
 #include "runtime/runtime.hh"
 
@@ -129,6 +130,7 @@ std::string measure_cost(const BenchContext& ctx) {
                above_cpu);
   return Obj()
       .str("pages", huge ? "hugepages" : "4k")
+      .str("packet_pools", packet_pool_memory())
       .num("router_mpps", router_rate)
       .num("io_mpps", io_rate)
       .num("ns_per_packet_above_io", above)

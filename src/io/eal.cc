@@ -23,6 +23,7 @@ std::once_flag g_once;
 std::string g_runtime_dir;
 Status g_status = make_error("EAL not initialised");
 bool g_ready = false;
+bool g_pci = false;
 
 std::vector<std::string> g_warnings;
 
@@ -69,6 +70,7 @@ Status init_eal(const EalOptions& options) {
       args.emplace_back("--in-memory");
     }
     if (options.pci.empty()) args.emplace_back("--no-pci");
+    g_pci = !options.pci.empty();
     for (const std::string& p : options.pci) args.insert(args.end(), {"-a", p});
     if (options.quiet) args.emplace_back("--log-level=lib.*:warning");
     if (options.quiet) args.emplace_back("--log-level=lib.eal:error");
@@ -152,6 +154,10 @@ const std::vector<std::string>& eal_warnings() {
 
 bool eal_ready() {
   return g_ready;
+}
+
+bool eal_has_pci() {
+  return g_pci;
 }
 
 void init_eal_for_tests() {

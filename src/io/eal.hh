@@ -30,6 +30,8 @@ Status init_eal(const EalOptions& options);
 // Removes the runtime directory now (for exits that skip atexit handlers).
 void remove_eal_runtime_dir();
 bool eal_ready();
+// Whether the EAL was started with PCI devices allowed (a NIC may DMA into packet pools).
+bool eal_has_pci();
 // Warnings from initialisation: "CPU 1 is also a worker CPU of fulcrum pid 4242 ...".
 const std::vector<std::string>& eal_warnings();
 bool hugepages_available();

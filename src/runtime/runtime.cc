@@ -161,6 +161,7 @@ RunReport build_report(const std::vector<const WorkerSnapshot*>& snaps, const Pi
   r.meta.version = version();
   r.meta.git_hash = git_hash();
   r.meta.hugepages = rte_eal_has_hugepages() != 0;
+  r.meta.packet_pools = packet_pool_memory();
   r.meta.pipeline = options.pipeline_text.empty() ? options.pipeline_file : "";
   r.ports.resize(ports.size());
   for (size_t p = 0; p < ports.size(); ++p) r.ports[p].spec = ports[p]->spec();

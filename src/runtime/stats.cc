@@ -55,6 +55,7 @@ std::string report_json(const RunReport& r) {
     << ",\n  \"stages\": " << r.stages << ",\n  \"version\": " << quoted(r.meta.version)
     << ",\n  \"git_hash\": " << quoted(r.meta.git_hash)
     << ",\n  \"pages\": " << quoted(pages(r.meta))
+    << ",\n  \"packet_pools\": " << quoted(r.meta.packet_pools)
     << ",\n  \"pipeline\": " << quoted(r.meta.pipeline) << ",\n  \"notes\": [";
   for (size_t i = 0; i < r.meta.notes.size(); ++i) o << (i ? ", " : "") << quoted(r.meta.notes[i]);
   o << "],\n  \"packets_in\": " << r.packets_in << ",\n  \"bytes_in\": " << r.bytes_in
@@ -153,6 +154,9 @@ std::string report_text(const RunReport& r) {
                 r.batch);
   o << line << (r.stages > 1 ? ", placement " + r.placement : std::string()) << "\n";
   o << "fulcrum " << r.meta.version << " (git " << r.meta.git_hash << "), " << pages(r.meta)
+    << (r.meta.hugepages || r.meta.packet_pools.empty()
+            ? ""
+            : " (packet pools " + r.meta.packet_pools + ")")
     << (r.meta.pipeline.empty() ? "" : ", " + r.meta.pipeline) << "\n";
   std::snprintf(line, sizeof line, "in   %12llu packets  %8.2f Mpps  %8.2f Gbps\n",
                 static_cast<unsigned long long>(r.packets_in), r.mpps_in(), r.gbps_in());

@@ -76,7 +76,8 @@ struct RunMeta {
   std::string version;   // core/version.hh
   std::string git_hash;  // the commit the binary was built from
   bool hugepages = false;
-  std::string pipeline;  // the pipeline file ("" for a pipeline given as text)
+  std::string packet_pools;  // io/mempool.hh packet_pool_memory()
+  std::string pipeline;      // the pipeline file ("" for a pipeline given as text)
   // What elements said about how they loaded (skipped IDS rules...), in order.
   std::vector<std::string> notes;
 };

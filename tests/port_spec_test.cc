@@ -17,6 +17,17 @@ TEST(PortSpec, TellsPciAddressesFromVirtualDevicesAndTheGenerator) {
   EXPECT_FALSE(eal_device_for("gen:size=64").is_pci);
 }
 
+TEST(PortSpec, PacketPoolsMayLeaveDpdkMemoryOnlyWhenEveryPortCopiesFrames) {
+  EXPECT_TRUE(ports_copy_frames({"gen:size=64", "replay:file=x.pcap", "net_null0,no-rx=1",
+                                 "net_pcap1,rx_pcap=a.pcap", "net_ring2", "net_af_packet3,iface=v",
+                                 "net_tap4"}));
+  EXPECT_TRUE(ports_copy_frames({}));
+  EXPECT_FALSE(ports_copy_frames({"net_null0", "0000:01:00.0"})) << "a NIC DMAs";
+  EXPECT_FALSE(ports_copy_frames({"gen", "net_virtio_user0,path=/tmp/vhost.sock"}));
+  EXPECT_FALSE(ports_copy_frames({"net_af_xdp0,iface=eth0"}));
+  EXPECT_FALSE(ports_copy_frames({"net_nullx"})) << "a driver name, then its instance number";
+}
+
 TEST(PortSpec, ParsesGeneratorKeys) {
   Result<GenConfig> c = parse_gen_spec("gen:size=128,flows=7,dst=zipf,zipf=1.2,rate=1000,seed=3");
   ASSERT_TRUE(c.ok()) << c.error();

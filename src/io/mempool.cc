@@ -27,6 +27,8 @@ struct PoolMemory {
   unsigned chunks = 0;
 };
 
+std::atomic<bool> g_packed_allowed{true};
+
 // The memory of the last pool made (packet_pool_memory()).
 std::atomic<const char*> g_pool_memory{"none"};
 
@@ -45,11 +47,13 @@ void release_chunk(rte_mempool_memhdr*, void* opaque) {
 // ran at 14 Mpps instead of 40, docs/benchmarks.md "Packet pools without hugepages"). Such a
 // pool goes on private anonymous memory instead, objects packed (DPDK's odd-line spread between
 // them), 2 MiB aligned and advised for transparent huge pages where the kernel grants them
-// (TLB reach). Only when no PCI device is in use: a NIC would DMA into memory DPDK has not
-// mapped for it. nullptr: not applicable or not possible; the caller takes DPDK's pool.
+// (TLB reach). Only when every port copies frames with the CPU (allow_packed_pools; never with a
+// PCI device in use): a NIC, virtio_user or af_xdp would reach the buffers through DPDK's memory
+// map, which does not hold this memory. nullptr: not applicable or not possible; the caller
+// takes DPDK's pool.
 rte_mempool* create_packed_pool(const std::string& name, unsigned size, unsigned cache,
                                 uint16_t data_room) {
-  if (rte_eal_has_hugepages() || eal_has_pci()) return nullptr;
+  if (rte_eal_has_hugepages() || eal_has_pci() || !g_packed_allowed) return nullptr;
   const unsigned elt_size = sizeof(rte_mbuf) + kPacketPrivSize + data_room;
   rte_mempool* mp = rte_mempool_create_empty(name.c_str(), size, elt_size, cache,
                                              sizeof(rte_pktmbuf_pool_private), SOCKET_ID_ANY,
@@ -113,6 +117,10 @@ Result<rte_mempool*> create_packet_pool(const std::string& name, unsigned size, 
     return make_error("cannot create packet pool '" + name + "': " + rte_strerror(rte_errno));
   g_pool_memory = rte_eal_has_hugepages() ? "hugepages" : "4 KiB pages, one mbuf a page";
   return mp;
+}
+
+void allow_packed_pools(bool allow) {
+  g_packed_allowed = allow;
 }
 
 const char* packet_pool_memory() {

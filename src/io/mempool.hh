@@ -22,6 +22,11 @@ struct PoolDeleter {
 };
 using PoolHandle = std::unique_ptr<rte_mempool, PoolDeleter>;
 
+// Whether pools made from now on may be packed on Fulcrum's own memory (default: yes, unless
+// PCI devices are in use). A run whose ports read buffers through DPDK's memory map (a NIC, a
+// virtio_user or af_xdp device; io/port.hh ports_copy_frames) turns it off before its pools.
+void allow_packed_pools(bool allow);
+
 // Where the packet pools made so far live, for run reports: "hugepages" (DPDK's), "packed on
 // transparent huge pages" (Fulcrum's memory, THP advised), "4 KiB pages, one mbuf a page"
 // (DPDK's without hugepages, when Fulcrum's could not be used), "none" before the first pool.

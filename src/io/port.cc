@@ -51,6 +51,23 @@ EalDevice eal_device_for(const std::string& spec) {
   return d;
 }
 
+bool ports_copy_frames(const std::vector<std::string>& specs) {
+  static constexpr std::string_view kCopying[] = {"net_pcap", "net_null", "net_ring",
+                                                  "net_af_packet", "net_tap"};
+  for (const std::string& spec : specs) {
+    const EalDevice d = eal_device_for(spec);
+    if (d.is_pci) return false;
+    if (!d.is_vdev) continue;
+    bool copies = false;
+    for (std::string_view driver : kCopying)
+      if (spec.rfind(driver, 0) == 0 && spec.size() > driver.size() &&
+          std::isdigit(static_cast<unsigned char>(spec[driver.size()])))
+        copies = true;
+    if (!copies) return false;
+  }
+  return true;
+}
+
 Status check_port_spec(const std::string& spec) {
   if (spec.rfind("gen:", 0) == 0 || spec == "gen") {
     Result<GenConfig> gen = parse_gen_spec(spec);

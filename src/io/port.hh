@@ -58,6 +58,12 @@ Status check_port_spec(const std::string& spec);
 // DPDK cannot configure twice). Errors name both --port positions.
 Status check_port_list(const std::vector<std::string>& specs);
 
+// Whether every port of the list copies frames in and out of packet buffers with the CPU (the
+// generator, a replay, net_pcap, net_null, net_ring, net_af_packet, net_tap): then packet pools
+// may live on memory DPDK did not map for devices (io/mempool.hh). A PCI device or another
+// virtual device (virtio_user, af_xdp, ... read buffers through DPDK's memory map) says no.
+bool ports_copy_frames(const std::vector<std::string>& specs);
+
 // The EAL arguments a spec needs before initialisation (--vdev, -a).
 struct EalDevice {
   bool is_vdev = false;

@@ -569,6 +569,7 @@ Result<RunReport> run(const RunOptions& options) {
   if (!config) return make_error(config.error());
 
   SharedStorage shared;
+  allow_packed_pools(ports_copy_frames(options.ports));
   // One small pool per worker for packets that source elements create.
   std::vector<PoolHandle> source_pools;
   for (int w = 0; w < options.workers; ++w) {

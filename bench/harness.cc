@@ -51,7 +51,10 @@ int run_benchmarks(const BenchOptions& options) {
   ctx.seconds = options.seconds;
   ctx.large_tables = options.large_tables;
   ctx.other_pages = options.other_pages;
-  ctx.dir = (std::filesystem::temp_directory_path() / ("fulcrum-bench-" + std::to_string(getpid())))
+  ctx.dir =
+      !options.keep_dir.empty()
+          ? options.keep_dir
+          : (std::filesystem::temp_directory_path() / ("fulcrum-bench-" + std::to_string(getpid())))
                 .string();
   std::error_code ec;
   std::filesystem::create_directories(ctx.dir, ec);
@@ -87,7 +90,7 @@ int run_benchmarks(const BenchOptions& options) {
     json += ",\n  \"" + std::string(g.name) + "\": " + g.run(ctx);
     if (!options.out.empty()) write_out(false);
   }
-  std::filesystem::remove_all(ctx.dir, ec);
+  if (options.keep_dir.empty()) std::filesystem::remove_all(ctx.dir, ec);
   if (options.out.empty()) {
     std::fputs(finish(true).c_str(), stdout);
   } else {

@@ -15,6 +15,9 @@ struct BenchOptions {
   bool large_tables = true;       // include the 500k-route router
   bool no_huge = false;           // 4 KiB pages even where hugepages are free (--no-huge)
   bool other_pages = true;        // BenchContext::other_pages
+  // Scratch directory to use and keep (--keep DIR): the routes and captures the groups wrote,
+  // to measure another framework on the same inputs. Empty: a temporary one, removed.
+  std::string keep_dir;
 };
 
 int run_benchmarks(const BenchOptions& options);

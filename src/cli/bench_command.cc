@@ -57,11 +57,15 @@ int cmd_bench(const std::vector<std::string>& args) {
       opt.no_huge = true;
     } else if (a == "--no-other-pages") {
       opt.other_pages = false;
+    } else if (a == "--keep" && has_value) {
+      opt.keep_dir = args[++i];
     } else {
       std::fprintf(stderr,
                    "usage: fulcrum bench [--out FILE] [--seconds S per point (1)] "
                    "[--only GROUP,GROUP...] [--list] [--small] [--no-huge] [--no-other-pages] "
-                   "[--device emu:K=V,...]\n%s  groups:",
+                   "[--keep DIR] [--device emu:K=V,...]\n"
+                   "  --keep DIR         write the groups' routes and captures into DIR and keep "
+                   "them\n%s  groups:",
                    kDeviceOptionHelp);
       for (const bench::BenchGroup& g : bench::bench_groups()) std::fprintf(stderr, " %s", g.name);
       std::fprintf(stderr, "\n");

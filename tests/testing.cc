@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 
 #include "core/registry.hh"
@@ -165,8 +166,25 @@ void free_batch(PacketBatch& batch) {
   batch.clear();
 }
 
+namespace {
+
+// This process's folder for temp_path(), removed with everything in it when the process exits
+// (by the process that made it: a forked child leaves it alone).
+struct TempFolder {
+  std::string path = ::testing::TempDir() + "fulcrum-" + std::to_string(getpid());
+  pid_t owner = getpid();
+  TempFolder() { std::filesystem::create_directories(path); }
+  ~TempFolder() {
+    std::error_code ec;
+    if (getpid() == owner) std::filesystem::remove_all(path, ec);
+  }
+};
+
+}  // namespace
+
 std::string temp_path(std::string_view stem) {
-  return ::testing::TempDir() + "fulcrum-" + std::to_string(getpid()) + "-" + std::string(stem);
+  static TempFolder folder;
+  return folder.path + "/" + std::string(stem);
 }
 
 }  // namespace fulcrum::testing

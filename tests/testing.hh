@@ -67,7 +67,7 @@ std::vector<uint8_t> packet_bytes(Packet* m);
 std::vector<uint8_t> ether_frame(uint16_t ethertype, uint32_t frame_len = 64);
 
 // A scratch file path unique to this test process (ctest runs test processes in parallel):
-// TempDir()/fulcrum-PID-STEM.
+// TempDir()/fulcrum-PID/STEM, a folder removed when the process exits.
 std::string temp_path(std::string_view stem);
 
 // The message make_element reports for this configuration; "(no error)" when it succeeds.

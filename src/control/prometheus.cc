@@ -49,7 +49,8 @@ void run_metrics(std::string& out, const LiveState& s) {
       .sample({{"version", r.meta.version},
                {"git_hash", r.meta.git_hash},
                {"pipeline", r.meta.pipeline},
-               {"pages", r.meta.hugepages ? "hugepages" : "4k"}},
+               {"pages", r.meta.hugepages ? "hugepages" : "4k"},
+               {"packet_pools", r.meta.packet_pools}},
               uint64_t{1});
   Family(out, "fulcrum_running", "gauge", "1 while the run goes on, 0 once it has ended.")
       .sample({}, uint64_t{s.running ? 1u : 0u});

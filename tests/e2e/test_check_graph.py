@@ -185,6 +185,10 @@ def version_and_meta(work, failures):
         failures.append(f"stats version {s.get('version')} {s.get('git_hash')} differ from --version")
     if s.get("pages") not in ("hugepages", "4 KiB pages"):
         failures.append(f"stats pages: {s.get('pages')!r}")
+    # A generator port copies frames: without hugepages its pools are Fulcrum's packed ones.
+    pools = "hugepages" if s.get("pages") == "hugepages" else "packed on transparent huge pages"
+    if s.get("packet_pools") != pools:
+        failures.append(f"stats packet_pools: {s.get('packet_pools')!r}, expected {pools!r}")
     workers = s.get("per_worker", [])
     if len(workers) != 2 or sum(w["rx_packets"] for w in workers) != s["packets_in"] \
             or sum(w["tx_packets"] for w in workers) != s["packets_out"] \

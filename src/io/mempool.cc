@@ -8,9 +8,7 @@
 #include <sys/mman.h>
 
 #include <atomic>
-#include <cerrno>
 #include <cstdint>
-#include <cstring>
 
 #include "core/packet.hh"
 #include "io/eal.hh"

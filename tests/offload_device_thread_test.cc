@@ -295,21 +295,22 @@ TEST(OffloadDeviceThread, SubmitRefusesMoreThanTheRingHolds) {
   EXPECT_EQ(ch.value()->outstanding(), 0u);
 }
 
-// The release tests' device: FULCRUM_OFFLOAD_BACKEND's first device when the variable is set
-// (CUDA on a GPU host: the real release of a context), else the emulated device (the device
-// thread's side of it on any machine). The emulated device lives while this object does.
+// The release tests' device. "default": FULCRUM_OFFLOAD_BACKEND's first device when the
+// variable is set (CUDA on a GPU host: the real release of a context), else the emulated device
+// (the device thread's side of it on any machine); "opencl": the first OpenCL device (PoCL here:
+// a real context released and made again), the tests skipped where there is none. The emulated
+// device lives while this object does.
 class ReleaseDevice {
  public:
-  ReleaseDevice() {
-    if (std::getenv("FULCRUM_OFFLOAD_BACKEND") == nullptr) {
+  explicit ReleaseDevice(const std::string& which) {
+    DiscoverOptions o;
+    if (which == "opencl") {
+      o.only = Backend::kOpenCL;
+    } else if (std::getenv("FULCRUM_OFFLOAD_BACKEND") == nullptr) {
       set_emulated_devices({EmuSpec{}});
-      DiscoverOptions o;
       o.only = Backend::kEmu;
-      auto devs = discover_devices(o);
-      if (!devs.empty()) dev_ = std::move(devs.front());
-      return;
     }
-    auto devs = discover_devices();
+    auto devs = discover_devices(o);
     if (!devs.empty()) dev_ = std::move(devs.front());
   }
   ~ReleaseDevice() {
@@ -322,6 +323,11 @@ class ReleaseDevice {
   std::unique_ptr<Device> dev_;
 };
 
+class OffloadRelease : public ::testing::TestWithParam<std::string> {};
+
+INSTANTIATE_TEST_SUITE_P(Devices, OffloadRelease, ::testing::Values("default", "opencl"),
+                         [](const auto& info) { return info.param; });
+
 // Waits on a state, not on time: the guard only turns a hang into a failure.
 template <class F>
 bool wait_until(F done) {
@@ -333,9 +339,10 @@ bool wait_until(F done) {
   return true;
 }
 
-TEST(OffloadDeviceThread, AnIdleDeviceIsReleasedAndTheNextTaskTakesItBack) {
-  const ReleaseDevice rd;
+TEST_P(OffloadRelease, AnIdleDeviceIsReleasedAndTheNextTaskTakesItBack) {
+  const ReleaseDevice rd(GetParam());
   Device* dev = rd.get();
+  if (dev == nullptr && GetParam() == "opencl") GTEST_SKIP() << "no OpenCL device";
   ASSERT_NE(dev, nullptr);
   if (!dev->releasable()) GTEST_SKIP() << dev->label() << " has nothing to release";
   auto tables = Ipv4LookupTables::upload(*dev, table());
@@ -378,9 +385,10 @@ TEST(OffloadDeviceThread, AnIdleDeviceIsReleasedAndTheNextTaskTakesItBack) {
 }
 
 // PolicyBalancer's energy policy turns the release on for a running device thread.
-TEST(OffloadDeviceThread, ReleaseCanBeTurnedOnWhileTheThreadRuns) {
-  const ReleaseDevice rd;
+TEST_P(OffloadRelease, ReleaseCanBeTurnedOnWhileTheThreadRuns) {
+  const ReleaseDevice rd(GetParam());
   Device* dev = rd.get();
+  if (dev == nullptr && GetParam() == "opencl") GTEST_SKIP() << "no OpenCL device";
   ASSERT_NE(dev, nullptr);
   if (!dev->releasable()) GTEST_SKIP() << dev->label() << " has nothing to release";
   auto dt = DeviceThread::create(*dev, DeviceThreadConfig{});
@@ -398,9 +406,10 @@ TEST(OffloadDeviceThread, ReleaseCanBeTurnedOnWhileTheThreadRuns) {
 
 // Another thread may take the device back (an element's upload or allocation while the device
 // thread holds it released): the released spell ends there, it does not go on counting.
-TEST(OffloadDeviceThread, ATakingBackByAnotherThreadEndsTheReleasedSpell) {
-  const ReleaseDevice rd;
+TEST_P(OffloadRelease, ATakingBackByAnotherThreadEndsTheReleasedSpell) {
+  const ReleaseDevice rd(GetParam());
   Device* dev = rd.get();
+  if (dev == nullptr && GetParam() == "opencl") GTEST_SKIP() << "no OpenCL device";
   ASSERT_NE(dev, nullptr);
   if (!dev->releasable()) GTEST_SKIP() << dev->label() << " has nothing to release";
   DeviceThreadConfig cfg;
@@ -419,9 +428,10 @@ TEST(OffloadDeviceThread, ATakingBackByAnotherThreadEndsTheReleasedSpell) {
   EXPECT_EQ(dt.value()->released_ns(), spent) << "still counting after the device came back";
 }
 
-TEST(OffloadDeviceThread, BuffersAndQueuesKeepTheirContentsAcrossARelease) {
-  const ReleaseDevice rd;
+TEST_P(OffloadRelease, BuffersAndQueuesKeepTheirContentsAcrossARelease) {
+  const ReleaseDevice rd(GetParam());
   Device* dev = rd.get();
+  if (dev == nullptr && GetParam() == "opencl") GTEST_SKIP() << "no OpenCL device";
   ASSERT_NE(dev, nullptr);
   if (!dev->releasable()) GTEST_SKIP() << dev->label() << " has nothing to release";
   constexpr size_t kWords = 3 * 4096 + 5;  // not a whole number of pages

@@ -157,8 +157,9 @@ class Device {
   // valid, the contents of device buffers kept on the host. reacquire() takes the device again
   // and puts everything back; any other call on a released device reacquires it first. The
   // device thread drives both (DeviceThreadConfig::release_after_ms); no copy, launch or poll
-  // may be in progress on any queue while release() runs. Backends with nothing to give back
-  // (OpenCL) keep the defaults: releasable() is false and both calls do nothing.
+  // may be in progress on any queue while release() runs. CUDA and OpenCL devices release their
+  // context; a backend with nothing to give back keeps the defaults: releasable() is false and
+  // both calls do nothing.
   virtual bool releasable() const { return false; }
   virtual Status release() { return {}; }
   virtual Status reacquire() { return {}; }

@@ -1,13 +1,18 @@
 // The OpenCL backend: every device of every platform the ICD loader finds (on these machines,
 // PoCL's CPU device). Kernels come from the sources embedded at build time, built with
-// clBuildProgram on a device's first kernel lookup and cached with the device.
+// clBuildProgram on a device's first kernel lookup and cached with the device. A device can be
+// released when idle and taken back (Device::release; docs/offload.md "Releasing an idle device").
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <CL/cl_ext.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -20,6 +25,7 @@ namespace fulcrum::offload {
 namespace {
 
 constexpr size_t kDefaultGroupSize = 64;
+constexpr size_t kPage = 4096;
 
 Error cl_error(const std::string& what, cl_int code) {
   return make_error("opencl: " + what + " failed (error " + std::to_string(code) + ")");
@@ -43,63 +49,203 @@ std::string platform_string(cl_platform_id p, cl_platform_info what) {
   return s;
 }
 
-class ClDeviceBuffer final : public DeviceBuffer {
- public:
-  ClDeviceBuffer(cl_mem mem, size_t bytes) : DeviceBuffer(bytes), mem_(mem) {}
-  ~ClDeviceBuffer() override { clReleaseMemObject(mem_); }
-  cl_mem mem() const { return mem_; }
+class ClDeviceBuffer;
+class ClHostBuffer;
+class ClQueue;
+class ClKernel;
 
- private:
-  cl_mem mem_;
+// What one device has handed out, so that release() can give the device back to the driver and
+// reacquire() can put everything back (Device::release). `mu` guards the handles, the sets and
+// `released`; buffers, queues and kernels register themselves when made and leave when
+// destroyed. The context lives as long as anything made in it (shared ownership).
+struct ClResources {
+  ClResources(cl_device_id d, cl_context c, cl_command_queue q) : id(d), context(c), setup(q) {}
+  ~ClResources() {
+    if (program != nullptr) clReleaseProgram(program);
+    if (setup != nullptr) clReleaseCommandQueue(setup);
+    if (context != nullptr) clReleaseContext(context);
+  }
+  const cl_device_id id;
+  std::mutex mu;
+  std::atomic<bool> released{false};
+  cl_context context;
+  cl_command_queue setup;  // uploads, host-buffer maps, the copies of a release
+  cl_program program = nullptr;
+  // The program built for the device, kept across a release: reacquire() loads it again without
+  // compiling (a rebuild from source when the driver gives no binary).
+  std::vector<unsigned char> binary;
+  std::set<ClDeviceBuffer*> buffers;
+  std::set<ClHostBuffer*> hosts;
+  std::set<ClQueue*> queues;
+  std::set<ClKernel*> kernels;
 };
 
-// Pinned host memory the OpenCL way: a buffer allocated by the runtime in host memory
-// (CL_MEM_ALLOC_HOST_PTR), mapped once for its whole life.
-class ClHostBuffer final : public HostBuffer {
+Status take_device(ClResources& r);
+
+class ClDeviceBuffer final : public DeviceBuffer {
  public:
-  ClHostBuffer(cl_mem mem, void* data, size_t bytes, cl_command_queue q)
-      : HostBuffer(data, bytes, true), mem_(mem), queue_(q) {
-    clRetainCommandQueue(queue_);
+  // Registered by the device, under its lock.
+  ClDeviceBuffer(std::shared_ptr<ClResources> r, cl_mem mem, size_t bytes)
+      : DeviceBuffer(bytes), r_(std::move(r)), mem_(mem) {}
+  ~ClDeviceBuffer() override {
+    std::lock_guard<std::mutex> lock(r_->mu);
+    r_->buffers.erase(this);
+    if (mem_ != nullptr) clReleaseMemObject(mem_);
   }
-  ~ClHostBuffer() override {
-    clEnqueueUnmapMemObject(queue_, mem_, data(), 0, nullptr, nullptr);
-    clFinish(queue_);
-    clReleaseMemObject(mem_);
-    clReleaseCommandQueue(queue_);
+  cl_mem mem() const { return mem_; }
+
+  // release(): the contents to the host, the device memory freed; reacquire(): back again.
+  cl_int evict() {
+    if (mem_ == nullptr) return CL_SUCCESS;
+    shadow_.resize(size());
+    cl_int rc = clEnqueueReadBuffer(r_->setup, mem_, CL_TRUE, 0, size(), shadow_.data(), 0, nullptr,
+                                    nullptr);
+    if (rc != CL_SUCCESS) return rc;
+    rc = clReleaseMemObject(mem_);
+    mem_ = nullptr;
+    return rc;
+  }
+  cl_int restore() {
+    if (mem_ != nullptr) return CL_SUCCESS;
+    cl_int rc = CL_SUCCESS;
+    mem_ = clCreateBuffer(r_->context, CL_MEM_READ_WRITE, size(), nullptr, &rc);
+    if (rc != CL_SUCCESS) {
+      mem_ = nullptr;
+      return rc;
+    }
+    rc = clEnqueueWriteBuffer(r_->setup, mem_, CL_TRUE, 0, size(), shadow_.data(), 0, nullptr,
+                              nullptr);
+    std::vector<char>().swap(shadow_);
+    return rc;
   }
 
  private:
+  std::shared_ptr<ClResources> r_;
   cl_mem mem_;
-  cl_command_queue queue_;
+  std::vector<char> shadow_;
+};
+
+// Page-aligned host memory of the process's own, wrapped in a buffer object the runtime may pin
+// (CL_MEM_USE_HOST_PTR, mapped for its whole life). Not CL_MEM_ALLOC_HOST_PTR: that memory
+// belongs to the context and would go with it at release(); this memory stays where it is and is
+// only unwrapped, then wrapped again at reacquire().
+class ClHostBuffer final : public HostBuffer {
+ public:
+  ClHostBuffer(std::shared_ptr<ClResources> r, void* data, size_t bytes, size_t wrapped)
+      : HostBuffer(data, bytes, true), r_(std::move(r)), wrapped_(wrapped) {}
+  ~ClHostBuffer() override {
+    {
+      std::lock_guard<std::mutex> lock(r_->mu);
+      r_->hosts.erase(this);
+      evict();
+    }
+    std::free(data());
+  }
+  cl_int evict() {
+    if (mem_ == nullptr) return CL_SUCCESS;
+    cl_int rc = clEnqueueUnmapMemObject(r_->setup, mem_, data(), 0, nullptr, nullptr);
+    if (rc == CL_SUCCESS) rc = clFinish(r_->setup);
+    clReleaseMemObject(mem_);
+    mem_ = nullptr;
+    return rc;
+  }
+  cl_int restore() {
+    if (mem_ != nullptr) return CL_SUCCESS;
+    cl_int rc = CL_SUCCESS;
+    cl_mem m =
+        clCreateBuffer(r_->context, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, wrapped_, data(), &rc);
+    if (rc != CL_SUCCESS) return rc;
+    void* p = clEnqueueMapBuffer(r_->setup, m, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, wrapped_, 0,
+                                 nullptr, nullptr, &rc);
+    if (rc != CL_SUCCESS || p != data()) {  // the map of host memory is that memory
+      if (rc == CL_SUCCESS) clEnqueueUnmapMemObject(r_->setup, m, p, 0, nullptr, nullptr);
+      clFinish(r_->setup);
+      clReleaseMemObject(m);
+      return rc != CL_SUCCESS ? rc : CL_MAP_FAILURE;
+    }
+    mem_ = m;
+    return CL_SUCCESS;
+  }
+
+ private:
+  std::shared_ptr<ClResources> r_;
+  size_t wrapped_;
+  cl_mem mem_ = nullptr;
 };
 
 class ClKernel final : public Kernel {
  public:
-  ClKernel(std::string name, std::string signature, cl_kernel k)
-      : Kernel(std::move(name), std::move(signature)), kernel_(k) {}
-  ~ClKernel() override { clReleaseKernel(kernel_); }
+  // Registered by the device, under its lock.
+  ClKernel(std::shared_ptr<ClResources> r, std::string name, std::string signature, cl_kernel k)
+      : Kernel(std::move(name), std::move(signature)), r_(std::move(r)), kernel_(k) {}
+  ~ClKernel() override {
+    std::lock_guard<std::mutex> lock(r_->mu);
+    r_->kernels.erase(this);
+    if (kernel_ != nullptr) clReleaseKernel(kernel_);
+  }
   cl_kernel handle() const { return kernel_; }
   // clSetKernelArg + enqueue must not interleave between threads.
   std::mutex& mutex() const { return mu_; }
 
+  cl_int evict() {
+    const cl_int rc = kernel_ != nullptr ? clReleaseKernel(kernel_) : CL_SUCCESS;
+    kernel_ = nullptr;
+    return rc;
+  }
+  cl_int restore() {
+    if (kernel_ != nullptr) return CL_SUCCESS;
+    cl_int rc = CL_SUCCESS;
+    kernel_ = clCreateKernel(r_->program, name().c_str(), &rc);
+    if (rc != CL_SUCCESS) kernel_ = nullptr;
+    return rc;
+  }
+
  private:
+  std::shared_ptr<ClResources> r_;
   cl_kernel kernel_;
   mutable std::mutex mu_;
 };
 
 class ClQueue final : public Queue {
  public:
-  explicit ClQueue(cl_command_queue q) : queue_(q) {}
+  // Registered by the device, under its lock.
+  ClQueue(std::shared_ptr<ClResources> r, cl_command_queue q) : r_(std::move(r)), queue_(q) {}
   ~ClQueue() override {
-    clFinish(queue_);
+    std::lock_guard<std::mutex> lock(r_->mu);
+    r_->queues.erase(this);
+    evict();
+  }
+
+  // release(): the queue finished and destroyed; reacquire(): made again. A released queue has
+  // nothing in flight: its mark reads complete.
+  cl_int evict() {
+    if (queue_ == nullptr) return CL_SUCCESS;
+    const cl_int rc = clFinish(queue_);
     if (mark_ != nullptr) clReleaseEvent(mark_);
     clReleaseCommandQueue(queue_);
+    mark_ = nullptr;
+    queue_ = nullptr;
+    return rc;
+  }
+  cl_int restore() {
+    if (queue_ != nullptr) return CL_SUCCESS;
+    cl_int rc = CL_SUCCESS;
+    queue_ = clCreateCommandQueue(r_->context, r_->id, 0, &rc);
+    if (rc != CL_SUCCESS) queue_ = nullptr;
+    return rc;
+  }
+  // A released device is taken back before work is queued on it (Device::release).
+  Status ensure() {
+    if (!r_->released.load(std::memory_order_acquire)) return {};
+    std::lock_guard<std::mutex> lock(r_->mu);
+    return take_device(*r_);
   }
 
   Status copy_to_device(DeviceBuffer& dst, size_t dst_offset, const HostBuffer& src,
                         size_t src_offset, size_t bytes) override {
     if (dst_offset + bytes > dst.size() || src_offset + bytes > src.size())
       return make_error("opencl: copy_to_device out of bounds");
+    if (Status st = ensure(); !st) return st;
     const cl_int rc =
         clEnqueueWriteBuffer(queue_, static_cast<ClDeviceBuffer&>(dst).mem(), CL_FALSE, dst_offset,
                              bytes, src.as<const char>() + src_offset, 0, nullptr, nullptr);
@@ -111,6 +257,7 @@ class ClQueue final : public Queue {
                       size_t src_offset, size_t bytes) override {
     if (dst_offset + bytes > dst.size() || src_offset + bytes > src.size())
       return make_error("opencl: copy_to_host out of bounds");
+    if (Status st = ensure(); !st) return st;
     const cl_int rc =
         clEnqueueReadBuffer(queue_, static_cast<const ClDeviceBuffer&>(src).mem(), CL_FALSE,
                             src_offset, bytes, dst.as<char>() + dst_offset, 0, nullptr, nullptr);
@@ -121,6 +268,7 @@ class ClQueue final : public Queue {
   Status launch(const Kernel& kernel, LaunchDims dims, std::span<const KernelArg> args) override {
     if (Status s = check_args(kernel, args); !s) return s;
     if (dims.items == 0) return {};
+    if (Status st = ensure(); !st) return st;  // before the buffers' handles are read
     const auto& k = static_cast<const ClKernel&>(kernel);
     std::lock_guard<std::mutex> lock(k.mutex());
     for (size_t i = 0; i < args.size(); ++i) {
@@ -146,6 +294,7 @@ class ClQueue final : public Queue {
   }
 
   Status record() override {
+    if (Status st = ensure(); !st) return st;
     cl_event e = nullptr;
     cl_int rc = clEnqueueMarkerWithWaitList(queue_, 0, nullptr, &e);
     if (rc != CL_SUCCESS) return cl_error("clEnqueueMarkerWithWaitList", rc);
@@ -167,6 +316,7 @@ class ClQueue final : public Queue {
   }
 
   Status wait() override {
+    if (queue_ == nullptr) return {};
     const cl_int rc = clFinish(queue_);
     if (rc != CL_SUCCESS) return cl_error("clFinish", rc);
     Result<bool> done = query();
@@ -175,14 +325,83 @@ class ClQueue final : public Queue {
   }
 
  private:
+  std::shared_ptr<ClResources> r_;
   cl_command_queue queue_;
   cl_event mark_ = nullptr;
 };
 
+Status build_program(ClResources& r);
+
+// Takes the device back when released: a new context and setup queue, the program loaded from
+// its binary, the host memory wrapped again, the buffers made and filled from their host copies,
+// the queues and kernels made again; under r.mu.
+Status take_device(ClResources& r) {
+  if (!r.released.load(std::memory_order_relaxed)) return {};
+  cl_int rc = CL_SUCCESS;
+  r.context = clCreateContext(nullptr, 1, &r.id, nullptr, nullptr, &rc);
+  if (rc != CL_SUCCESS) {
+    r.context = nullptr;
+    return cl_error("reacquire: clCreateContext", rc);
+  }
+  r.setup = clCreateCommandQueue(r.context, r.id, 0, &rc);
+  if (rc != CL_SUCCESS) {
+    r.setup = nullptr;
+    return cl_error("reacquire: clCreateCommandQueue", rc);
+  }
+  if (!r.kernels.empty())
+    if (Status s = build_program(r); !s) return s;
+  for (ClHostBuffer* h : r.hosts)
+    if (cl_int e = h->restore(); e != CL_SUCCESS) return cl_error("reacquire: a host buffer", e);
+  for (ClDeviceBuffer* b : r.buffers)
+    if (cl_int e = b->restore(); e != CL_SUCCESS) return cl_error("reacquire: a buffer", e);
+  for (ClQueue* q : r.queues)
+    if (cl_int e = q->restore(); e != CL_SUCCESS) return cl_error("reacquire: a queue", e);
+  for (ClKernel* k : r.kernels)
+    if (cl_int e = k->restore(); e != CL_SUCCESS) return cl_error("reacquire: a kernel", e);
+  r.released.store(false, std::memory_order_release);
+  return {};
+}
+
+// Builds the embedded kernels for the device, from the binary of an earlier build when there is
+// one; under r.mu.
+Status build_program(ClResources& r) {
+  if (r.program != nullptr) return {};
+  cl_int rc = CL_SUCCESS;
+  cl_program p = nullptr;
+  if (!r.binary.empty()) {
+    const unsigned char* bin = r.binary.data();
+    const size_t n = r.binary.size();
+    cl_int status = CL_SUCCESS;
+    p = clCreateProgramWithBinary(r.context, 1, &r.id, &n, &bin, &status, &rc);
+    if (rc != CL_SUCCESS || status != CL_SUCCESS) {
+      if (p != nullptr) clReleaseProgram(p);
+      p = nullptr;
+    }
+  }
+  if (p == nullptr) {
+    std::vector<const char*> texts;
+    for (size_t i = 0; i < kOpenCLSourceCount; ++i) texts.push_back(kOpenCLSources[i].text);
+    p = clCreateProgramWithSource(r.context, static_cast<cl_uint>(texts.size()), texts.data(),
+                                  nullptr, &rc);
+    if (rc != CL_SUCCESS) return cl_error("clCreateProgramWithSource", rc);
+  }
+  rc = clBuildProgram(p, 1, &r.id, "-cl-kernel-arg-info", nullptr, nullptr);
+  if (rc != CL_SUCCESS) {
+    size_t n = 0;
+    clGetProgramBuildInfo(p, r.id, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n);
+    std::string log(n, '\0');
+    clGetProgramBuildInfo(p, r.id, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr);
+    clReleaseProgram(p);
+    return make_error("opencl: building the kernels failed: " + log);
+  }
+  r.program = p;
+  return {};
+}
+
 class ClDevice final : public Device {
  public:
   ClDevice(cl_platform_id platform, cl_device_id id, cl_context ctx, cl_command_queue setup)
-      : id_(id), context_(ctx), setup_(setup) {
+      : r_(std::make_shared<ClResources>(id, ctx, setup)) {
     cl_device_type type = 0;
     clGetDeviceInfo(id, CL_DEVICE_TYPE, sizeof(type), &type, nullptr);
     info_.backend = Backend::kOpenCL;
@@ -209,90 +428,131 @@ class ClDevice final : public Device {
     info_.numa_node = pci_numa_node(info_.pci_bus_id).value_or(-1);
   }
 
-  ~ClDevice() override {
-    kernels_.clear();
-    if (program_ != nullptr) clReleaseProgram(program_);
-    clReleaseCommandQueue(setup_);
-    clReleaseContext(context_);
-  }
+  ~ClDevice() override { kernels_.clear(); }
 
   const DeviceInfo& info() const override { return info_; }
 
   Result<std::unique_ptr<DeviceBuffer>> alloc(size_t bytes) override {
+    std::lock_guard<std::mutex> lock(r_->mu);
+    if (Status st = take_device(*r_); !st) return make_error(st.error());
     cl_int rc = CL_SUCCESS;
-    cl_mem m = clCreateBuffer(context_, CL_MEM_READ_WRITE, bytes, nullptr, &rc);
+    cl_mem m = clCreateBuffer(r_->context, CL_MEM_READ_WRITE, bytes, nullptr, &rc);
     if (rc != CL_SUCCESS) return cl_error("clCreateBuffer(" + std::to_string(bytes) + ")", rc);
-    return std::unique_ptr<DeviceBuffer>(std::make_unique<ClDeviceBuffer>(m, bytes));
+    auto b = std::make_unique<ClDeviceBuffer>(r_, m, bytes);
+    r_->buffers.insert(b.get());
+    return std::unique_ptr<DeviceBuffer>(std::move(b));
   }
 
   Result<std::unique_ptr<HostBuffer>> alloc_host(size_t bytes) override {
-    cl_int rc = CL_SUCCESS;
-    cl_mem m =
-        clCreateBuffer(context_, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, nullptr, &rc);
-    if (rc != CL_SUCCESS)
-      return cl_error("clCreateBuffer(host, " + std::to_string(bytes) + ")", rc);
-    void* p = clEnqueueMapBuffer(setup_, m, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0,
-                                 nullptr, nullptr, &rc);
-    if (rc != CL_SUCCESS) {
-      clReleaseMemObject(m);
-      return cl_error("clEnqueueMapBuffer", rc);
+    const size_t wrapped = std::max(kPage, (bytes + kPage - 1) / kPage * kPage);
+    void* p = std::aligned_alloc(kPage, wrapped);
+    if (p == nullptr)
+      return make_error("opencl: cannot allocate " + std::to_string(bytes) + " bytes");
+    std::unique_ptr<ClHostBuffer> h;  // made before the lock: a failed one is freed after it
+    std::lock_guard<std::mutex> lock(r_->mu);
+    if (Status st = take_device(*r_); !st) {
+      std::free(p);
+      return make_error(st.error());
     }
-    return std::unique_ptr<HostBuffer>(std::make_unique<ClHostBuffer>(m, p, bytes, setup_));
+    h = std::make_unique<ClHostBuffer>(r_, p, bytes, wrapped);
+    if (cl_int rc = h->restore(); rc != CL_SUCCESS)
+      return cl_error("clCreateBuffer(host, " + std::to_string(bytes) + ")", rc);
+    r_->hosts.insert(h.get());
+    return std::unique_ptr<HostBuffer>(std::move(h));
   }
 
   Result<std::unique_ptr<Queue>> create_queue() override {
+    std::lock_guard<std::mutex> lock(r_->mu);
+    if (Status st = take_device(*r_); !st) return make_error(st.error());
     cl_int rc = CL_SUCCESS;
-    cl_command_queue q = clCreateCommandQueue(context_, id_, 0, &rc);
+    cl_command_queue q = clCreateCommandQueue(r_->context, r_->id, 0, &rc);
     if (rc != CL_SUCCESS) return cl_error("clCreateCommandQueue", rc);
-    return std::unique_ptr<Queue>(std::make_unique<ClQueue>(q));
+    auto queue = std::make_unique<ClQueue>(r_, q);
+    r_->queues.insert(queue.get());
+    return std::unique_ptr<Queue>(std::move(queue));
   }
 
   Result<const Kernel*> kernel(std::string_view name) override {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = kernels_.find(name);
     if (it != kernels_.end()) return static_cast<const Kernel*>(it->second.get());
-    if (Status s = build_program(); !s) return make_error(s.error());
+    std::lock_guard<std::mutex> taken(r_->mu);
+    if (Status st = take_device(*r_); !st) return make_error(st.error());
+    if (Status s = build_program(*r_); !s) return make_error(s.error());
     const std::string n(name);
     cl_int rc = CL_SUCCESS;
-    cl_kernel k = clCreateKernel(program_, n.c_str(), &rc);
+    cl_kernel k = clCreateKernel(r_->program, n.c_str(), &rc);
     if (rc != CL_SUCCESS) return make_error("opencl: no kernel '" + n + "'");
     Result<std::string> sig = signature(k);
     if (!sig) {
       clReleaseKernel(k);
       return make_error(sig.error());
     }
-    auto [pos, added] = kernels_.emplace(n, std::make_unique<ClKernel>(n, sig.value(), k));
+    auto made = std::make_unique<ClKernel>(r_, n, sig.value(), k);
+    r_->kernels.insert(made.get());
+    auto [pos, added] = kernels_.emplace(n, std::move(made));
     return static_cast<const Kernel*>(pos->second.get());
   }
 
   Status upload(DeviceBuffer& dst, const void* src, size_t bytes) override {
     if (bytes > dst.size()) return make_error("opencl: upload larger than the buffer");
-    const cl_int rc = clEnqueueWriteBuffer(setup_, static_cast<ClDeviceBuffer&>(dst).mem(), CL_TRUE,
-                                           0, bytes, src, 0, nullptr, nullptr);
+    std::lock_guard<std::mutex> lock(r_->mu);
+    if (Status st = take_device(*r_); !st) return st;
+    const cl_int rc = clEnqueueWriteBuffer(r_->setup, static_cast<ClDeviceBuffer&>(dst).mem(),
+                                           CL_TRUE, 0, bytes, src, 0, nullptr, nullptr);
     if (rc != CL_SUCCESS) return cl_error("clEnqueueWriteBuffer", rc);
     return {};
   }
 
- private:
-  Status build_program() {
-    if (program_ != nullptr) return {};
-    std::vector<const char*> texts;
-    for (size_t i = 0; i < kOpenCLSourceCount; ++i) texts.push_back(kOpenCLSources[i].text);
-    cl_int rc = CL_SUCCESS;
-    cl_program p = clCreateProgramWithSource(context_, static_cast<cl_uint>(texts.size()),
-                                             texts.data(), nullptr, &rc);
-    if (rc != CL_SUCCESS) return cl_error("clCreateProgramWithSource", rc);
-    rc = clBuildProgram(p, 1, &id_, "-cl-kernel-arg-info", nullptr, nullptr);
-    if (rc != CL_SUCCESS) {
-      size_t n = 0;
-      clGetProgramBuildInfo(p, id_, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n);
-      std::string log(n, '\0');
-      clGetProgramBuildInfo(p, id_, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr);
-      clReleaseProgram(p);
-      return make_error("opencl: building the kernels failed: " + log);
+  bool releasable() const override { return true; }
+  bool released() const override { return r_->released.load(std::memory_order_acquire); }
+
+  // The queues finished and destroyed, the kernels released, the buffers' contents copied to the
+  // host and their memory freed, the host memory unwrapped, the program's binary kept, then the
+  // context released: the driver holds nothing of this process (a GPU may drop its clocks).
+  Status release() override {
+    std::lock_guard<std::mutex> lock(r_->mu);
+    ClResources& r = *r_;
+    if (r.released.load(std::memory_order_relaxed)) return {};
+    for (ClQueue* q : r.queues)
+      if (cl_int e = q->evict(); e != CL_SUCCESS) return cl_error("release: a queue", e);
+    for (ClKernel* k : r.kernels)
+      if (cl_int e = k->evict(); e != CL_SUCCESS) return cl_error("release: a kernel", e);
+    for (ClDeviceBuffer* b : r.buffers)
+      if (cl_int e = b->evict(); e != CL_SUCCESS) return cl_error("release: a buffer", e);
+    for (ClHostBuffer* h : r.hosts)
+      if (cl_int e = h->evict(); e != CL_SUCCESS) return cl_error("release: a host buffer", e);
+    if (r.program != nullptr) {
+      if (r.binary.empty()) keep_binary(r);
+      clReleaseProgram(r.program);
+      r.program = nullptr;
     }
-    program_ = p;
+    clReleaseCommandQueue(r.setup);
+    r.setup = nullptr;
+    const cl_int rc = clReleaseContext(r.context);
+    r.context = nullptr;
+    r.released.store(true, std::memory_order_release);
+    if (rc != CL_SUCCESS) return cl_error("release: clReleaseContext", rc);
     return {};
+  }
+
+  Status reacquire() override {
+    std::lock_guard<std::mutex> lock(r_->mu);
+    return take_device(*r_);
+  }
+
+ private:
+  // The program's binary for the one device, when the driver gives one (left empty if not).
+  static void keep_binary(ClResources& r) {
+    size_t n = 0;
+    if (clGetProgramInfo(r.program, CL_PROGRAM_BINARY_SIZES, sizeof(n), &n, nullptr) !=
+            CL_SUCCESS ||
+        n == 0)
+      return;
+    std::vector<unsigned char> bin(n);
+    unsigned char* ptr = bin.data();
+    if (clGetProgramInfo(r.program, CL_PROGRAM_BINARIES, sizeof(ptr), &ptr, nullptr) == CL_SUCCESS)
+      r.binary = std::move(bin);
   }
 
   // 'b' for each __global pointer parameter, 'u' for each uint (see KernelArg): spelled uint, or
@@ -321,12 +581,9 @@ class ClDevice final : public Device {
     return sig;
   }
 
-  cl_device_id id_;
-  cl_context context_;
-  cl_command_queue setup_;  // uploads, host-buffer maps
+  std::shared_ptr<ClResources> r_;
   DeviceInfo info_;
   std::mutex mu_;
-  cl_program program_ = nullptr;
   std::map<std::string, std::unique_ptr<ClKernel>, std::less<>> kernels_;
 };
 

@@ -69,6 +69,28 @@ TEST(PacketPool, MbufsCarryTheDataRoomAndThePrivateArea) {
   EXPECT_EQ(rte_mempool_avail_count(pool.value()), 1023u);
 }
 
+// The generator and replayed captures prefetch a buffer's frame line without reading the mbuf
+// (prefetch_fill_lines): the offset they compute must be where the frame is, in a packed pool and
+// in one on DPDK's memory.
+TEST(PacketPool, TheFillPrefetchFindsTheFrameWithoutReadingTheMbuf) {
+  for (const bool packed : {true, false}) {
+    allow_packed_pools(packed);
+    Result<rte_mempool*> pool = create_packet_pool(packed ? "fill-packed" : "fill-dpdk", 1023);
+    allow_packed_pools(true);
+    ASSERT_TRUE(pool.ok()) << pool.error();
+    PoolHandle owned(pool.value());
+    std::vector<Packet*> batch(kBatch);
+    ASSERT_EQ(rte_pktmbuf_alloc_bulk(pool.value(), batch.data(), kBatch), 0);
+    const size_t offset = fill_frame_offset(pool.value());
+    for (Packet* m : batch) {
+      m->data_off = RTE_PKTMBUF_HEADROOM;
+      EXPECT_EQ(reinterpret_cast<char*>(m) + offset, rte_pktmbuf_mtod(m, char*))
+          << (packed ? "packed pool" : "DPDK's pool");
+    }
+    rte_pktmbuf_free_bulk(batch.data(), kBatch);
+  }
+}
+
 // Resident memory of this process, in bytes (/proc/self/statm).
 long resident_bytes() {
   long size = 0, resident = 0;

@@ -311,6 +311,7 @@ TEST(StageRings, APipelinedCutHandsEveryPacketOnInOrder) {
   const StageRing& r = *s.links->rings()[0];
   EXPECT_EQ(r.enqueued.get(), 200u);
   EXPECT_EQ(r.dequeued.get(), 200u);
+  EXPECT_GT(r.dequeue_cycles.get(), 0u);
   EXPECT_EQ(r.back_pressure.get(), 0u);
   EXPECT_EQ(r.max_occupancy.get(), 200u);
   EXPECT_EQ(testing::counter(s.pipes[1]->element(index_of(s.config, "b")), "count"), 200u);

@@ -29,6 +29,7 @@ Calibration sample() {
   c.pipeline.seconds = 0.5;
   c.pipeline.mpps = 10;
   c.pipeline.io_cycles_per_packet = 40;
+  c.pipeline.tx_cycles_per_packet = 12.5;
   c.pipeline.frame_bytes = 64;
   c.handoff.cross_core = true;
   c.handoff.batch = 64;
@@ -83,6 +84,23 @@ TEST(Calibration, WrittenAndReadBackAlike) {
   EXPECT_EQ(back.value().handoff.attempts, 2u);
   EXPECT_TRUE(back.value().handoff.consistent);
   EXPECT_DOUBLE_EQ(back.value().pipeline.frame_bytes, 64);
+  EXPECT_DOUBLE_EQ(back.value().pipeline.tx_cycles_per_packet, 12.5);
+}
+
+TEST(Calibration, TransmitFlushesArePartOfTheWorkOutsideElements) {
+  // Written before the flushes were timed: 0, all of the work outside elements on the first
+  // stage as before.
+  nlohmann::json j = nlohmann::json::parse(calibration_json(sample()));
+  j["pipeline"].erase("tx_cycles_per_packet");
+  Result<Calibration> old = parse_calibration(j.dump(), "c.json");
+  ASSERT_TRUE(old) << old.error();
+  EXPECT_DOUBLE_EQ(old.value().pipeline.tx_cycles_per_packet, 0);
+  j["pipeline"]["tx_cycles_per_packet"] = 41;
+  Result<Calibration> bad = parse_calibration(j.dump(), "c.json");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error(),
+            "c.json: field pipeline.tx_cycles_per_packet: must not exceed io_cycles_per_packet "
+            "(it is part of it)");
 }
 
 TEST(Calibration, AFormatOneFileReadsWithoutTheRuntimeHandOff) {

@@ -126,6 +126,28 @@ TEST(Handoff, EachSideIsWhatTheCutAddsToTheClonedRun) {
   EXPECT_DOUBLE_EQ(q.consumer_cycles_per_packet, 39);
 }
 
+TEST(Handoff, TheConsumersBusyIterationsAndItsTimedDequeuesAreItsSide) {
+  // The consumer's busy loop iterations (wall clock, scaled by its CPU share like its
+  // elements): 600 cycles per packet at a share of 0.8 = 480.
+  RunReport r = report(true);
+  r.per_worker[1].busy_cycles = 600000000;
+  r.rings[0].dequeue_cycles = 20000000;
+  Result<HandoffRun> run = reduce_handoff_run(r, true);
+  ASSERT_TRUE(run) << run.error();
+  EXPECT_DOUBLE_EQ(run.value().consumer_busy, 480);
+  EXPECT_DOUBLE_EQ(run.value().dequeue, 20 * 0.8);
+
+  const std::vector<HandoffRun> clone = {run_of(80, 0, 0, 50, 0, false)};
+  // Busy iterations timed: all of them beyond the elements' cloned 50, whatever the dequeue.
+  HandoffRun timed = run_of(70, 120, 10, 75, 10, false);
+  timed.consumer_busy = 110;
+  timed.dequeue = 9;
+  EXPECT_DOUBLE_EQ(handoff_point(64, clone, {timed}, 13, 14).consumer_cycles_per_packet, 60);
+  // Only the dequeue timed: the elements' extra 25 and the dequeue 9 (not the ring's 14).
+  timed.consumer_busy = 0;
+  EXPECT_DOUBLE_EQ(handoff_point(64, clone, {timed}, 13, 14).consumer_cycles_per_packet, 34);
+}
+
 TEST(Handoff, TwoRingMeasurementsAreOfOneRegimeWithinAFactorOf1Point6) {
   EXPECT_TRUE(same_regime(26, 26));
   EXPECT_TRUE(same_regime(26, 40));
@@ -196,6 +218,26 @@ TEST(Handoff, TheModelChargesEachCutTheRuntimeHandOffAtThePipelinesFrameSize) {
   const PlacementPrediction ring = predict(s, chain, {Stage{0, 0, 1}, Stage{1, 2, 1}});
   EXPECT_DOUBLE_EQ(ring.stages[0].sync, 13);
   EXPECT_DOUBLE_EQ(ring.stages[1].sync, 14);
+}
+
+TEST(Handoff, TransmitFlushesMoveToTheLastStage) {
+  // Of the 30 cycles outside elements, 12 flush the transmit buffers: cloned, all 30 on the one
+  // stage; cut, 18 stay with RX on the first stage and 12 go to the last, which transmits.
+  ServerProfile s = server_with_handoff();
+  s.frame_bytes = 64;
+  s.tx_cycles_per_packet = 12;
+  const std::vector<ChainElement> chain = {chain_element("A", 100), chain_element("B", 100),
+                                           chain_element("C", 100)};
+  const PlacementPrediction clone = predict(s, chain, {Stage{0, 2, 1}});
+  EXPECT_DOUBLE_EQ(clone.stages[0].io, 30);
+  const PlacementPrediction two = predict(s, chain, {Stage{0, 0, 1}, Stage{1, 2, 1}});
+  EXPECT_DOUBLE_EQ(two.stages[0].io, 18);
+  EXPECT_DOUBLE_EQ(two.stages[1].io, 12);
+  EXPECT_DOUBLE_EQ(two.stages[1].cycles_per_packet, 200 + 40 + 12);
+  const PlacementPrediction three =
+      predict(s, chain, {Stage{0, 0, 1}, Stage{1, 1, 1}, Stage{2, 2, 1}});
+  EXPECT_DOUBLE_EQ(three.stages[1].io, 0);
+  EXPECT_DOUBLE_EQ(three.stages[2].io, 12);
 }
 
 ChainElement whole_frame(const std::string& name, double cycles) {

@@ -182,6 +182,7 @@ Result<std::unique_ptr<Port>> GenPort::open(const std::string& spec, const PortC
   port->spec_ = spec;
   port->cfg_ = cfg.value();
   port->port_index_ = config.index;
+  port->prefetch_fill_ = config.buffers_return_from_other_cores;
   const GenConfig& c = port->cfg_;
   std::mt19937_64 rng(c.seed);
 
@@ -323,6 +324,7 @@ uint16_t GenPort::rx_burst(uint16_t queue, Packet** pkts, uint16_t n) {
   if (cfg_.count > 0) q.left -= n;
   const uint32_t pos = q.pos;
   q.pos += n;
+  if (prefetch_fill_) prefetch_fill_lines(q.pool, pkts, n);
   // With many flows the templates do not fit in cache: fetch the next burst's while this one
   // is built.
   for (uint16_t i = 0; i < n; ++i)

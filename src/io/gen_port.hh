@@ -84,6 +84,7 @@ class GenPort final : public Port {
   std::string spec_;
   GenConfig cfg_;
   uint16_t port_index_ = 0;
+  bool prefetch_fill_ = false;  // PortConfig::buffers_return_from_other_cores
   std::unique_ptr<TableMemory> template_mem_;
   uint8_t* templates_ = nullptr;       // flows x kTemplateBytes
   uint8_t* step_templates_ = nullptr;  // the same at step_size; nullptr without a size step

@@ -4,6 +4,7 @@
 // objects packed and on transparent huge pages where the kernel grants them (mempool.cc).
 #pragma once
 
+#include <rte_mbuf.h>
 #include <rte_mempool.h>
 
 #include <memory>
@@ -35,5 +36,29 @@ const char* packet_pool_memory();
 Result<rte_mempool*> create_packet_pool(const std::string& name, unsigned size = kDefaultPoolSize,
                                         uint16_t data_room = kDefaultDataRoom,
                                         unsigned cache = kPoolCacheSize);
+
+// For a port that fills buffers with the CPU (the generator, a replayed capture) whose buffers
+// are freed on other cores (PortConfig::buffers_return_from_other_cores), right after taking `n`
+// of them from `pool`: asks for the lines the fill writes (the mbuf's two, the
+// frame's first) for writing, all before the first store. Buffers come back from whichever
+// core freed them (in a pipelined placement, the last stage's), their lines in that core's
+// cache; asked for at once, the transfers overlap instead of each store waiting for its line.
+// The frame's address follows from the pool's layout (fill_frame_offset), so no line is read
+// to find it.
+inline size_t fill_frame_offset(const rte_mempool* pool) {
+  // rte_pktmbuf_init puts the buffer right after the private area; the fill sets data_off to
+  // the headroom.
+  return sizeof(rte_mbuf) + rte_pktmbuf_priv_size(const_cast<rte_mempool*>(pool)) +
+         RTE_PKTMBUF_HEADROOM;
+}
+inline void prefetch_fill_lines(const rte_mempool* pool, rte_mbuf* const* pkts, uint16_t n) {
+  const size_t frame = fill_frame_offset(pool);
+  for (uint16_t i = 0; i < n; ++i) {
+    const char* m = reinterpret_cast<const char*>(pkts[i]);
+    __builtin_prefetch(m, 1, 3);
+    __builtin_prefetch(m + RTE_CACHE_LINE_SIZE, 1, 3);
+    __builtin_prefetch(m + frame, 1, 3);
+  }
+}
 
 }  // namespace fulcrum

@@ -18,6 +18,11 @@ struct PortConfig {
   uint16_t index = 0;
   int workers = 1;  // one RX and one TX queue per worker where the device allows
   uint32_t burst = 64;
+  // Whether the buffers this port receives into are freed on another core (a pipelined
+  // placement: the last stage transmits): a port that fills buffers with the CPU then asks for
+  // their lines before writing them (io/mempool.hh prefetch_fill_lines). Cloned, a worker frees
+  // into its own mempool cache and takes the same buffers back, their lines already in its cache.
+  bool buffers_return_from_other_cores = false;
 };
 
 class Port {

@@ -102,6 +102,7 @@ Result<std::unique_ptr<Port>> ReplayPort::open(const std::string& spec, const Po
   port->spec_ = spec;
   port->cfg_ = c.value();
   port->port_index_ = config.index;
+  port->prefetch_fill_ = config.buffers_return_from_other_cores;
   port->capture_ = std::move(cap.value());
   port->bytes_ = static_cast<const uint8_t*>(port->capture_.memory->data());
   const auto nq = static_cast<uint32_t>(std::max(1, config.workers));
@@ -142,6 +143,7 @@ uint16_t ReplayPort::rx_burst(uint16_t queue, Packet** pkts, uint16_t n) {
     if (cfg_.loops > 0) q.left += n;
     return 0;
   }
+  if (prefetch_fill_) prefetch_fill_lines(q.pool, pkts, n);
   const ReplayCapture::Frame* frames = q.frames.data();
   const size_t count = q.frames.size();
   size_t pos = q.pos;

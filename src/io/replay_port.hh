@@ -90,6 +90,7 @@ class ReplayPort final : public Port {
   std::string spec_;
   ReplayConfig cfg_;
   uint16_t port_index_ = 0;
+  bool prefetch_fill_ = false;  // PortConfig::buffers_return_from_other_cores
   ReplayCapture capture_;
   const uint8_t* bytes_ = nullptr;
   std::vector<Queue> queues_;

@@ -304,6 +304,7 @@ std::string calibration_json(const Calibration& c) {
                     {"seconds", c.pipeline.seconds},
                     {"mpps", c.pipeline.mpps},
                     {"io_cycles_per_packet", c.pipeline.io_cycles_per_packet},
+                    {"tx_cycles_per_packet", c.pipeline.tx_cycles_per_packet},
                     {"frame_bytes", c.pipeline.frame_bytes},
                     {"elements", elements}}}};
   return j.dump(2) + "\n";
@@ -407,6 +408,11 @@ Result<Calibration> parse_calibration(const std::string& text, const std::string
   p.number("seconds", c.pipeline.seconds);
   p.number("mpps", c.pipeline.mpps);
   p.number("io_cycles_per_packet", c.pipeline.io_cycles_per_packet);
+  if (p.value().is_object() && p.value().contains("tx_cycles_per_packet"))
+    p.number("tx_cycles_per_packet", c.pipeline.tx_cycles_per_packet);  // absent: written before
+  if (c.pipeline.tx_cycles_per_packet > c.pipeline.io_cycles_per_packet)
+    p.fail(p.name("tx_cycles_per_packet"),
+           "must not exceed io_cycles_per_packet (it is part of it)");
   if (has_handoff) p.number("frame_bytes", c.pipeline.frame_bytes);
   if (const json* els = p.field("elements"); els != nullptr) {
     if (!els->is_array()) p.fail(p.name("elements"), "must be an array");

@@ -145,6 +145,9 @@ struct PipelineMeasure {
   double mpps = 0;
   // Worker cycles per packet outside every element's process_batch (RX, the loop, TX bursts).
   double io_cycles_per_packet = 0;
+  // Of io_cycles_per_packet: sending what the transmit buffers held after each loop iteration
+  // (WorkerReport::tx_flush_cycles). A pipelined placement does it on the stage that transmits.
+  double tx_cycles_per_packet = 0;
   double frame_bytes = 0;  // mean bytes per received packet (0: not known, a format-1 file)
   std::vector<ElementMeasure> elements;  // in the pipeline's declaration order
 };

@@ -32,12 +32,13 @@ Result<HandoffRun> reduce_handoff_run(const RunReport& r, bool cut) {
   if (r.packets_in == 0 || r.duration_s <= 0 || r.tsc_hz <= 0)
     return make_error("the hand-off reference received no packets");
   const unsigned stages = cut ? 2 : 1;
-  double cpu_s[2] = {0, 0}, share[2] = {0, 0};
+  double cpu_s[2] = {0, 0}, share[2] = {0, 0}, busy[2] = {0, 0};
   uint64_t packets[2] = {0, 0};
   unsigned workers[2] = {0, 0};
   for (const WorkerReport& w : r.per_worker) {
     if (w.stage >= stages) return make_error("the hand-off reference ran more stages than asked");
     cpu_s[w.stage] += w.cpu_s;
+    busy[w.stage] += static_cast<double>(w.busy_cycles);
     packets[w.stage] += w.stage_packets;
     ++workers[w.stage];
   }
@@ -50,6 +51,7 @@ Result<HandoffRun> reduce_handoff_run(const RunReport& r, bool cut) {
   }
   const unsigned consumer = cut ? 1 : 0;
   const auto pkts = static_cast<double>(r.packets_in);
+  if (cut) out.consumer_busy = busy[1] * share[1] / static_cast<double>(packets[1]);
   for (const ElementReport& e : r.elements) {
     const auto wall = static_cast<double>(e.cycles);
     if (e.class_name == kPipelinerClass) {
@@ -62,6 +64,7 @@ Result<HandoffRun> reduce_handoff_run(const RunReport& r, bool cut) {
     }
   }
   for (const RingReport& ring : r.rings) {
+    out.dequeue += static_cast<double>(ring.dequeue_cycles) * share[consumer] / pkts;
     const double bursts = static_cast<double>(ring.enqueued) / std::max(1u, r.batch);
     out.consumer_bound =
         bursts > 0 && static_cast<double>(ring.back_pressure) >= kConsumerBoundShare * bursts;
@@ -92,12 +95,18 @@ HandoffPoint handoff_point(unsigned frame_bytes, const std::vector<HandoffRun>& 
   size_t bound = 0;
   for (const HandoffRun& r : cut) bound += r.consumer_bound ? 1 : 0;
   p.consumer_bound = 2 * bound > cut.size();
-  // The consumer: its elements' extra cycles (counted only while they run: idle polling, when
-  // the producer is the slower stage, is not in them) and the dequeue, outside elements, which
-  // the ring's measurement stands in for.
+  // The consumer: what its busy loop iterations (those that took packets: idle polling, when the
+  // producer is the slower stage, is not in them) cost beyond its elements' cloned cycles: the
+  // dequeue with the prefetch of the packets' lines, the lines still missed in its elements, its
+  // own loop and dispatch. Where the runs did not time them (an older runtime), its elements'
+  // extra cycles and the dequeue as timed, else the plain ring's.
+  const double busy = median(cut, [](const HandoffRun& r) { return r.consumer_busy; });
   const double elements = median(cut, [](const HandoffRun& r) { return r.consumer_elements; });
-  p.consumer_cycles_per_packet =
-      std::max(0.0, elements - p.consumer_elements_clone_cycles) + ring_dequeue;
+  const double dequeue = median(cut, [](const HandoffRun& r) { return r.dequeue; });
+  p.consumer_cycles_per_packet = busy > 0
+                                     ? std::max(0.0, busy - p.consumer_elements_clone_cycles)
+                                     : std::max(0.0, elements - p.consumer_elements_clone_cycles) +
+                                           (dequeue > 0 ? dequeue : ring_dequeue);
   // The producer: its work outside elements (RX of buffers that come back from the consumer's
   // core; it never idles: when the ring is full it waits inside the Pipeliner) and the enqueue:
   // the Pipeliner's cycles, unless it waited for room in the ring (then the ring's enqueue).

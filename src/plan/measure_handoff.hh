@@ -15,8 +15,8 @@
 namespace fulcrum::plan {
 
 // The reference pipeline (element names fixed: the cut is at `check`): `check` reads the header
-// the producer's core wrote, `ttl` writes it, `out` transmits (net_null frees the buffers into
-// the consumer's mempool cache).
+// the producer's core wrote, `ttl` writes it, `out` transmits whole batches by the port they came
+// in on, the generator, whose TX frees the buffers into the consumer's mempool cache.
 inline constexpr const char* kHandoffReference =
     "in :: FromInput -> check :: CheckIPHeader -> ttl :: DecIPTTL -> out :: ToOutput;";
 inline constexpr unsigned kHandoffFrames[] = {64, 512};
@@ -31,13 +31,16 @@ struct HandoffRun {
   double producer_elements = 0;     // in, and the Pipeliner's enqueue (cut)
   double consumer_elements = 0;     // check, ttl, out
   double pipeliner = 0;             // the Pipeliner's own cycles (the producer's enqueue)
-  bool consumer_bound = false;      // most enqueues met a full ring
+  double dequeue = 0;  // the consumer's dequeues with the prefetch of their lines (0: not reported)
+  double consumer_busy = 0;     // the consumer's loop iterations that took packets (0: not timed)
+  bool consumer_bound = false;  // most enqueues met a full ring
 };
 Result<HandoffRun> reduce_handoff_run(const RunReport& r, bool cut);
 
 // One point from the runs at a frame size (the median of each figure over the runs: the
 // benchmarks compare with medians too). `ring_enqueue` / `ring_dequeue`: the plain ring's
-// costs, for what the runtime's accounting cannot separate (below).
+// costs, for what the runtime's accounting cannot separate (below; the dequeue only where the
+// runs did not report theirs).
 HandoffPoint handoff_point(unsigned frame_bytes, const std::vector<HandoffRun>& clone,
                            const std::vector<HandoffRun>& cut, double ring_enqueue,
                            double ring_dequeue);

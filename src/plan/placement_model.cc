@@ -52,6 +52,7 @@ ServerProfile server_profile(const Calibration& c) {
   s.frame_bytes = c.pipeline.frame_bytes;
   s.batch = c.pipeline.batch > 0 ? c.pipeline.batch : kDefaultBatch;
   s.io_cycles_per_packet = c.pipeline.io_cycles_per_packet;
+  s.tx_cycles_per_packet = c.pipeline.tx_cycles_per_packet;
   return s;
 }
 
@@ -137,7 +138,10 @@ PlacementPrediction predict(const ServerProfile& s, const std::vector<ChainEleme
       sp.frame_lines += extra_lines_read(s, chain, stages[1].first, chain.size() - 1) *
                         s.ring.line_rewrite_cycles;
     sp.sync += sp.frame_lines;
-    if (j == 0) sp.io = s.io_cycles_per_packet;
+    // The worker's work outside elements: RX and the loop stay on the first stage; flushing the
+    // transmit buffers goes where the packets leave, the last stage.
+    if (j == 0) sp.io += s.io_cycles_per_packet - s.tx_cycles_per_packet;
+    if (j + 1 == stages.size()) sp.io += s.tx_cycles_per_packet;
     sp.cycles_per_packet = sp.compute + sp.sync + sp.contention + sp.io;
     sp.pps = sp.cycles_per_packet > 0 ? st.cores * hz / sp.cycles_per_packet : 0;
     p.stages.push_back(sp);

@@ -2,7 +2,8 @@
 // of elements cut into stages, each stage on k cores (k > 1: a hybrid, the stage cloned).
 //
 // Stage j's cycles per packet (Eq. for C_j):
-//   C_j = sum_i C(i) + O_j^s + O_j^c (+ the RX/TX work for the first stage)
+//   C_j = sum_i C(i) + O_j^s + O_j^c (+ the worker's work outside elements: RX and the loop on
+//         the first stage, flushing the transmit buffers on the last)
 //   O_j^s = the hand-offs into and out of the stage: each side's cost as the runtime's hand-off
 //           was measured (calibration.hh HandoffCost, a reference pipeline cut on 1+1 workers
 //           whose consumer reads the frame's header), linear in the frame's cache lines (the
@@ -49,6 +50,7 @@ struct ServerProfile {
   double frame_bytes = 0;  // the pipeline's mean frame (0: not known: the smallest point)
   unsigned batch = 64;
   double io_cycles_per_packet = 0;  // RX, loop and TX work, on the first stage
+  double tx_cycles_per_packet = 0;  // of it: transmit flushes, on the last stage when cut
   // The plain ring's enqueue + dequeue (ring_cycles()) measured when the prediction is made, `ring`
   // then being that measurement: the hand-off is scaled to it (calibration.hh handoff_*_cycles).
   // 0: the hand-off as measured.

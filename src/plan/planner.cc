@@ -224,6 +224,10 @@ Result<PipelineMeasure> measure_pipeline(const RunOptions& options, double secon
   const double busy = r.duration_s * r.tsc_hz;
   m.io_cycles_per_packet = std::max(
       0.0, (busy - static_cast<double>(element_cycles)) / static_cast<double>(r.packets_in));
+  uint64_t flush_cycles = 0;
+  for (const WorkerReport& w : r.per_worker) flush_cycles += w.tx_flush_cycles;
+  m.tx_cycles_per_packet = std::min(m.io_cycles_per_packet, static_cast<double>(flush_cycles) /
+                                                                static_cast<double>(r.packets_in));
   return m;
 }
 
@@ -378,8 +382,10 @@ std::string plan_text(const Plan& p) {
     o += printf_string(" this pipeline's %.0f B frames: producer %.1f, consumer %.1f\n",
                        s.frame_bytes, producer_handoff(s, true), consumer_handoff(s));
   }
-  o += printf_string("RX/TX and loop, first stage: %.1f cycles/packet; batch %u\n",
-                     s.io_cycles_per_packet, s.batch);
+  o += printf_string(
+      "RX/TX and loop: %.1f cycles/packet, of which transmit flushes %.1f (on the last stage when "
+      "cut); batch %u\n",
+      s.io_cycles_per_packet, s.tx_cycles_per_packet, s.batch);
   o += "\nelements (cycles per received packet: measured -> in isolation C(i); working set S(i); "
        "table accesses N(i)):\n";
   for (size_t i = 0; i < p.chain.measured.size(); ++i) {

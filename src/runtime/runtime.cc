@@ -254,8 +254,11 @@ RunReport final_report(const std::vector<std::unique_ptr<Worker>>& workers,
     ptrs.push_back(&snaps[w]);
   }
   RunReport r = build_report(ptrs, workers.front()->pipeline(), ports, lcores, duration, options);
-  for (size_t w = 0; w < workers.size() && w < r.per_worker.size(); ++w)
+  for (size_t w = 0; w < workers.size() && w < r.per_worker.size(); ++w) {
     r.per_worker[w].cpu_s = workers[w]->cpu_s();
+    r.per_worker[w].tx_flush_cycles = workers[w]->tx_flush_cycles();
+    r.per_worker[w].busy_cycles = workers[w]->busy_cycles();
+  }
   for (const auto& w : workers)
     for (OutputLoss& l : w->pipeline().output_losses()) r.output_losses.push_back(std::move(l));
   if (options.latency) {
@@ -601,6 +604,7 @@ Result<RunReport> run(const RunOptions& options) {
     pc.index = static_cast<uint16_t>(i);
     pc.workers = options.workers;
     pc.burst = options.batch;
+    pc.buffers_return_from_other_cores = stages->pipelined();
     Result<std::unique_ptr<Port>> port = open_port(options.ports[i], pc);
     if (!port) return make_error(port.error());
     ports.push_back(std::move(port.value()));

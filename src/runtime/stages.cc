@@ -302,6 +302,7 @@ void StageRun::report(const Placement& placement, RunReport& r) const {
     rr.capacity = ring->capacity;
     rr.enqueued = ring->enqueued.get();
     rr.dequeued = ring->dequeued.get();
+    rr.dequeue_cycles = ring->dequeue_cycles.get();
     rr.back_pressure = ring->back_pressure.get();
     rr.max_occupancy = ring->max_occupancy.get();
     if (static_cast<size_t>(ring->consumer) < r.per_worker.size())

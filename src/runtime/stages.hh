@@ -68,7 +68,8 @@ Result<StagePlan> plan_stages(PipelineConfig& config, const Placement& placement
 
 // One ring between two workers, and what crossed it. The producer writes enqueued,
 // back_pressure (enqueues that found the ring full and waited) and max_occupancy; the consumer
-// writes dequeued.
+// writes dequeued and dequeue_cycles (its TSC cycles in dequeues that took packets, with the
+// prefetch of their lines: the consumer's side of the hand-off outside any element).
 struct StageRing {
   rte_ring* ring = nullptr;
   std::string link;  // the Pipeliner's name
@@ -76,6 +77,7 @@ struct StageRing {
   unsigned capacity = 0;
   LiveCounter enqueued, back_pressure, max_occupancy;
   alignas(64) LiveCounter dequeued;  // the consumer's, on a line of its own
+  LiveCounter dequeue_cycles;
 };
 
 // The rings of a run (shared storage key kSharedKey): every Pipeliner replica finds its own.

@@ -81,7 +81,8 @@ std::string report_json(const RunReport& r) {
       << ", \"tx_packets\": " << w.tx_packets << ", \"dropped\": " << w.dropped
       << ", \"stage\": " << w.stage << ", \"stage_packets\": " << w.stage_packets
       << ", \"stage_mpps\": " << number(mpps(w.stage_packets, r.duration_s))
-      << ", \"cpu_s\": " << number(w.cpu_s)
+      << ", \"cpu_s\": " << number(w.cpu_s) << ", \"tx_flush_cycles\": " << w.tx_flush_cycles
+      << ", \"busy_cycles\": " << w.busy_cycles
       << ", \"stage_mpps_per_cpu\": " << number(mpps(w.stage_packets, w.cpu_s)) << "}";
   }
   o << "\n  ],\n  \"rings\": [";
@@ -91,7 +92,7 @@ std::string report_json(const RunReport& r) {
       << ", \"consumer\": " << g.consumer << ", \"capacity\": " << g.capacity
       << ", \"enqueued\": " << g.enqueued << ", \"dequeued\": " << g.dequeued
       << ", \"back_pressure\": " << g.back_pressure << ", \"max_occupancy\": " << g.max_occupancy
-      << "}";
+      << ", \"dequeue_cycles_per_packet\": " << number(per(g.dequeue_cycles, g.dequeued)) << "}";
   }
   o << (r.rings.empty() ? "]" : "\n  ]") << ",\n  \"elements\": [";
   for (size_t i = 0; i < r.elements.size(); ++i) {
@@ -193,11 +194,11 @@ std::string report_text(const RunReport& r) {
   if (!r.rings.empty()) o << "rings:\n";
   for (const RingReport& g : r.rings) {
     std::snprintf(line, sizeof line,
-                  "  %-24s worker %d -> %d  enqueued %llu  dequeued %llu  back-pressure %llu  "
-                  "max %llu of %u\n",
+                  "  %-24s worker %d -> %d  enqueued %llu  dequeued %llu (%.1f cyc/pkt)  "
+                  "back-pressure %llu  max %llu of %u\n",
                   g.link.c_str(), g.producer, g.consumer,
                   static_cast<unsigned long long>(g.enqueued),
-                  static_cast<unsigned long long>(g.dequeued),
+                  static_cast<unsigned long long>(g.dequeued), per(g.dequeue_cycles, g.dequeued),
                   static_cast<unsigned long long>(g.back_pressure),
                   static_cast<unsigned long long>(g.max_occupancy), g.capacity);
     o << line;

@@ -58,6 +58,12 @@ struct WorkerReport {
   // shared): stage_packets / cpu_s is the stage's rate per CPU-second, which a loaded machine
   // changes less than the rate per wall-clock second. Polling without work counts as CPU time.
   double cpu_s = 0;
+  // TSC cycles it spent sending the packets left in its transmit buffers after each loop
+  // iteration: transmit work outside the elements' cycles (Worker::tx_flush_cycles).
+  uint64_t tx_flush_cycles = 0;
+  // TSC cycles of its loop iterations that received or dequeued packets (0: not timed: only a
+  // worker with deferred packets times them, Worker::busy_cycles).
+  uint64_t busy_cycles = 0;
 };
 
 // One ring between the workers of two stages (runtime/stages.hh): packets enqueued by the
@@ -68,6 +74,7 @@ struct RingReport {
   int producer = 0, consumer = 0;
   unsigned capacity = 0;
   uint64_t enqueued = 0, dequeued = 0, back_pressure = 0, max_occupancy = 0;
+  uint64_t dequeue_cycles = 0;  // the consumer's TSC cycles in dequeues that took packets
 };
 
 // How the run was made (issue 14's "say how the run was made"): enough to tell two reports apart

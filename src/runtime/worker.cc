@@ -200,7 +200,12 @@ void Worker::send(uint16_t port, Packet** pkts, uint32_t n, bool stamped, uint64
 
 void Worker::flush_all() {
   const auto nports = static_cast<uint16_t>(ports_.size());
-  for (uint16_t p = 0; p < nports; ++p) flush(p);
+  uint16_t first = 0;
+  while (first < nports && tx_[first].count == 0) ++first;
+  if (first == nports) return;
+  const uint64_t t0 = rte_rdtsc();
+  for (uint16_t p = first; p < nports; ++p) flush(p);
+  tx_flush_cycles_ += rte_rdtsc() - t0;
 }
 
 void Worker::fill_snapshot(WorkerSnapshot& out) const {
@@ -249,18 +254,25 @@ void Worker::run(const std::atomic<bool>& stop, std::atomic<int64_t>* budget) {
   while (!stop.load(std::memory_order_relaxed)) {
     fulcrum::heartbeat();
     bool spent = budget != nullptr && budget->load(std::memory_order_relaxed) <= 0;
+    // A worker with deferred packets (a later stage's rings, a device's results) times the
+    // iterations that handed packets on: its busy cycles, without the idle polls.
+    const uint64_t t0 = deferring ? rte_rdtsc() : 0;
+    bool worked = false;
     if (poll && !spent) {
       for (const RxQueue& q : rx_) {
         if (receive(q, batch, budget) == 0) continue;
+        worked = true;
         pipe.inject(batch);
       }
     }
     if (tasks) pipe.run_tasks(static_cast<uint64_t>(static_cast<double>(rte_rdtsc()) * ns_per_tsc));
     if (deferring)
-      pipe.poll_deferred(static_cast<uint64_t>(static_cast<double>(rte_rdtsc()) * ns_per_tsc));
+      worked |= pipe.poll_deferred(
+                    static_cast<uint64_t>(static_cast<double>(rte_rdtsc()) * ns_per_tsc)) > 0;
     flush_all();
     answer_snapshot();
     quiescent();
+    if (deferring && worked) busy_cycles_ += rte_rdtsc() - t0;
     if (spent) break;
   }
   // Packets still on a device come back (or are re-run on the CPU) before the run ends; what

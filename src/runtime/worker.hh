@@ -69,6 +69,13 @@ class Worker final : public PacketSink {
   uint64_t end_tsc() const { return end_tsc_; }
   // CPU time this worker's thread got in run() (WorkerReport::cpu_s).
   double cpu_s() const { return cpu_s_; }
+  // TSC cycles spent sending what was left in transmit buffers at the end of a loop iteration
+  // (WorkerReport::tx_flush_cycles): transmit work outside every element's cycles.
+  uint64_t tx_flush_cycles() const { return tx_flush_cycles_; }
+  // TSC cycles of the loop iterations that received or dequeued packets, counted only on a
+  // worker with deferred packets (a later stage of a pipelined placement, an offload's results;
+  // WorkerReport::busy_cycles): its work per packet without its idle polls.
+  uint64_t busy_cycles() const { return busy_cycles_; }
 
  private:
   struct TxBuffer {
@@ -109,6 +116,7 @@ class Worker final : public PacketSink {
   double ns_per_tsc_ = 0;
   uint64_t start_tsc_ = 0, end_tsc_ = 0;
   double cpu_s_ = 0;
+  uint64_t tx_flush_cycles_ = 0, busy_cycles_ = 0;
   std::atomic<bool> finished_{false};
   SnapshotSlot snapshots_;
   Rcu* rcu_ = nullptr;

@@ -137,6 +137,8 @@ def check_rings(name, stats, placement, failures):
             failures.append(f"{name}: ring {r} did not give back what it took")
         if r["max_occupancy"] > r["capacity"]:
             failures.append(f"{name}: ring {r} held more than its capacity")
+        if r["dequeued"] > 0 and not r["dequeue_cycles_per_packet"] > 0:
+            failures.append(f"{name}: ring {r} took packets in no time")
     for w, ws in enumerate(stats["per_worker"]):
         if ws["cpu_s"] <= 0:
             failures.append(f"{name}: worker {w} reports no CPU time")
@@ -144,6 +146,9 @@ def check_rings(name, stats, placement, failures):
         if ws["stage"] > 0 and (ws["rx_packets"] != 0 or ws["stage_packets"] != into):
             failures.append(f"{name}: worker {w} of stage {ws['stage']} received {ws['rx_packets']} "
                             f"from ports, stage_packets {ws['stage_packets']} != {into} from its rings")
+        if ws["stage"] > 0 and into > 0 and not ws["busy_cycles"] > 0:
+            failures.append(f"{name}: worker {w} of stage {ws['stage']} took {into} packets from its "
+                            f"rings in no busy loop iteration")
     if not any(r["enqueued"] for r in stats["rings"]):
         failures.append(f"{name}: no packet crossed a ring")
 

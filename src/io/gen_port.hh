@@ -22,8 +22,11 @@
 //   count=0          packets to send in all, then none (the run goes on until --seconds, --packets
 //                    or a signal: a still pipeline whose counters can be read live); 0 = no end
 //   seed=1           random seed
-// Received frames are produced from per-flow header templates; frames transmitted to the
-// generator are discarded (counted as transmitted).
+// Received frames are produced from per-flow header templates: the RX writes the first 64 bytes
+// of each frame (the headers and the payload's start) and leaves the rest of the payload as the
+// buffer held it, zeros until a pipeline writes into payloads (an IPsec gateway's ciphertext then
+// comes back as later frames' payload). A NIC's RX delivers every byte; a replay: capture copies
+// every byte. Frames transmitted to the generator are discarded (counted as transmitted).
 #pragma once
 
 #include <rte_mempool.h>

@@ -332,6 +332,14 @@ class ClQueue final : public Queue {
 
 Status build_program(ClResources& r);
 
+// Evicts or restores (`step`) every resource of one kind; the first failure is reported as `what`.
+template <class T>
+Status each(const std::set<T*>& resources, cl_int (T::*step)(), const char* what) {
+  for (T* x : resources)
+    if (cl_int e = (x->*step)(); e != CL_SUCCESS) return cl_error(what, e);
+  return {};
+}
+
 // Takes the device back when released: a new context and setup queue, the program loaded from
 // its binary, the host memory wrapped again, the buffers made and filled from their host copies,
 // the queues and kernels made again; under r.mu.
@@ -350,14 +358,10 @@ Status take_device(ClResources& r) {
   }
   if (!r.kernels.empty())
     if (Status s = build_program(r); !s) return s;
-  for (ClHostBuffer* h : r.hosts)
-    if (cl_int e = h->restore(); e != CL_SUCCESS) return cl_error("reacquire: a host buffer", e);
-  for (ClDeviceBuffer* b : r.buffers)
-    if (cl_int e = b->restore(); e != CL_SUCCESS) return cl_error("reacquire: a buffer", e);
-  for (ClQueue* q : r.queues)
-    if (cl_int e = q->restore(); e != CL_SUCCESS) return cl_error("reacquire: a queue", e);
-  for (ClKernel* k : r.kernels)
-    if (cl_int e = k->restore(); e != CL_SUCCESS) return cl_error("reacquire: a kernel", e);
+  if (Status s = each(r.hosts, &ClHostBuffer::restore, "reacquire: a host buffer"); !s) return s;
+  if (Status s = each(r.buffers, &ClDeviceBuffer::restore, "reacquire: a buffer"); !s) return s;
+  if (Status s = each(r.queues, &ClQueue::restore, "reacquire: a queue"); !s) return s;
+  if (Status s = each(r.kernels, &ClKernel::restore, "reacquire: a kernel"); !s) return s;
   r.released.store(false, std::memory_order_release);
   return {};
 }
@@ -514,14 +518,10 @@ class ClDevice final : public Device {
     std::lock_guard<std::mutex> lock(r_->mu);
     ClResources& r = *r_;
     if (r.released.load(std::memory_order_relaxed)) return {};
-    for (ClQueue* q : r.queues)
-      if (cl_int e = q->evict(); e != CL_SUCCESS) return cl_error("release: a queue", e);
-    for (ClKernel* k : r.kernels)
-      if (cl_int e = k->evict(); e != CL_SUCCESS) return cl_error("release: a kernel", e);
-    for (ClDeviceBuffer* b : r.buffers)
-      if (cl_int e = b->evict(); e != CL_SUCCESS) return cl_error("release: a buffer", e);
-    for (ClHostBuffer* h : r.hosts)
-      if (cl_int e = h->evict(); e != CL_SUCCESS) return cl_error("release: a host buffer", e);
+    if (Status s = each(r.queues, &ClQueue::evict, "release: a queue"); !s) return s;
+    if (Status s = each(r.kernels, &ClKernel::evict, "release: a kernel"); !s) return s;
+    if (Status s = each(r.buffers, &ClDeviceBuffer::evict, "release: a buffer"); !s) return s;
+    if (Status s = each(r.hosts, &ClHostBuffer::evict, "release: a host buffer"); !s) return s;
     if (r.program != nullptr) {
       if (r.binary.empty()) keep_binary(r);
       clReleaseProgram(r.program);

@@ -49,6 +49,9 @@ Calibration sample() {
   large.producer_cycles_per_packet = 30;
   large.consumer_cycles_per_packet = 110;
   c.handoff.points = {small, large};
+  c.handoff.spread = small;
+  c.handoff.spread.consumer_cycles_per_packet = 52.5;
+  c.pipeline.out_ports = 2;
   ElementMeasure e;
   e.name = "IPLookup@2";
   e.class_name = "IPLookup";
@@ -85,6 +88,29 @@ TEST(Calibration, WrittenAndReadBackAlike) {
   EXPECT_TRUE(back.value().handoff.consistent);
   EXPECT_DOUBLE_EQ(back.value().pipeline.frame_bytes, 64);
   EXPECT_DOUBLE_EQ(back.value().pipeline.tx_cycles_per_packet, 12.5);
+  EXPECT_EQ(back.value().handoff.spread.frame_bytes, 64u);
+  EXPECT_DOUBLE_EQ(back.value().handoff.spread.consumer_cycles_per_packet, 52.5);
+  EXPECT_EQ(back.value().pipeline.out_ports, 2u);
+}
+
+TEST(Calibration, AFileWithoutTheSpreadReferenceChargesNoSpread) {
+  // Written before the spread reference: no spread point, one port out; the consumer's side is
+  // the points' alone.
+  nlohmann::json j = nlohmann::json::parse(calibration_json(sample()));
+  j["handoff"].erase("spread");
+  j["pipeline"].erase("out_ports");
+  Result<Calibration> old = parse_calibration(j.dump(), "c.json");
+  ASSERT_TRUE(old) << old.error();
+  const Calibration& c = old.value();
+  EXPECT_EQ(c.handoff.spread.frame_bytes, 0u);
+  EXPECT_EQ(c.pipeline.out_ports, 1u);
+  EXPECT_DOUBLE_EQ(handoff_spread_cycles(c.handoff, c.ring, 64, 64), 0);
+  EXPECT_DOUBLE_EQ(handoff_spread_cycles(sample().handoff, c.ring, 64, 64), 52.5 - 40);
+  // A spread point is read as strictly as the others.
+  j["handoff"]["spread"] = {{"frame_bytes", 64}};
+  Result<Calibration> bad = parse_calibration(j.dump(), "c.json");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().find("handoff.spread."), std::string::npos) << bad.error();
 }
 
 TEST(Calibration, TransmitFlushesArePartOfTheWorkOutsideElements) {

@@ -240,6 +240,63 @@ TEST(Handoff, TransmitFlushesMoveToTheLastStage) {
   EXPECT_DOUBLE_EQ(three.stages[2].io, 12);
 }
 
+TEST(Handoff, PacketsLeavingBySeveralPortsCostTheConsumerWhatTheSpreadReferenceAdds) {
+  // The spread reference's consumer paid 52 at 64 B where the one-port reference's paid 40: a
+  // pipeline whose packets leave by several ports pays 12 more on every receiving stage, at
+  // any frame size; the sending side does not change.
+  ServerProfile s = server_with_handoff();
+  s.handoff.spread = s.handoff.points[0];
+  s.handoff.spread.consumer_cycles_per_packet = 52;
+  s.frame_bytes = 512;
+  const std::vector<ChainElement> chain = {chain_element("A", 100), chain_element("B", 100)};
+  EXPECT_DOUBLE_EQ(predict(s, chain, {Stage{0, 0, 1}, Stage{1, 1, 1}}).stages[1].sync, 110);
+  s.spread = true;
+  const PlacementPrediction two = predict(s, chain, {Stage{0, 0, 1}, Stage{1, 1, 1}});
+  EXPECT_DOUBLE_EQ(two.stages[1].sync, 110 + 12);
+  EXPECT_DOUBLE_EQ(two.stages[0].sync, 55);
+
+  // In the other regime (the ring 3.5 times what the points saw) the extra scales with them.
+  for (HandoffPoint* p : {&s.handoff.points[0], &s.handoff.points[1], &s.handoff.spread})
+    p->ring_cycles = 26;
+  RingCost now;
+  now.enqueue_cycles_per_packet = 45;
+  now.dequeue_cycles_per_packet = 46;
+  ServerProfile slow = follow_regime(s, now);
+  slow.frame_bytes = 64;
+  EXPECT_DOUBLE_EQ(consumer_handoff(slow), 52 * 3.5);
+
+  // A spread reference that paid less than the one-port one adds nothing; no spread point
+  // (an older calibration) neither.
+  s.handoff.spread.consumer_cycles_per_packet = 35;
+  EXPECT_DOUBLE_EQ(consumer_handoff(s), 110);
+  s.handoff.spread = HandoffPoint{};
+  EXPECT_DOUBLE_EQ(consumer_handoff(s), 110);
+}
+
+TEST(Handoff, TheClonedRunsTransmitFlushesCountWithItsConsumerElements) {
+  // 40 cycles a packet of flushes, wall clock, at a CPU share of 0.5: 20.
+  RunReport r = report(false);
+  r.per_worker[0].tx_flush_cycles = 40000000;
+  Result<HandoffRun> run = reduce_handoff_run(r, false);
+  ASSERT_TRUE(run) << run.error();
+  EXPECT_DOUBLE_EQ(run.value().tx_flush, 20);
+  // The model charges a pipeline's own flushes on its last stage, so the consumer's side is what
+  // its busy iterations cost beyond the cloned elements and flushes: 110 - (50 + 12).
+  HandoffRun clone = run_of(80, 0, 0, 50, 0, false);
+  clone.tx_flush = 12;
+  HandoffRun cut = run_of(70, 120, 10, 75, 10, false);
+  cut.consumer_busy = 110;
+  const HandoffPoint p = handoff_point(64, {clone}, {cut}, 13, 14);
+  EXPECT_DOUBLE_EQ(p.consumer_elements_clone_cycles, 62);
+  EXPECT_DOUBLE_EQ(p.consumer_cycles_per_packet, 48);
+  // Without busy iterations: the cut's elements and flushes (75 + 3) less the cloned 62, and
+  // the ring's dequeue.
+  cut.consumer_busy = 0;
+  cut.tx_flush = 3;
+  EXPECT_DOUBLE_EQ(handoff_point(64, {clone}, {cut}, 13, 14).consumer_cycles_per_packet,
+                   75 + 3 - 62 + 14);
+}
+
 ChainElement whole_frame(const std::string& name, double cycles) {
   ChainElement e = chain_element(name, cycles);
   e.reads = PacketReads::kWholeFrame;

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "io/gen_port.hh"
 #include "io/port.hh"
 
@@ -87,6 +89,31 @@ TEST(GenPort, ProducesValidFramesOfTheConfiguredSize) {
     EXPECT_EQ((d[16] << 8) | d[17], 86) << "IPv4 total length = frame - 14";
   }
   EXPECT_EQ(port.value()->tx_burst(0, pkts, n), n);
+}
+
+// Like a NIC's RX, the generator writes every byte of a frame: a payload a pipeline wrote into
+// (an IPsec gateway encrypting in place, say) does not come back in later frames.
+TEST(GenPort, WritesTheWholeFrameNotOnlyItsHeaders) {
+  constexpr uint32_t kSize = 512;
+  constexpr uint16_t kBurst = 32;
+  constexpr int kBursts = 2048;  // 64 Ki frames: every buffer of the pool comes back
+  PortConfig pc;
+  Result<std::unique_ptr<Port>> port = open_port("gen:size=512,flows=16", pc);
+  ASSERT_TRUE(port.ok()) << port.error();
+  Packet* pkts[kBurst];
+  size_t dirty = 0;
+  for (int b = 0; b < kBursts; ++b) {
+    const uint16_t n = port.value()->rx_burst(0, pkts, kBurst);
+    ASSERT_EQ(n, kBurst);
+    for (uint16_t i = 0; i < n; ++i) {
+      ASSERT_EQ(rte_pktmbuf_data_len(pkts[i]), kSize);
+      uint8_t* d = rte_pktmbuf_mtod(pkts[i], uint8_t*);
+      for (uint32_t at = GenPort::kTemplateBytes; at < kSize; ++at) dirty += d[at] != 0;
+      std::memset(d + GenPort::kTemplateBytes, 0xAB, kSize - GenPort::kTemplateBytes);
+    }
+    ASSERT_EQ(port.value()->tx_burst(0, pkts, n), n);
+  }
+  EXPECT_EQ(dirty, 0u) << "payload bytes written by the pipeline came back in later frames";
 }
 
 }  // namespace

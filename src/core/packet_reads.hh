@@ -12,4 +12,10 @@ enum class PacketReads : uint8_t {
   kWholeFrame,  // every byte of the frame (payload scanners, ciphers, MACs)
 };
 
+// An element that reads whole frames asks for a frame's lines this many packets before it reads
+// them (IDSMatch's scan), so that the lines of packets written on another core arrive while the
+// packets before are worked on. The calibration's line-read measurement does the same
+// (plan::measure_frame_lines).
+inline constexpr uint32_t kWholeFrameReadAhead = 4;
+
 }  // namespace fulcrum

@@ -341,8 +341,9 @@ uint16_t GenPort::rx_burst(uint16_t queue, Packet** pkts, uint16_t n) {
     m->pkt_len = size;
     m->hash.rss = flow_hash_[flow];
     m->tx_offload = 0;
-    rte_mov64(rte_pktmbuf_mtod(m, uint8_t*),
-              &templates[static_cast<size_t>(flow) * kTemplateBytes]);
+    auto* frame = rte_pktmbuf_mtod(m, uint8_t*);
+    rte_mov64(frame, &templates[static_cast<size_t>(flow) * kTemplateBytes]);
+    if (size > kTemplateBytes) std::memset(frame + kTemplateBytes, 0, size - kTemplateBytes);
   }
   return n;
 }

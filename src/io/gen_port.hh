@@ -22,11 +22,12 @@
 //   count=0          packets to send in all, then none (the run goes on until --seconds, --packets
 //                    or a signal: a still pipeline whose counters can be read live); 0 = no end
 //   seed=1           random seed
-// Received frames are produced from per-flow header templates: the RX writes the first 64 bytes
-// of each frame (the headers and the payload's start) and leaves the rest of the payload as the
-// buffer held it, zeros until a pipeline writes into payloads (an IPsec gateway's ciphertext then
-// comes back as later frames' payload). A NIC's RX delivers every byte; a replay: capture copies
-// every byte. Frames transmitted to the generator are discarded (counted as transmitted).
+// Received frames are produced from per-flow header templates: the RX copies the template's 64
+// bytes (the headers and the payload's start) and writes the rest of the payload as zeros, so
+// every byte of a frame is written, as a NIC's RX and a replay: capture do (a payload a pipeline
+// wrote into, an IPsec gateway's ciphertext say, never comes back in later frames; and a later
+// stage of a pipelined run finds the payload in the generating core's cache, not in memory).
+// Frames transmitted to the generator are discarded (counted as transmitted).
 #pragma once
 
 #include <rte_mempool.h>

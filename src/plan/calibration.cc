@@ -203,22 +203,42 @@ double ring_scale(const HandoffPoint& p, const RingCost* now) {
   return r > 0 && p.ring_cycles > 0 ? r / p.ring_cycles : 1;
 }
 
+json point_json(const HandoffPoint& p) {
+  return {{"frame_bytes", p.frame_bytes},
+          {"producer_cycles_per_packet", p.producer_cycles_per_packet},
+          {"consumer_cycles_per_packet", p.consumer_cycles_per_packet},
+          {"clone_cycles_per_packet", p.clone_cycles_per_packet},
+          {"clone_io_cycles_per_packet", p.clone_io_cycles_per_packet},
+          {"consumer_stage_cycles_per_packet", p.consumer_stage_cycles_per_packet},
+          {"consumer_elements_clone_cycles", p.consumer_elements_clone_cycles},
+          {"producer_io_cycles_per_packet", p.producer_io_cycles_per_packet},
+          {"consumer_bound", p.consumer_bound},
+          {"ring_cycles", p.ring_cycles},
+          {"line_read_cycles", p.line_read_cycles}};
+}
+
 json handoff_json(const HandoffCost& h) {
   json points = json::array();
-  for (const HandoffPoint& p : h.points)
-    points.push_back({{"frame_bytes", p.frame_bytes},
-                      {"producer_cycles_per_packet", p.producer_cycles_per_packet},
-                      {"consumer_cycles_per_packet", p.consumer_cycles_per_packet},
-                      {"clone_cycles_per_packet", p.clone_cycles_per_packet},
-                      {"clone_io_cycles_per_packet", p.clone_io_cycles_per_packet},
-                      {"consumer_stage_cycles_per_packet", p.consumer_stage_cycles_per_packet},
-                      {"consumer_elements_clone_cycles", p.consumer_elements_clone_cycles},
-                      {"producer_io_cycles_per_packet", p.producer_io_cycles_per_packet},
-                      {"consumer_bound", p.consumer_bound},
-                      {"ring_cycles", p.ring_cycles},
-                      {"line_read_cycles", p.line_read_cycles}});
-  return {{"cross_core", h.cross_core}, {"batch", h.batch},           {"runs", h.runs},
-          {"attempts", h.attempts},     {"consistent", h.consistent}, {"points", points}};
+  for (const HandoffPoint& p : h.points) points.push_back(point_json(p));
+  json out = {{"cross_core", h.cross_core}, {"batch", h.batch},           {"runs", h.runs},
+              {"attempts", h.attempts},     {"consistent", h.consistent}, {"points", points}};
+  if (h.spread.frame_bytes != 0) out["spread"] = point_json(h.spread);
+  return out;
+}
+
+void read_point(Reader& pr, HandoffPoint& pt) {
+  pr.count("frame_bytes", pt.frame_bytes, 1u);
+  pr.signed_number("producer_cycles_per_packet", pt.producer_cycles_per_packet);
+  pr.number("consumer_cycles_per_packet", pt.consumer_cycles_per_packet);
+  pr.number("clone_cycles_per_packet", pt.clone_cycles_per_packet);
+  pr.number("clone_io_cycles_per_packet", pt.clone_io_cycles_per_packet);
+  pr.number("consumer_stage_cycles_per_packet", pt.consumer_stage_cycles_per_packet);
+  pr.number("consumer_elements_clone_cycles", pt.consumer_elements_clone_cycles);
+  pr.number("producer_io_cycles_per_packet", pt.producer_io_cycles_per_packet);
+  pr.boolean("consumer_bound", pt.consumer_bound);
+  pr.number("ring_cycles", pt.ring_cycles);
+  if (pr.value().is_object() && pr.value().contains("line_read_cycles"))
+    pr.number("line_read_cycles", pt.line_read_cycles);
 }
 
 }  // namespace
@@ -231,17 +251,32 @@ double handoff_producer_cycles(const HandoffCost& h, const RingCost& ring, doubl
       [](const HandoffPoint& p) { return p.producer_cycles_per_packet; });
 }
 
+namespace {
+
+// The consumer's side follows the line read of the regime (the ring's when a point has none).
+double consumer_scale(const HandoffPoint& p, const RingCost* now) {
+  if (now != nullptr && now->line_read_cycles > 0 && p.line_read_cycles > 0)
+    return now->line_read_cycles / p.line_read_cycles;
+  return ring_scale(p, now);
+}
+
+}  // namespace
+
 double handoff_consumer_cycles(const HandoffCost& h, const RingCost& ring, double frame_bytes,
                                size_t line_bytes, unsigned batch, const RingCost* now) {
   if (h.points.empty()) return dequeue_cycles(ring, batch);
-  auto scale = [&](const HandoffPoint& p) {
-    if (now != nullptr && now->line_read_cycles > 0 && p.line_read_cycles > 0)
-      return now->line_read_cycles / p.line_read_cycles;
-    return ring_scale(p, now);
-  };
-  return std::max(0.0, interpolate(h, frame_bytes, line_bytes, scale, [](const HandoffPoint& p) {
-                    return p.consumer_cycles_per_packet;
-                  }));
+  return std::max(0.0, interpolate(
+                           h, frame_bytes, line_bytes,
+                           [&](const HandoffPoint& p) { return consumer_scale(p, now); },
+                           [](const HandoffPoint& p) { return p.consumer_cycles_per_packet; }));
+}
+
+double handoff_spread_cycles(const HandoffCost& h, const RingCost& ring, size_t line_bytes,
+                             unsigned batch, const RingCost* now) {
+  if (h.points.empty() || h.spread.frame_bytes == 0) return 0;
+  const double spread = h.spread.consumer_cycles_per_packet * consumer_scale(h.spread, now);
+  return std::max(
+      0.0, spread - handoff_consumer_cycles(h, ring, h.spread.frame_bytes, line_bytes, batch, now));
 }
 
 double ring_cycles(const RingCost& r) {
@@ -269,44 +304,46 @@ std::string calibration_json(const Calibration& c) {
                         {"cycles_per_batch", e.cycles_per_batch},
                         {"packet_share", e.packet_share},
                         {"memory", memory_json(e.memory)}});
-  const json j = {{"format", kCalibrationFormat},
-                  {"created", c.created},
-                  {"machine",
-                   {{"cpus", c.machine.cpus},
-                    {"tsc_hz", c.machine.tsc_hz},
-                    {"line_bytes", c.machine.line_bytes},
-                    {"l1d_bytes", c.machine.l1d_bytes},
-                    {"l2_bytes", c.machine.l2_bytes},
-                    {"llc_bytes", c.machine.llc_bytes},
-                    {"llc_sysfs_bytes", c.machine.llc_sysfs_bytes},
-                    {"llc_shared_cpus", c.machine.llc_shared_cpus}}},
-                  {"memory",
-                   {{"l1_cycles", c.memory.l1_cycles},
-                    {"l2_cycles", c.memory.l2_cycles},
-                    {"llc_cycles", c.memory.llc_cycles},
-                    {"dram_cycles", c.memory.dram_cycles},
-                    {"parallel_misses", c.memory.parallel_misses}}},
-                  {"ring",
-                   {{"cross_core", c.ring.cross_core},
-                    {"batch", c.ring.batch},
-                    {"enqueue_cycles_per_packet", c.ring.enqueue_cycles_per_packet},
-                    {"dequeue_cycles_per_packet", c.ring.dequeue_cycles_per_packet},
-                    {"same_core_cycles_per_packet", c.ring.same_core_cycles_per_packet},
-                    {"enqueue_cycles_per_burst", c.ring.enqueue_cycles_per_burst},
-                    {"dequeue_cycles_per_burst", c.ring.dequeue_cycles_per_burst},
-                    {"line_read_cycles", c.ring.line_read_cycles},
-                    {"line_rewrite_cycles", c.ring.line_rewrite_cycles}}},
-                  {"handoff", handoff_json(c.handoff)},
-                  {"pipeline",
-                   {{"file", c.pipeline.file},
-                    {"batch", c.pipeline.batch},
-                    {"workers", c.pipeline.workers},
-                    {"seconds", c.pipeline.seconds},
-                    {"mpps", c.pipeline.mpps},
-                    {"io_cycles_per_packet", c.pipeline.io_cycles_per_packet},
-                    {"tx_cycles_per_packet", c.pipeline.tx_cycles_per_packet},
-                    {"frame_bytes", c.pipeline.frame_bytes},
-                    {"elements", elements}}}};
+  json j = {{"format", kCalibrationFormat},
+            {"created", c.created},
+            {"machine",
+             {{"cpus", c.machine.cpus},
+              {"tsc_hz", c.machine.tsc_hz},
+              {"line_bytes", c.machine.line_bytes},
+              {"l1d_bytes", c.machine.l1d_bytes},
+              {"l2_bytes", c.machine.l2_bytes},
+              {"llc_bytes", c.machine.llc_bytes},
+              {"llc_sysfs_bytes", c.machine.llc_sysfs_bytes},
+              {"llc_shared_cpus", c.machine.llc_shared_cpus}}},
+            {"memory",
+             {{"l1_cycles", c.memory.l1_cycles},
+              {"l2_cycles", c.memory.l2_cycles},
+              {"llc_cycles", c.memory.llc_cycles},
+              {"dram_cycles", c.memory.dram_cycles},
+              {"parallel_misses", c.memory.parallel_misses}}},
+            {"ring",
+             {{"cross_core", c.ring.cross_core},
+              {"batch", c.ring.batch},
+              {"enqueue_cycles_per_packet", c.ring.enqueue_cycles_per_packet},
+              {"dequeue_cycles_per_packet", c.ring.dequeue_cycles_per_packet},
+              {"same_core_cycles_per_packet", c.ring.same_core_cycles_per_packet},
+              {"enqueue_cycles_per_burst", c.ring.enqueue_cycles_per_burst},
+              {"dequeue_cycles_per_burst", c.ring.dequeue_cycles_per_burst},
+              {"line_read_cycles", c.ring.line_read_cycles},
+              {"line_rewrite_cycles", c.ring.line_rewrite_cycles}}},
+            {"handoff", handoff_json(c.handoff)},
+            {"pipeline",
+             {{"file", c.pipeline.file},
+              {"batch", c.pipeline.batch},
+              {"workers", c.pipeline.workers},
+              {"seconds", c.pipeline.seconds},
+              {"mpps", c.pipeline.mpps},
+              {"io_cycles_per_packet", c.pipeline.io_cycles_per_packet},
+              {"tx_cycles_per_packet", c.pipeline.tx_cycles_per_packet},
+              {"frame_bytes", c.pipeline.frame_bytes},
+              {"out_ports", c.pipeline.out_ports},
+              {"elements", elements}}}};
+  if (c.ring.line_scan_cycles >= 0) j["ring"]["line_scan_cycles"] = c.ring.line_scan_cycles;
   return j.dump(2) + "\n";
 }
 
@@ -365,6 +402,8 @@ Result<Calibration> parse_calibration(const std::string& text, const std::string
     ring.number("line_read_cycles", c.ring.line_read_cycles);
     ring.number("line_rewrite_cycles", c.ring.line_rewrite_cycles);
   }
+  if (ring.value().is_object() && ring.value().contains("line_scan_cycles"))
+    ring.number("line_scan_cycles", c.ring.line_scan_cycles);
   r.take(ring);
 
   if (has_handoff) {
@@ -379,24 +418,18 @@ Result<Calibration> parse_calibration(const std::string& text, const std::string
       for (size_t i = 0; h.error().empty() && pts->is_array() && i < pts->size(); ++i) {
         HandoffPoint pt;
         Reader pr((*pts)[i], path, h.name("points") + "[" + std::to_string(i) + "]");
-        pr.count("frame_bytes", pt.frame_bytes, 1u);
-        pr.signed_number("producer_cycles_per_packet", pt.producer_cycles_per_packet);
-        pr.number("consumer_cycles_per_packet", pt.consumer_cycles_per_packet);
-        pr.number("clone_cycles_per_packet", pt.clone_cycles_per_packet);
-        pr.number("clone_io_cycles_per_packet", pt.clone_io_cycles_per_packet);
-        pr.number("consumer_stage_cycles_per_packet", pt.consumer_stage_cycles_per_packet);
-        pr.number("consumer_elements_clone_cycles", pt.consumer_elements_clone_cycles);
-        pr.number("producer_io_cycles_per_packet", pt.producer_io_cycles_per_packet);
-        pr.boolean("consumer_bound", pt.consumer_bound);
-        pr.number("ring_cycles", pt.ring_cycles);
-        if (pr.value().is_object() && pr.value().contains("line_read_cycles"))
-          pr.number("line_read_cycles", pt.line_read_cycles);
+        read_point(pr, pt);
         if (pr.error().empty() && !c.handoff.points.empty() &&
             pt.frame_bytes <= c.handoff.points.back().frame_bytes)
           pr.fail(pr.name("frame_bytes"), "must be above the previous point's");
         h.take(pr);
         c.handoff.points.push_back(pt);
       }
+    }
+    if (h.error().empty() && h.value().is_object() && h.value().contains("spread")) {
+      Reader sr = h.sub("spread");
+      read_point(sr, c.handoff.spread);
+      h.take(sr);
     }
     r.take(h);
   }
@@ -414,6 +447,8 @@ Result<Calibration> parse_calibration(const std::string& text, const std::string
     p.fail(p.name("tx_cycles_per_packet"),
            "must not exceed io_cycles_per_packet (it is part of it)");
   if (has_handoff) p.number("frame_bytes", c.pipeline.frame_bytes);
+  if (p.value().is_object() && p.value().contains("out_ports"))
+    p.count("out_ports", c.pipeline.out_ports, 1u);  // absent: written before
   if (const json* els = p.field("elements"); els != nullptr) {
     if (!els->is_array()) p.fail(p.name("elements"), "must be an array");
     for (size_t i = 0; p.error().empty() && els->is_array() && i < els->size(); ++i) {

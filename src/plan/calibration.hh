@@ -60,6 +60,13 @@ struct RingCost {
   // it again once the consumer has read it. 0: not measured (one CPU, a file without them).
   double line_read_cycles = 0;
   double line_rewrite_cycles = 0;
+  // The same lines read by a consumer that scans them as a payload scanner does: it works on each
+  // line (measure_machine.cc kPayloadWorkCycles) and asks for a frame's lines
+  // kWholeFrameReadAhead packets ahead, so the transfers overlap its work; per line, what is left
+  // beyond the work (0: all of it hidden). The charge for an element that reads the whole frame.
+  // kNotMeasured: a file without it (line_read_cycles is charged instead).
+  static constexpr double kNotMeasured = -1;
+  double line_scan_cycles = kNotMeasured;
 };
 
 // The plain ring's enqueue + dequeue: the figure that tells the machine's cross-CPU regime
@@ -110,6 +117,9 @@ struct HandoffCost {
   unsigned attempts = 0;             // sets of points measured until the ring stayed in one regime
   bool consistent = false;           // every point's ring of one regime (else the last attempt's)
   std::vector<HandoffPoint> points;  // by frame size, ascending; empty: not measured
+  // The spread reference (measure_handoff.hh kHandoffSpreadReference: each flow routed to one of
+  // two ports) at kHandoffSpreadFrame; frame_bytes 0: not measured (an older file).
+  HandoffPoint spread;
 };
 
 // Each side's cycles per packet for frames of `frame_bytes`: linear in the frame's cache lines
@@ -124,6 +134,11 @@ double handoff_producer_cycles(const HandoffCost& h, const RingCost& ring, doubl
                                size_t line_bytes, unsigned batch, const RingCost* now = nullptr);
 double handoff_consumer_cycles(const HandoffCost& h, const RingCost& ring, double frame_bytes,
                                size_t line_bytes, unsigned batch, const RingCost* now = nullptr);
+// What the consumer pays beyond handoff_consumer_cycles when the packets leave by several ports:
+// the spread point's consumer less the points' at its frame size, both scaled to `now` as
+// handoff_consumer_cycles does (at least 0; 0 without a spread point).
+double handoff_spread_cycles(const HandoffCost& h, const RingCost& ring, size_t line_bytes,
+                             unsigned batch, const RingCost* now = nullptr);
 
 // One element of the pipeline as measured (the element profile of paper 002 §3.2: C(i), S(i),
 // N(i)): cycles in process_batch per packet and per batch, and its tables.
@@ -149,8 +164,13 @@ struct PipelineMeasure {
   // (WorkerReport::tx_flush_cycles). A pipelined placement does it on the stage that transmits.
   double tx_cycles_per_packet = 0;
   double frame_bytes = 0;  // mean bytes per received packet (0: not known, a format-1 file)
+  // The ports that sent at least kSpreadPortShare of the transmitted packets (1: a file without
+  // it). With 2 or more, a cut's consumer pays HandoffCost::spread's extra.
+  unsigned out_ports = 1;
   std::vector<ElementMeasure> elements;  // in the pipeline's declaration order
 };
+
+inline constexpr double kSpreadPortShare = 0.1;
 
 struct Calibration {
   int format = kCalibrationFormat;

@@ -1,8 +1,11 @@
 #include "plan/measure_handoff.hh"
 
 #include <rte_lcore.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "core/median.hh"
@@ -16,7 +19,7 @@ constexpr unsigned kHandoffFlows = 1024;
 constexpr const char* kHandoffSink = "net_null0,no-rx=1";
 constexpr const char* kPipelinerClass = "Pipeliner";
 constexpr const char* kProducerElements[] = {"in"};
-constexpr const char* kConsumerElements[] = {"check", "ttl", "out"};
+constexpr const char* kConsumerElements[] = {"check", "route", "ttl", "out"};
 constexpr unsigned kCutWorkers = 2;
 // The consumer bounds the cut when at least this share of the producer's bursts met a full ring.
 constexpr double kConsumerBoundShare = 0.5;
@@ -32,6 +35,7 @@ Result<HandoffRun> reduce_handoff_run(const RunReport& r, bool cut) {
   if (r.packets_in == 0 || r.duration_s <= 0 || r.tsc_hz <= 0)
     return make_error("the hand-off reference received no packets");
   const unsigned stages = cut ? 2 : 1;
+  HandoffRun out;
   double cpu_s[2] = {0, 0}, share[2] = {0, 0}, busy[2] = {0, 0};
   uint64_t packets[2] = {0, 0};
   unsigned workers[2] = {0, 0};
@@ -39,10 +43,10 @@ Result<HandoffRun> reduce_handoff_run(const RunReport& r, bool cut) {
     if (w.stage >= stages) return make_error("the hand-off reference ran more stages than asked");
     cpu_s[w.stage] += w.cpu_s;
     busy[w.stage] += static_cast<double>(w.busy_cycles);
+    out.tx_flush += static_cast<double>(w.tx_flush_cycles);
     packets[w.stage] += w.stage_packets;
     ++workers[w.stage];
   }
-  HandoffRun out;
   for (unsigned s = 0; s < stages; ++s) {
     if (workers[s] == 0 || packets[s] == 0 || cpu_s[s] <= 0)
       return make_error("stage " + std::to_string(s) + " of the hand-off reference did no work");
@@ -51,6 +55,7 @@ Result<HandoffRun> reduce_handoff_run(const RunReport& r, bool cut) {
   }
   const unsigned consumer = cut ? 1 : 0;
   const auto pkts = static_cast<double>(r.packets_in);
+  out.tx_flush *= share[consumer] / pkts;
   if (cut) out.consumer_busy = busy[1] * share[1] / static_cast<double>(packets[1]);
   for (const ElementReport& e : r.elements) {
     const auto wall = static_cast<double>(e.cycles);
@@ -85,7 +90,9 @@ HandoffPoint handoff_point(unsigned frame_bytes, const std::vector<HandoffRun>& 
   });
   const HandoffRun& c = sorted[sorted.size() / 2];
   p.clone_cycles_per_packet = c.stage_cycles[0];
-  p.consumer_elements_clone_cycles = c.consumer_elements;
+  // The cloned run's transmit flushes count with its elements: the model charges the pipeline's
+  // own on the last stage (0 for the reference, whose whole batches leave from `out`).
+  p.consumer_elements_clone_cycles = c.consumer_elements + c.tx_flush;
   p.clone_io_cycles_per_packet =
       std::max(0.0, c.stage_cycles[0] - c.producer_elements - c.consumer_elements);
   p.consumer_stage_cycles_per_packet =
@@ -101,7 +108,8 @@ HandoffPoint handoff_point(unsigned frame_bytes, const std::vector<HandoffRun>& 
   // own loop and dispatch. Where the runs did not time them (an older runtime), its elements'
   // extra cycles and the dequeue as timed, else the plain ring's.
   const double busy = median(cut, [](const HandoffRun& r) { return r.consumer_busy; });
-  const double elements = median(cut, [](const HandoffRun& r) { return r.consumer_elements; });
+  const double elements =
+      median(cut, [](const HandoffRun& r) { return r.consumer_elements + r.tx_flush; });
   const double dequeue = median(cut, [](const HandoffRun& r) { return r.dequeue; });
   p.consumer_cycles_per_packet = busy > 0
                                      ? std::max(0.0, busy - p.consumer_elements_clone_cycles)
@@ -120,11 +128,41 @@ HandoffPoint handoff_point(unsigned frame_bytes, const std::vector<HandoffRun>& 
 
 namespace {
 
-// The runs of the reference at one frame size.
-Result<HandoffPoint> point_at(unsigned frame, unsigned batch, const RingCost& ring) {
+// Where the spread reference's routes are written: a file of this process's own, removed when
+// the measurement ends.
+class SpreadRoutes {
+ public:
+  SpreadRoutes()
+      : path_(std::filesystem::temp_directory_path() /
+              ("fulcrum-handoff-routes-" + std::to_string(::getpid()) + ".txt")) {}
+  ~SpreadRoutes() {
+    std::error_code ignored;
+    std::filesystem::remove(path_, ignored);
+  }
+  SpreadRoutes(const SpreadRoutes&) = delete;
+  SpreadRoutes& operator=(const SpreadRoutes&) = delete;
+  Result<std::string> write() const {
+    std::ofstream out(path_);
+    out << kHandoffSpreadRoutes;
+    out.close();
+    if (!out)
+      return make_error("cannot write the hand-off reference's routes to " + path_.string());
+    return path_.string();
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// The runs of the reference (with `routes`, the spread reference) at one frame size.
+Result<HandoffPoint> point_at(unsigned frame, unsigned batch, const RingCost& ring,
+                              const std::string& routes = "") {
   RunOptions o;
   o.pipeline_file = "handoff-reference.click";
-  o.pipeline_text = kHandoffReference;
+  o.pipeline_text = routes.empty() ? std::string(kHandoffReference)
+                                   : "in :: FromInput -> check :: CheckIPHeader -> route :: "
+                                     "IPLookup(\"" +
+                                         routes + "\") -> ttl :: DecIPTTL -> out :: ToOutput;";
   o.ports = {"gen:size=" + std::to_string(frame) + ",flows=" + std::to_string(kHandoffFlows),
              kHandoffSink};
   o.batch = batch;
@@ -163,13 +201,25 @@ Result<HandoffCost> measure_handoff(unsigned batch, unsigned cpus) {
   h.cross_core = true;
   // The ring before and after every point; all within kSameRegime of each other, or the whole
   // set again (a machine that changes regime meanwhile gives points of both).
+  SpreadRoutes spread_routes;
+  Result<std::string> routes = spread_routes.write();
+  if (!routes) return make_error(routes.error());
+  struct Job {
+    unsigned frame;
+    bool spread;
+  };
+  std::vector<Job> jobs;
+  for (unsigned frame : kHandoffFrames) jobs.push_back({frame, false});
+  jobs.push_back({kHandoffSpreadFrame, true});
   for (h.attempts = 1; h.attempts <= kHandoffAttempts; ++h.attempts) {
     h.points.clear();
+    h.spread = HandoffPoint{};
     Result<RingCost> before = measure_ring(batch, cpus);
     if (!before) return make_error(before.error());
     double lo = ring_cycles(before.value()), hi = lo;
-    for (unsigned frame : kHandoffFrames) {
-      Result<HandoffPoint> pt = point_at(frame, batch, before.value());
+    for (const Job& job : jobs) {
+      Result<HandoffPoint> pt =
+          point_at(job.frame, batch, before.value(), job.spread ? routes.value() : "");
       if (!pt) return make_error(pt.error());
       Result<RingCost> after = measure_ring(batch, cpus);
       if (!after) return make_error(after.error());
@@ -178,7 +228,7 @@ Result<HandoffCost> measure_handoff(unsigned batch, unsigned cpus) {
           (before.value().line_read_cycles + after.value().line_read_cycles) / 2;
       lo = std::min(lo, ring_cycles(after.value()));
       hi = std::max(hi, ring_cycles(after.value()));
-      h.points.push_back(pt.value());
+      (job.spread ? h.spread : h.points.emplace_back()) = pt.value();
       before = after;
     }
     h.consistent = same_regime(lo, hi);

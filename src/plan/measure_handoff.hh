@@ -19,6 +19,12 @@ namespace fulcrum::plan {
 // in on, the generator, whose TX frees the buffers into the consumer's mempool cache.
 inline constexpr const char* kHandoffReference =
     "in :: FromInput -> check :: CheckIPHeader -> ttl :: DecIPTTL -> out :: ToOutput;";
+// The spread reference: the same with `route` before `ttl`, routing each flow to one of two ports
+// (two /1 routes in a file of the run's own) as the routers do: the consumer then frees its
+// buffers in two groups per batch and they come back to the producer out of order
+// (HandoffCost::spread). Its points' frame size.
+inline constexpr const char* kHandoffSpreadRoutes = "0.0.0.0/1 0\n128.0.0.0/1 1\n";
+inline constexpr unsigned kHandoffSpreadFrame = 64;
 inline constexpr unsigned kHandoffFrames[] = {64, 512};
 inline constexpr unsigned kHandoffRuns = 3;
 inline constexpr double kHandoffSecondsPerRun = 0.5;
@@ -29,7 +35,8 @@ inline constexpr double kHandoffSecondsPerRun = 0.5;
 struct HandoffRun {
   double stage_cycles[2] = {0, 0};  // each stage's CPU cycles per packet (cloned: stage 0 only)
   double producer_elements = 0;     // in, and the Pipeliner's enqueue (cut)
-  double consumer_elements = 0;     // check, ttl, out
+  double consumer_elements = 0;     // check, route, ttl, out
+  double tx_flush = 0;              // the workers' transmit flushes (WorkerReport::tx_flush_cycles)
   double pipeliner = 0;             // the Pipeliner's own cycles (the producer's enqueue)
   double dequeue = 0;  // the consumer's dequeues with the prefetch of their lines (0: not reported)
   double consumer_busy = 0;     // the consumer's loop iterations that took packets (0: not timed)
@@ -51,8 +58,9 @@ HandoffPoint handoff_point(unsigned frame_bytes, const std::vector<HandoffRun>& 
 inline constexpr double kSameRegime = 1.6;
 bool same_regime(double ring_a, double ring_b);
 
-// Runs the reference at each of kHandoffFrames, the ring measured before and after each point
-// (HandoffPoint::ring_cycles); when they are not all of one regime, the whole set again, at most
+// Runs the reference at each of kHandoffFrames and the spread reference at kHandoffSpreadFrame,
+// the ring measured before and after each point (HandoffPoint::ring_cycles); when they are not
+// all of one regime, the whole set again, at most
 // kHandoffAttempts times (HandoffCost::consistent says whether the last one was). Needs the EAL
 // with 2 worker lcores on 2 CPUs; with fewer it returns no points (the model then charges the
 // ring).

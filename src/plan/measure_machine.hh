@@ -37,7 +37,10 @@ Result<RingCost> measure_ring(unsigned batch, unsigned cpus);
 
 // The cost of the frame's lines beyond the header's (RingCost::line_read_cycles,
 // line_rewrite_cycles) at cost.batch: the ring again with frames of 8 lines, the producer writing
-// every line, the consumer reading the first two lines, then all 8. Left 0 on one CPU.
+// every line, the consumer reading the first two lines, then all 8 one after the other; and
+// RingCost::line_scan_cycles: the same with the consumer working on each line and asking for each
+// frame's lines kWholeFrameReadAhead packets ahead, as the runtime's whole-frame readers do.
+// Left as they are on one CPU.
 Status measure_frame_lines(RingCost& cost, unsigned cpus);
 
 }  // namespace fulcrum::plan

@@ -53,6 +53,7 @@ ServerProfile server_profile(const Calibration& c) {
   s.batch = c.pipeline.batch > 0 ? c.pipeline.batch : kDefaultBatch;
   s.io_cycles_per_packet = c.pipeline.io_cycles_per_packet;
   s.tx_cycles_per_packet = c.pipeline.tx_cycles_per_packet;
+  s.spread = c.pipeline.out_ports > 1;
   return s;
 }
 
@@ -64,8 +65,11 @@ ServerProfile follow_regime(const ServerProfile& s, const RingCost& now) {
 }
 
 double consumer_handoff(const ServerProfile& s) {
+  const RingCost* now = s.ring_now > 0 ? &s.ring : nullptr;
   return handoff_consumer_cycles(s.handoff, s.ring, s.frame_bytes, s.machine.line_bytes, s.batch,
-                                 s.ring_now > 0 ? &s.ring : nullptr);
+                                 now) +
+         (s.spread ? handoff_spread_cycles(s.handoff, s.ring, s.machine.line_bytes, s.batch, now)
+                   : 0);
 }
 
 double producer_handoff(const ServerProfile& s, bool first) {
@@ -73,6 +77,10 @@ double producer_handoff(const ServerProfile& s, bool first) {
   if (!first) return enqueue_cycles(s.ring, s.batch);
   return handoff_producer_cycles(s.handoff, s.ring, s.frame_bytes, s.machine.line_bytes, s.batch,
                                  s.ring_now > 0 ? &s.ring : nullptr);
+}
+
+double line_cycles(const RingCost& r) {
+  return r.line_scan_cycles >= 0 ? r.line_scan_cycles : r.line_read_cycles;
 }
 
 double extra_lines_read(const ServerProfile& s, const std::vector<ChainElement>& chain,
@@ -130,7 +138,7 @@ PlacementPrediction predict(const ServerProfile& s, const std::vector<ChainEleme
     }
     if (j > 0) {
       sp.sync += consumer_handoff(s);
-      sp.frame_lines += extra_lines_read(s, chain, st.first, st.last) * s.ring.line_read_cycles;
+      sp.frame_lines += extra_lines_read(s, chain, st.first, st.last) * line_cycles(s.ring);
     }
     if (j + 1 < stages.size()) sp.sync += producer_handoff(s, j == 0);
     // The first stage writes the frame again (RX) once later stages have read its lines.

@@ -13,8 +13,9 @@
 //           calibration, one CPU): the plain ring's costs.
 //           Plus the frame's lines the stage reads beyond the reference's header line: a stage
 //           with an element that reads the whole frame (ElementTraits::reads) pays
-//           (frame lines - 1) x RingCost::line_read_cycles to bring them from the first stage's
-//           core (its RX wrote the frame), and the first stage pays line_rewrite_cycles for each
+//           (frame lines - 1) x RingCost::line_scan_cycles (line_cycles) to bring them from the
+//           first stage's core (its RX wrote the frame) beyond the work it does on them, and the
+//           first stage pays line_rewrite_cycles for each
 //           such line it writes again (the lines a header-reading stage never asks for stay in
 //           the first stage's cache).
 //   O_j^c = sum_i e_i x N(i) x [ (pi_j^L2 - pi^LLC) x O_l + pi^LLC x O_m ]
@@ -51,6 +52,9 @@ struct ServerProfile {
   unsigned batch = 64;
   double io_cycles_per_packet = 0;  // RX, loop and TX work, on the first stage
   double tx_cycles_per_packet = 0;  // of it: transmit flushes, on the last stage when cut
+  // The packets leave by several ports (PipelineMeasure::out_ports): a cut's consumer also pays
+  // handoff_spread_cycles.
+  bool spread = false;
   // The plain ring's enqueue + dequeue (ring_cycles()) measured when the prediction is made, `ring`
   // then being that measurement: the hand-off is scaled to it (calibration.hh handoff_*_cycles).
   // 0: the hand-off as measured.
@@ -84,9 +88,13 @@ struct ChainElement {
 // is not known).
 double extra_lines_read(const ServerProfile& s, const std::vector<ChainElement>& chain,
                         size_t first, size_t last);
+// What each of those lines costs the stage that reads them: RingCost::line_scan_cycles, or
+// line_read_cycles where the calibration has no scan figure.
+double line_cycles(const RingCost& r);
 
 // The hand-off cycles per packet a stage pays for receiving (consumer) and for sending
-// (producer; `first`: the first stage, whose RX/TX change the runtime measurement carries).
+// (producer; `first`: the first stage, whose RX/TX change the runtime measurement carries). The
+// consumer's includes the spread extra when the packets leave by several ports (ServerProfile).
 double consumer_handoff(const ServerProfile& s);
 double producer_handoff(const ServerProfile& s, bool first);
 

@@ -58,7 +58,8 @@ const std::vector<std::string>& assumptions() {
       "cache lines between the measured frame sizes, scaled to the plain ring measured before "
       "the prediction (the machine's cross-CPU regime), whatever the distance between cores",
       "a stage with an element that reads the whole frame (ElementTraits::reads) pays for each "
-      "line beyond the header as measured with the ring (dependent reads from the other core), "
+      "line beyond the header what it cost beyond a scan's work with the ring (the lines "
+      "written on the other core, asked for a few packets ahead), "
       "and the first stage for writing those lines again; an element reading part of the "
       "payload is charged as a header reader",
       "a table whose element counts its keys (the MAC table) is touched only on its keys' "
@@ -228,6 +229,14 @@ Result<PipelineMeasure> measure_pipeline(const RunOptions& options, double secon
   for (const WorkerReport& w : r.per_worker) flush_cycles += w.tx_flush_cycles;
   m.tx_cycles_per_packet = std::min(m.io_cycles_per_packet, static_cast<double>(flush_cycles) /
                                                                 static_cast<double>(r.packets_in));
+  uint64_t sent = 0;
+  for (const PortReport& port : r.ports) sent += port.tx_packets;
+  unsigned spread = 0;
+  for (const PortReport& port : r.ports)
+    spread += static_cast<double>(port.tx_packets) >= kSpreadPortShare * static_cast<double>(sent)
+                  ? 1
+                  : 0;
+  m.out_ports = std::max(1u, spread);
   return m;
 }
 
@@ -366,9 +375,9 @@ std::string plan_text(const Plan& p) {
       s.ring.same_core_cycles_per_packet, s.ring.enqueue_cycles_per_burst,
       s.ring.dequeue_cycles_per_burst);
   o += printf_string(
-      "a frame's line beyond the header (cycles): read from the other core %.1f, written again "
-      "once read %.1f%s\n",
-      s.ring.line_read_cycles, s.ring.line_rewrite_cycles,
+      "a frame's line beyond the header (cycles): read from the other core %.1f (scanned, beyond "
+      "the scan's work: %.1f), written again once read %.1f%s\n",
+      s.ring.line_read_cycles, line_cycles(s.ring), s.ring.line_rewrite_cycles,
       s.ring_now > 0 ? "; the hand-off scaled to the ring measured now" : "");
   if (s.handoff.points.empty()) {
     o += "runtime hand-off: not measured (one CPU, or a format-1 calibration): the ring's costs "
@@ -379,8 +388,12 @@ std::string plan_text(const Plan& p) {
       o += printf_string(" %u B: producer %.1f, consumer %.1f%s;", h.frame_bytes,
                          h.producer_cycles_per_packet, h.consumer_cycles_per_packet,
                          h.consumer_bound ? " (consumer bound)" : "");
-    o += printf_string(" this pipeline's %.0f B frames: producer %.1f, consumer %.1f\n",
-                       s.frame_bytes, producer_handoff(s, true), consumer_handoff(s));
+    if (s.handoff.spread.frame_bytes != 0)
+      o += printf_string(" routed over two ports at %u B: consumer %.1f;",
+                         s.handoff.spread.frame_bytes, s.handoff.spread.consumer_cycles_per_packet);
+    o += printf_string(" this pipeline's %.0f B frames%s: producer %.1f, consumer %.1f\n",
+                       s.frame_bytes, s.spread ? " leaving by several ports" : "",
+                       producer_handoff(s, true), consumer_handoff(s));
   }
   o += printf_string(
       "RX/TX and loop: %.1f cycles/packet, of which transmit flushes %.1f (on the last stage when "
@@ -499,7 +512,9 @@ std::string plan_json(const Plan& p) {
                     {"ring_now", p.server.ring_now},
                     {"line_read_cycles", p.server.ring.line_read_cycles},
                     {"line_rewrite_cycles", p.server.ring.line_rewrite_cycles},
+                    {"line_cycles_charged", line_cycles(p.server.ring)},
                     {"frame_bytes", p.server.frame_bytes},
+                    {"leaves_by_several_ports", p.server.spread},
                     {"producer_cycles_per_packet", producer_handoff(p.server, true)},
                     {"consumer_cycles_per_packet", consumer_handoff(p.server)}}},
                   {"elements", elements},

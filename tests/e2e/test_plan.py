@@ -2,7 +2,8 @@
 """End to end: `fulcrum plan` (docs/placement-model.md) on the IPv4 router.
 
 1. `plan --calibrate` with the pipeline writes the calibration: the machine (caches, TSC),
-   memory latencies, the ring hand-off, and every element's cycles; IPLookup's lookup profile
+   memory latencies, the ring hand-off (the spread reference too), the ports the router's
+   packets leave by (2), and every element's cycles; IPLookup's lookup profile
    (its prefetch group and the 6 x 7 grid of hot cycles). Without a pipeline: the machine only.
 2. `plan --cores 2` from that file prints cloning and every single cut (one per element between
    FromInput and ToOutput) in the --placement form, each with its stages and its bottleneck, the
@@ -63,8 +64,15 @@ def main():
                         handoff.get("attempts", 0) < 1 or
                         not all(p["ring_cycles"] > 0 for p in points))):
         failures.append(f"handoff: format {cal.get('format')}, {handoff}")
+    # With the points, the spread reference (each flow routed to one of two ports) at 64 B.
+    spread = handoff.get("spread", {})
+    if points and not (spread.get("frame_bytes") == 64 and spread.get("ring_cycles", 0) > 0):
+        failures.append(f"handoff spread point: {spread}")
     if not cal["pipeline"].get("frame_bytes", 0) > 0:
         failures.append(f"pipeline frame bytes: {cal['pipeline']}")
+    # The router's routes send about half the packets out of each of the two ports.
+    if cal["pipeline"].get("out_ports") != 2:
+        failures.append(f"pipeline out ports: {cal['pipeline'].get('out_ports')}")
     elements = cal["pipeline"]["elements"]
     classes = [e["class"] for e in elements]
     if classes != ["FromInput", "CheckIPHeader", "IPLookup", "DecIPTTL", "EtherRewrite",

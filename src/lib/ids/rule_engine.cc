@@ -275,6 +275,15 @@ bool Matcher::payload_matches(uint32_t r, const uint8_t* buf, uint32_t len, uint
   return true;
 }
 
+void Matcher::prefetch_payload(const PacketView& v) {
+  constexpr uintptr_t kLine = 64;
+  const auto first = reinterpret_cast<uintptr_t>(v.ip_payload) & ~(kLine - 1);
+  const uintptr_t end = reinterpret_cast<uintptr_t>(v.ip_payload) +
+                        std::min(v.ip_payload_len, kPayloadPrefetchLines * uint32_t{kLine});
+  for (uintptr_t line = first; line < end; line += kLine)
+    __builtin_prefetch(reinterpret_cast<const void*>(line));
+}
+
 void Matcher::prefilter_hyperscan(const PacketView* v, uint32_t n) {
   for (uint32_t k = 0; k < n; ++k) {
     group_hits_[k].clear();
@@ -285,7 +294,9 @@ void Matcher::prefilter_hyperscan(const PacketView* v, uint32_t n) {
   const hs_database_t* db = rules_->literal_db();
   uint32_t joined = 0;  // payloads in joined_
   uint32_t at = 0;      // bytes in joined_
+  for (uint32_t k = 0; k < std::min(n, kWholeFrameReadAhead); ++k) prefetch_payload(v[k]);
   for (uint32_t k = 0; k < n; ++k) {
+    if (k + kWholeFrameReadAhead < n) prefetch_payload(v[k + kWholeFrameReadAhead]);
     const uint32_t len = v[k].ip_payload_len;
     if (len > kJoinBytes || n == 1) {  // too long, or nothing to share a call with
       std::vector<Hit>& h = group_hits_[k];

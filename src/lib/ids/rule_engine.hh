@@ -39,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "core/packet_reads.hh"
 #include "core/result.hh"
 #include "lib/ids/aho_corasick.hh"
 #include "lib/ids/flow_bits.hh"
@@ -323,6 +324,11 @@ class Matcher {
   // the payload it lies in and dropped when it starts in the one before; longer payloads, and a
   // single one, are scanned alone.
   void prefilter_hyperscan(const PacketView* v, uint32_t n);
+  // The scan reads a payload line after line, each a miss when the frame was written on another
+  // core (a pipelined cut, a NIC's DMA into the LLC): prefilter_hyperscan asks for the payload
+  // kWholeFrameReadAhead packets ahead, its first kPayloadPrefetchLines lines.
+  static constexpr uint32_t kPayloadPrefetchLines = 24;
+  static void prefetch_payload(const PacketView& v);
   void prefilter(const PacketView* v, uint32_t lanes) {
     for (uint32_t l = 0; l < lanes; ++l) {
       hits_[l].clear();

@@ -14,8 +14,8 @@ enum class PacketReads : uint8_t {
 
 // An element that reads whole frames asks for a frame's lines this many packets before it reads
 // them (IDSMatch's scan), so that the lines of packets written on another core arrive while the
-// packets before are worked on. The calibration's line-read measurement does the same
-// (plan::measure_frame_lines).
+// packets before are worked on. The calibration's scan of a frame's lines does the same
+// (plan::measure_frame_lines, RingCost::line_scan_cycles).
 inline constexpr uint32_t kWholeFrameReadAhead = 4;
 
 }  // namespace fulcrum

@@ -117,7 +117,7 @@ struct HandoffCost {
   unsigned attempts = 0;             // sets of points measured until the ring stayed in one regime
   bool consistent = false;           // every point's ring of one regime (else the last attempt's)
   std::vector<HandoffPoint> points;  // by frame size, ascending; empty: not measured
-  // The spread reference (measure_handoff.hh kHandoffSpreadReference: each flow routed to one of
+  // The spread reference (measure_handoff.hh kHandoffSpreadRoutes: each flow routed to one of
   // two ports) at kHandoffSpreadFrame; frame_bytes 0: not measured (an older file).
   HandoffPoint spread;
 };

@@ -444,33 +444,38 @@ Result<RingCost> measure_ring(unsigned batch, unsigned cpus) {
 Status measure_frame_lines(RingCost& cost, unsigned cpus) {
   if (!cost.cross_core || cpus < 2) return {};
   // The same frames, the consumer reading the first two lines or all of them: the difference is
-  // the extra lines' cost on each side (the producer's: writing them again once read).
-  Touch head{.lines = kFrameLines,
-             .whole = false,
-             .handoffs = kFrameHandOffs,
-             .stride = kFrameStride,
-             .shuffled = true};
-  Touch whole = head;
-  whole.whole = true;
-  Result<RingCost> a = ring_at(cost.batch, cpus, head);
-  if (!a) return make_error(a.error());
-  Result<RingCost> b = ring_at(cost.batch, cpus, whole);
-  if (!b) return make_error(b.error());
-  Touch head_scan = head;
-  head_scan.scan = true;
-  Touch whole_scan = whole;
-  whole_scan.scan = true;
-  Result<RingCost> c = ring_at(cost.batch, cpus, head_scan);
-  if (!c) return make_error(c.error());
-  Result<RingCost> d = ring_at(cost.batch, cpus, whole_scan);
-  if (!d) return make_error(d.error());
-  const double extra = kFrameLines - 2;
-  cost.line_read_cycles = std::max(
-      0.0, (b.value().dequeue_cycles_per_packet - a.value().dequeue_cycles_per_packet) / extra);
-  cost.line_rewrite_cycles = std::max(
-      0.0, (b.value().enqueue_cycles_per_packet - a.value().enqueue_cycles_per_packet) / extra);
-  cost.line_scan_cycles = std::max(
-      0.0, (d.value().dequeue_cycles_per_packet - c.value().dequeue_cycles_per_packet) / extra);
+  // the extra lines' cost on each side (the producer's: writing them again once read); once with
+  // dependent reads, once scanned (Touch::scan).
+  struct PerLine {
+    double consumer = 0, producer = 0;
+  };
+  auto per_line = [&](bool scan) -> Result<PerLine> {
+    Touch head{.lines = kFrameLines,
+               .whole = false,
+               .scan = scan,
+               .handoffs = kFrameHandOffs,
+               .stride = kFrameStride,
+               .shuffled = true};
+    Touch whole = head;
+    whole.whole = true;
+    Result<RingCost> a = ring_at(cost.batch, cpus, head);
+    if (!a) return make_error(a.error());
+    Result<RingCost> b = ring_at(cost.batch, cpus, whole);
+    if (!b) return make_error(b.error());
+    const double extra = kFrameLines - 2;
+    return PerLine{
+        std::max(0.0, (b.value().dequeue_cycles_per_packet - a.value().dequeue_cycles_per_packet) /
+                          extra),
+        std::max(0.0, (b.value().enqueue_cycles_per_packet - a.value().enqueue_cycles_per_packet) /
+                          extra)};
+  };
+  Result<PerLine> read = per_line(false);
+  if (!read) return make_error(read.error());
+  Result<PerLine> scanned = per_line(true);
+  if (!scanned) return make_error(scanned.error());
+  cost.line_read_cycles = read.value().consumer;
+  cost.line_rewrite_cycles = read.value().producer;
+  cost.line_scan_cycles = scanned.value().consumer;
   return {};
 }
 

@@ -75,15 +75,15 @@ uint16_t Worker::receive(const RxQueue& rxq, PacketBatch& batch, std::atomic<int
   // buffer (which takes the annotations with it), or the frame is dropped (multi-segment) when
   // it cannot be; that second pass runs only when a chain came in.
   uint64_t bytes = 0;
-  bool chained = false;
+  uint16_t segs = 0;  // the segment counts ORed: above 1 when any packet is a chain
   for (uint16_t i = 0; i < n; ++i) {
     Packet* m = pkts[i];
     bytes += m->pkt_len;
-    chained |= m->nb_segs > 1;
+    segs |= m->nb_segs;
     set_rx_anno(m, rxq.port, (m->ol_flags & RTE_MBUF_F_RX_RSS_HASH) != 0 ? m->hash.rss : 0);
   }
   uint16_t kept = n;
-  if (chained) [[unlikely]] {
+  if (segs > 1) [[unlikely]] {
     kept = 0;
     for (uint16_t i = 0; i < n; ++i) {
       Packet* m = pkts[i];
@@ -112,11 +112,11 @@ uint16_t Worker::receive(const RxQueue& rxq, PacketBatch& batch, std::atomic<int
 
 void Worker::transmit(PacketBatch& batch) {
   // Most batches leave through one port (an echo, any pipeline that does not route): one pass
-  // over the first-line annotations finds that out (it stops at the first packet for another
-  // port), and the batch goes to the port whole, from the batch's own array when the port's
-  // buffer is empty. Per packet, the buffer's count and byte total live in memory, and the
-  // load-add-store chain through them was most of the transmit path's time (perf annotate, L2
-  // echo).
+  // over the first-line annotations finds that out, and the batch goes to the port whole, from
+  // the batch's own array when the port's buffer is empty. Per packet, the buffer's count and
+  // byte total live in memory, and the load-add-store chain through them was most of the
+  // transmit path's time (perf annotate, L2 echo). The pass has no early exit: its ports are
+  // compared by XOR and ORed, a loop without a branch per packet.
   const auto nports = static_cast<uint16_t>(ports_.size());
   const auto put = [&](uint16_t port, Packet* p) {
     if (port >= nports) {
@@ -135,13 +135,15 @@ void Worker::transmit(PacketBatch& batch) {
     Packet** pkts = batch.data();
     const uint16_t port = effective_out_port(pkts[0]);
     uint64_t bytes = 0;
+    uint32_t other = 0;  // nonzero when a packet leaves by another port
     bool stamps = false;
-    uint32_t i = 0;
-    for (; i < n && effective_out_port(pkts[i]) == port; ++i) {
-      bytes += pkts[i]->pkt_len;
-      stamps |= stamped(pkts[i]);
+    for (uint32_t i = 0; i < n; ++i) {
+      const Packet* p = pkts[i];
+      bytes += p->pkt_len;
+      other |= effective_out_port(p) ^ port;
+      stamps |= stamped(p);
     }
-    TxBuffer* tb = i == n && port < nports ? &tx_[port] : nullptr;
+    TxBuffer* tb = other == 0 && port < nports ? &tx_[port] : nullptr;
     if (tb != nullptr && tb->count + n <= burst_) {
       if (tb->count == 0 && n == burst_) {
         send(port, pkts, n, stamps, bytes);
@@ -153,10 +155,8 @@ void Worker::transmit(PacketBatch& batch) {
         if (tb->count == burst_) flush(port);
       }
     } else {
-      // Several ports, or more than the port's buffer holds: packet by packet, the scan's
-      // first i packets to the port it read.
-      for (uint32_t k = 0; k < i; ++k) put(port, pkts[k]);
-      for (uint32_t k = i; k < n; ++k) put(effective_out_port(pkts[k]), pkts[k]);
+      // Several ports, or more than the port's buffer holds: packet by packet.
+      for (uint32_t k = 0; k < n; ++k) put(effective_out_port(pkts[k]), pkts[k]);
     }
     batch.set_count(0);
     return;

@@ -73,6 +73,24 @@ TEST(Graph, LinearPipelineForwardsEveryPacketInOrder) {
   EXPECT_EQ(p.value()->dropped(), 0u);
 }
 
+// Each element's frame sizes are sampled, one packet a batch: what a placement model needs to know
+// of the frame at a cut (an element after an encapsulation receives larger frames).
+TEST(Graph, EachElementSamplesTheSizeOfTheFramesItReceives) {
+  CollectingSink sink;
+  auto p = build("FromInput -> n :: NoOp -> ToOutput;", sink);
+  ASSERT_TRUE(p.ok()) << p.error();
+  PacketBatch b;
+  fill(b, 64);
+  const uint32_t bytes = b.at(0)->pkt_len;
+  p.value()->inject(b);
+  b.clear();
+  b.push(testing::make_packet(std::vector<uint8_t>(200, 0), 0));
+  p.value()->inject(b);
+  const NodeStats& noop = stats_of(*p.value(), "n");
+  EXPECT_EQ(noop.byte_samples, 2u);
+  EXPECT_EQ(noop.sampled_bytes, bytes + 200u);
+}
+
 // The graph runs batches on its own work stack, not the machine's: a chain far longer than any
 // thread's stack allows for one frame per element (the release build crashed at 400k) loads,
 // is checked for cycles and forwards every packet in order.

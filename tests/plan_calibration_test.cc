@@ -64,6 +64,7 @@ Calibration sample() {
   e.memory.compute_cycles = 7;
   e.memory.levels = 1.25;
   e.memory.lines_per_level = 1;
+  e.frame_bytes = 134.5;
   c.pipeline.elements.push_back(e);
   return c;
 }
@@ -91,6 +92,20 @@ TEST(Calibration, WrittenAndReadBackAlike) {
   EXPECT_EQ(back.value().handoff.spread.frame_bytes, 64u);
   EXPECT_DOUBLE_EQ(back.value().handoff.spread.consumer_cycles_per_packet, 52.5);
   EXPECT_EQ(back.value().pipeline.out_ports, 2u);
+  EXPECT_DOUBLE_EQ(back.value().pipeline.elements.at(0).frame_bytes, 134.5);
+}
+
+TEST(Calibration, AFileWithoutTheElementsFrameSizesTakesThePipelines) {
+  // Written before the elements' frame sizes were measured: 0, the pipeline's frame.
+  nlohmann::json j = nlohmann::json::parse(calibration_json(sample()));
+  j["pipeline"]["elements"][0].erase("frame_bytes");
+  Result<Calibration> old = parse_calibration(j.dump(), "c.json");
+  ASSERT_TRUE(old) << old.error();
+  EXPECT_DOUBLE_EQ(old.value().pipeline.elements.at(0).frame_bytes, 0);
+  j["pipeline"]["elements"][0]["frame_bytes"] = -1;
+  Result<Calibration> bad = parse_calibration(j.dump(), "c.json");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().find("pipeline.elements[0].frame_bytes"), std::string::npos) << bad.error();
 }
 
 TEST(Calibration, AFileWithoutTheSpreadReferenceChargesNoSpread) {

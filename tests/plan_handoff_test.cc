@@ -344,6 +344,79 @@ TEST(Handoff, AStageThatReadsTheWholeFramePaysForItsLinesBeyondTheHeader) {
   EXPECT_DOUBLE_EQ(extra_lines_read(s, chain, 1, 2), 0);
 }
 
+TEST(Handoff, AStageReadsTheFrameAsItCrossesTheCut) {
+  // 64 B frames received; A encapsulates them into 134 B (3 lines, 2 beyond the header's) before
+  // the whole-frame reader B. A cut before B hands 134 B frames over, a cut before A 64 B ones.
+  ServerProfile s = server_with_handoff();
+  s.frame_bytes = 64;
+  s.ring.line_read_cycles = 10;
+  s.ring.line_rewrite_cycles = 4;
+  std::vector<ChainElement> chain = {chain_element("in", 10), chain_element("A", 100),
+                                     whole_frame("B", 100), chain_element("C", 100)};
+  chain[2].frame_bytes = 134;
+  chain[3].frame_bytes = 134;
+  EXPECT_DOUBLE_EQ(extra_lines_read(s, chain, 2, 3), 2);
+  EXPECT_DOUBLE_EQ(extra_lines_read(s, chain, 1, 3), 0);
+  const PlacementPrediction cut = predict(s, chain, {Stage{0, 1, 1}, Stage{2, 3, 1}});
+  EXPECT_DOUBLE_EQ(cut.stages[1].frame_lines, 2 * 10);
+  EXPECT_DOUBLE_EQ(cut.stages[0].frame_lines, 2 * 4);
+  // Not measured (a file written before): the pipeline's frame.
+  chain[2].frame_bytes = 0;
+  EXPECT_DOUBLE_EQ(extra_lines_read(s, chain, 2, 3), 0);
+}
+
+TEST(Handoff, TheAnnotationLineCostsTheStageThatReadsWhatAnEarlierStageWrote) {
+  // W writes the private annotation line (an ESP encapsulation's SA index), R reads it (a
+  // cipher): a cut between them reads the line from W's core (10) and has W's stage write it
+  // again (4); a cut before W, or after R, moves no annotation line.
+  ServerProfile s = server_with_handoff();
+  s.ring.line_read_cycles = 10;
+  s.ring.line_rewrite_cycles = 4;
+  std::vector<ChainElement> chain = {chain_element("in", 10), chain_element("W", 100),
+                                     chain_element("R", 100), chain_element("out", 10)};
+  chain[1].anno = kAnnoWrites;
+  chain[2].anno = kAnnoReads;
+  const std::vector<Stage> between = {Stage{0, 1, 1}, Stage{2, 3, 1}};
+  EXPECT_TRUE(receives_anno_line(chain, between, 1));
+  const PlacementPrediction p = predict(s, chain, between);
+  EXPECT_DOUBLE_EQ(p.stages[1].frame_lines, 10);
+  EXPECT_DOUBLE_EQ(p.stages[0].frame_lines, 4);
+  for (const std::vector<Stage>& none : {std::vector<Stage>{Stage{0, 0, 1}, Stage{1, 3, 1}},
+                                         std::vector<Stage>{Stage{0, 2, 1}, Stage{3, 3, 1}}}) {
+    EXPECT_FALSE(receives_anno_line(chain, none, 1));
+    const PlacementPrediction q = predict(s, chain, none);
+    EXPECT_DOUBLE_EQ(q.stages[0].frame_lines + q.stages[1].frame_lines, 0);
+  }
+  // Three stages, the reader last: the middle stage passes the packets on without touching the
+  // line; the last reads it from the first stage's core.
+  const PlacementPrediction three =
+      predict(s, chain, {Stage{0, 1, 1}, Stage{2, 2, 1}, Stage{3, 3, 1}});
+  EXPECT_DOUBLE_EQ(three.stages[0].frame_lines, 4);
+  EXPECT_DOUBLE_EQ(three.stages[1].frame_lines, 10);
+  EXPECT_DOUBLE_EQ(three.stages[2].frame_lines, 0);
+}
+
+TEST(Handoff, AStageWhoseReadersAskAheadPaysTheScansLineCost) {
+  // 512 B frames, 7 lines beyond the header: 10 cycles each read one after another, 1 scanned
+  // with the lines asked for ahead.
+  ServerProfile s = server_with_handoff();
+  s.frame_bytes = 512;
+  s.ring.line_read_cycles = 10;
+  s.ring.line_scan_cycles = 1;
+  std::vector<ChainElement> chain = {chain_element("A", 100), whole_frame("B", 100),
+                                     chain_element("C", 100)};
+  chain[1].reads = PacketReads::kWholeFrameAhead;
+  EXPECT_DOUBLE_EQ(stage_line_cycles(s, chain, 1, 2), 1);
+  EXPECT_DOUBLE_EQ(predict(s, chain, {Stage{0, 0, 1}, Stage{1, 2, 1}}).stages[1].frame_lines, 7);
+  // One element of the stage reads each line as it comes: every line a dependent read.
+  chain[2].reads = PacketReads::kWholeFrame;
+  EXPECT_DOUBLE_EQ(stage_line_cycles(s, chain, 1, 2), 10);
+  EXPECT_DOUBLE_EQ(predict(s, chain, {Stage{0, 0, 1}, Stage{1, 2, 1}}).stages[1].frame_lines, 70);
+  // Headers only: no line is charged, whatever they cost.
+  chain[2].reads = PacketReads::kHeaders;
+  EXPECT_DOUBLE_EQ(predict(s, chain, {Stage{0, 1, 1}, Stage{2, 2, 1}}).stages[1].frame_lines, 0);
+}
+
 TEST(Handoff, TheHandOffFollowsTheRegimeOfTheRingMeasuredNow) {
   // Both points measured with the ring at 26 cycles (enqueue + dequeue); the ring now at 91: the
   // hand-off 3.5 times what was measured; the frame's line costs are now's.

@@ -350,22 +350,31 @@ TEST(Planner, TheChainFollowsOutputZeroAndFoldsBranchesIntoTheirElement) {
 }
 
 TEST(Planner, EachChainElementReadsWhatItsClassDeclares) {
-  // A is a payload scanner (IDSMatch: the whole frame); C, folded into B, a cipher (IPsecAES):
-  // B's stage then reads the whole frame too. The others read headers.
+  // A is a payload scanner (IDSMatch: the whole frame, asking ahead); C, folded into B, a cipher
+  // (IPsecAES: the whole frame, each line as it comes): B's stage then reads the whole frame
+  // too. The others read headers.
   PipelineConfig config = branched_pipeline();
   config.elements[1].class_name = "IDSMatch";
   Result<Chain> chain = chain_of(config, branched_calibration());
   ASSERT_TRUE(chain) << chain.error();
   const std::vector<ChainElement>& m = chain.value().measured;
   EXPECT_EQ(m[0].reads, PacketReads::kHeaders);
-  EXPECT_EQ(m[1].reads, PacketReads::kWholeFrame);
+  EXPECT_EQ(m[1].reads, PacketReads::kWholeFrameAhead);
   EXPECT_EQ(m[2].reads, PacketReads::kHeaders);
-  EXPECT_EQ(chain.value().isolated[1].reads, PacketReads::kWholeFrame);
+  EXPECT_EQ(chain.value().isolated[1].reads, PacketReads::kWholeFrameAhead);
   config.elements[4].class_name = "IPsecAES";
   chain = chain_of(config, branched_calibration());
   ASSERT_TRUE(chain) << chain.error();
   EXPECT_EQ(chain.value().measured[2].reads, PacketReads::kWholeFrame);
   EXPECT_EQ(chain.value().measured[3].reads, PacketReads::kHeaders);
+  // The cipher reads the annotation line; folded into B, B reads it.
+  EXPECT_EQ(chain.value().measured[2].anno, kAnnoReads);
+  EXPECT_EQ(chain.value().measured[1].anno, 0);
+  // B itself a scanner that asks ahead, C folded into it a cipher: the costlier of the two.
+  config.elements[2].class_name = "IDSMatch";
+  chain = chain_of(config, branched_calibration());
+  ASSERT_TRUE(chain) << chain.error();
+  EXPECT_EQ(chain.value().measured[2].reads, PacketReads::kWholeFrame);
 }
 
 TEST(Planner, APlanListsEveryPlacementAndScalingPredictions) {

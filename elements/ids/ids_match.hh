@@ -76,7 +76,7 @@ class IDSMatch final : public ElementBase<IDSMatch> {
       "bad-ipv6-ext", "too-many-ipv6-ext", "too-many-vlan-tags", "alert"};
   static constexpr int kAlertOutput = 1;
   static constexpr ElementTraits kTraits{
-      "IDSMatch", 1, 2, kDropReasons, 1u << kAlertOutput, PacketReads::kWholeFrame};
+      "IDSMatch", 1, 2, kDropReasons, 1u << kAlertOutput, PacketReads::kWholeFrameAhead};
   static constexpr std::string_view kRulesHelp =
       "rule file (docs/ids.md); loaded and compiled once per process and shared by the workers "
       "and by IDSMatchOffload on the same file";

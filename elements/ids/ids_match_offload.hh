@@ -42,9 +42,12 @@ namespace fulcrum {
 
 class IDSMatchOffload final : public OffloadElement<IDSMatchOffload> {
  public:
-  static constexpr ElementTraits kTraits{
-      "IDSMatchOffload",       1, 2, IDSMatch::kDropReasons, 1u << IDSMatch::kAlertOutput,
-      PacketReads::kWholeFrame};
+  static constexpr ElementTraits kTraits{"IDSMatchOffload",
+                                         1,
+                                         2,
+                                         IDSMatch::kDropReasons,
+                                         1u << IDSMatch::kAlertOutput,
+                                         PacketReads::kWholeFrameAhead};
   // Write: the scan's candidate matches; region: the IP payload.
   static constexpr auto kOffload =
       offload::OffloadSpec::with_region(offload::kIdsScanKernel, 0, sizeof(offload::IdsScanResult),

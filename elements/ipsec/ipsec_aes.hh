@@ -25,8 +25,8 @@ namespace fulcrum {
 
 class IPsecAES final : public EspCryptoElement<IPsecAES> {
  public:
-  static constexpr ElementTraits kTraits{"IPsecAES",   1, 1,
-                                         kDropReasons, 0, PacketReads::kWholeFrame};
+  static constexpr ElementTraits kTraits{
+      "IPsecAES", 1, 1, kDropReasons, 0, PacketReads::kWholeFrame, kAnnoReads};
 
   void process_batch(PacketBatch& batch) override;
 };

@@ -30,8 +30,8 @@ namespace fulcrum {
 
 class IPsecAESOffload final : public EspOffloadElement<IPsecAESOffload, IPsecAES> {
  public:
-  static constexpr ElementTraits kTraits{"IPsecAESOffload",      1, 1,
-                                         IPsecAES::kDropReasons, 0, PacketReads::kWholeFrame};
+  static constexpr ElementTraits kTraits{
+      "IPsecAESOffload", 1, 1, IPsecAES::kDropReasons, 0, PacketReads::kWholeFrame, kAnnoReads};
   static constexpr offload::OffloadSpec kOffload = spec(offload::kIpsecAesKernel, 0);
   static constexpr bool kCipherStage = true;  // gather by SaConfig::device_aes
 

@@ -21,8 +21,8 @@ namespace fulcrum {
 
 class IPsecAuthHMACSHA1 final : public EspCryptoElement<IPsecAuthHMACSHA1> {
  public:
-  static constexpr ElementTraits kTraits{"IPsecAuthHMACSHA1", 1, 1,
-                                         kDropReasons,        0, PacketReads::kWholeFrame};
+  static constexpr ElementTraits kTraits{"IPsecAuthHMACSHA1",      1,         1, kDropReasons, 0,
+                                         PacketReads::kWholeFrame, kAnnoReads};
 
   void process_batch(PacketBatch& batch) override;
 };

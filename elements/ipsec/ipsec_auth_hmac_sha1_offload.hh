@@ -34,8 +34,8 @@ class IPsecAuthHMACSHA1Offload final
     : public EspOffloadElement<IPsecAuthHMACSHA1Offload, IPsecAuthHMACSHA1> {
  public:
   static constexpr ElementTraits kTraits{
-      "IPsecAuthHMACSHA1Offload",      1, 1,
-      IPsecAuthHMACSHA1::kDropReasons, 0, PacketReads::kWholeFrame};
+      "IPsecAuthHMACSHA1Offload", 1,         1, IPsecAuthHMACSHA1::kDropReasons, 0,
+      PacketReads::kWholeFrame,   kAnnoReads};
   static constexpr offload::OffloadSpec kOffload =
       spec(offload::kIpsecHmacSha1Kernel, offload::kIpsecIcvBytes);
   static constexpr bool kCipherStage = false;  // gather by SaConfig::device_hmac

@@ -55,7 +55,8 @@ class IPsecESPDecap final : public ElementBase<IPsecESPDecap> {
   static constexpr DropReasons kDropReasons{
       "not-esp",     "fragment",  "truncated",   "unknown-spi",  "replayed",  "bad-icv",
       "bad-padding", "bad-inner", "ecn-not-ect", "crypto-error", "sa-expired"};
-  static constexpr ElementTraits kTraits{"IPsecESPDecap", 1, 1, kDropReasons};
+  static constexpr ElementTraits kTraits{"IPsecESPDecap",       1,          1, kDropReasons, 0,
+                                         PacketReads::kHeaders, kAnnoWrites};
 
   Status configure(Args& args) override;
   Status initialize(const InitContext& ctx) override;

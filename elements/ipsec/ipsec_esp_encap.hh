@@ -71,7 +71,8 @@ class IPsecESPEncap final : public ElementBase<IPsecESPEncap> {
       "no-sa",     "not-ip",     "too-big",      "seq-overflow",
       "no-random", "sa-expired", "mtu-exceeded", "needs-fragmentation"};
   static constexpr int kMtuOutput = 1;
-  static constexpr ElementTraits kTraits{"IPsecESPEncap", 1, 2, kDropReasons, 0b10};
+  static constexpr ElementTraits kTraits{
+      "IPsecESPEncap", 1, 2, kDropReasons, 0b10, PacketReads::kHeaders, kAnnoReads | kAnnoWrites};
 
   Status configure(Args& args) override;
   Status initialize(const InitContext& ctx) override;

@@ -102,7 +102,10 @@ int cmd_elements(const std::vector<std::string>& args) {
                   t.drop_reasons[i].data());
     std::printf(".");
   }
-  std::printf(" Reads: %s.\n", t.reads == PacketReads::kWholeFrame ? "the whole frame" : "headers");
+  const char* reads = t.reads == PacketReads::kWholeFrame        ? "the whole frame"
+                      : t.reads == PacketReads::kWholeFrameAhead ? "the whole frame, ahead"
+                                                                 : "headers";
+  std::printf(" Reads: %s.\n", reads);
   print_arguments(*info);
   return 0;
 }

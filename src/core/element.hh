@@ -44,6 +44,7 @@ struct ElementTraits {
   // `fulcrum check` does not report them unconnected.
   uint64_t optional_outputs = 0;
   PacketReads reads = PacketReads::kHeaders;
+  uint8_t anno = 0;  // kAnnoReads | kAnnoWrites: its use of the private annotation line
 };
 
 // Where ToOutput hands packets: the worker's transmit path. transmit() takes every live packet

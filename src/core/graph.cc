@@ -243,6 +243,10 @@ void Pipeline::dispatch(int node, PacketBatch& batch) {
     if (!s.batch->empty()) {  // empty: a deferring element upstream took every packet
       Node& n = nodes_[static_cast<size_t>(s.node)];
       n.stats.in_packets += s.batch->live();
+      if (!s.batch->has_mask()) {
+        n.stats.sampled_bytes += s.batch->at(0)->pkt_len;
+        ++n.stats.byte_samples;
+      }
       current_.store(s.node, std::memory_order_relaxed);
       n.element->process_batch(*s.batch);
       forward(s.node, *s.batch, s.owned);

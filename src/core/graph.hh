@@ -39,6 +39,11 @@ struct NodeStats {
   // element's cycles running from the read after the previous one; device work that runs
   // asynchronously is not in it.
   uint64_t cycles = 0;
+  // The length of the first packet of each batch the element ran on (batches without excluded
+  // slots), summed, and how many were summed: the mean size of the frames the element receives
+  // (the frame at a pipelining cut, plan::ChainElement::frame_bytes).
+  uint64_t sampled_bytes = 0;
+  uint64_t byte_samples = 0;
 };
 
 struct Node {

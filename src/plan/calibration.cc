@@ -297,13 +297,16 @@ double dequeue_cycles(const RingCost& r, unsigned b) {
 
 std::string calibration_json(const Calibration& c) {
   json elements = json::array();
-  for (const ElementMeasure& e : c.pipeline.elements)
-    elements.push_back({{"name", e.name},
-                        {"class", e.class_name},
-                        {"cycles_per_packet", e.cycles_per_packet},
-                        {"cycles_per_batch", e.cycles_per_batch},
-                        {"packet_share", e.packet_share},
-                        {"memory", memory_json(e.memory)}});
+  for (const ElementMeasure& e : c.pipeline.elements) {
+    json el = {{"name", e.name},
+               {"class", e.class_name},
+               {"cycles_per_packet", e.cycles_per_packet},
+               {"cycles_per_batch", e.cycles_per_batch},
+               {"packet_share", e.packet_share},
+               {"memory", memory_json(e.memory)}};
+    if (e.frame_bytes > 0) el["frame_bytes"] = e.frame_bytes;
+    elements.push_back(std::move(el));
+  }
   json j = {{"format", kCalibrationFormat},
             {"created", c.created},
             {"machine",
@@ -459,6 +462,8 @@ Result<Calibration> parse_calibration(const std::string& text, const std::string
       er.number("cycles_per_packet", e.cycles_per_packet);
       er.number("cycles_per_batch", e.cycles_per_batch);
       er.number("packet_share", e.packet_share);
+      if (er.value().is_object() && er.value().contains("frame_bytes"))
+        er.number("frame_bytes", e.frame_bytes);  // absent: written before
       Reader mr = er.sub("memory");
       read_memory_profile(mr, e.memory);
       er.take(mr);

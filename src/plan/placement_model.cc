@@ -83,15 +83,52 @@ double line_cycles(const RingCost& r) {
   return r.line_scan_cycles >= 0 ? r.line_scan_cycles : r.line_read_cycles;
 }
 
+double stage_line_cycles(const ServerProfile& s, const std::vector<ChainElement>& chain,
+                         size_t first, size_t last) {
+  PacketReads reads = PacketReads::kHeaders;
+  for (size_t i = first; i <= last && i < chain.size(); ++i)
+    reads = costlier_reads(reads, chain[i].reads);
+  return reads == PacketReads::kWholeFrame ? s.ring.line_read_cycles : line_cycles(s.ring);
+}
+
 double extra_lines_read(const ServerProfile& s, const std::vector<ChainElement>& chain,
                         size_t first, size_t last) {
-  if (s.frame_bytes <= 0 || s.machine.line_bytes == 0) return 0;
+  if (first >= chain.size() || s.machine.line_bytes == 0) return 0;
   bool whole = false;
   for (size_t i = first; i <= last && i < chain.size(); ++i)
-    whole = whole || chain[i].reads == PacketReads::kWholeFrame;
-  if (!whole) return 0;
-  const double lines = std::ceil(s.frame_bytes / static_cast<double>(s.machine.line_bytes));
+    whole = whole || reads_whole_frame(chain[i].reads);
+  // The frame as it crosses the cut: what the stage's first element receives.
+  const double frame = chain[first].frame_bytes > 0 ? chain[first].frame_bytes : s.frame_bytes;
+  if (!whole || frame <= 0) return 0;
+  const double lines = std::ceil(frame / static_cast<double>(s.machine.line_bytes));
   return std::max(0.0, lines - kReferenceReadLines);
+}
+
+namespace {
+
+bool uses_anno(const std::vector<ChainElement>& chain, size_t first, size_t last, uint8_t use) {
+  for (size_t i = first; i <= last && i < chain.size(); ++i)
+    if ((chain[i].anno & use) != 0) return true;
+  return false;
+}
+
+// Whether stage j writes the annotation line that a later stage receives: it takes the line back
+// from that stage's core each time it writes it.
+bool sends_anno_line(const std::vector<ChainElement>& chain, const std::vector<Stage>& stages,
+                     size_t j) {
+  if (!uses_anno(chain, stages[j].first, stages[j].last, kAnnoWrites)) return false;
+  for (size_t k = j + 1; k < stages.size(); ++k)
+    if (receives_anno_line(chain, stages, k)) return true;
+  return false;
+}
+
+}  // namespace
+
+bool receives_anno_line(const std::vector<ChainElement>& chain, const std::vector<Stage>& stages,
+                        size_t j) {
+  if (j == 0 || j >= stages.size() || stages[j].first == 0) return false;
+  return uses_anno(chain, stages[j].first, stages[j].last, kAnnoReads) &&
+         uses_anno(chain, 0, stages[j].first - 1, kAnnoWrites);
 }
 
 double contention_per_access(const ServerProfile& s, double stage_b, double socket_b) {
@@ -138,9 +175,13 @@ PlacementPrediction predict(const ServerProfile& s, const std::vector<ChainEleme
     }
     if (j > 0) {
       sp.sync += consumer_handoff(s);
-      sp.frame_lines += extra_lines_read(s, chain, st.first, st.last) * line_cycles(s.ring);
+      sp.frame_lines += extra_lines_read(s, chain, st.first, st.last) *
+                        stage_line_cycles(s, chain, st.first, st.last);
     }
     if (j + 1 < stages.size()) sp.sync += producer_handoff(s, j == 0);
+    // The private annotation line: read from the core that wrote it, written again there.
+    if (receives_anno_line(chain, stages, j)) sp.frame_lines += s.ring.line_read_cycles;
+    if (sends_anno_line(chain, stages, j)) sp.frame_lines += s.ring.line_rewrite_cycles;
     // The first stage writes the frame again (RX) once later stages have read its lines.
     if (j == 0 && stages.size() > 1)
       sp.frame_lines += extra_lines_read(s, chain, stages[1].first, chain.size() - 1) *

@@ -81,16 +81,24 @@ struct ChainElement {
   // what was measured.
   double exposed = 1;
   PacketReads reads = PacketReads::kHeaders;  // its class's ElementTraits::reads
+  double frame_bytes = 0;  // mean bytes of the frames it receives (0: the pipeline's, not known)
+  uint8_t anno = 0;        // its class's ElementTraits::anno (kAnnoReads | kAnnoWrites)
 };
 
-// The frame's lines the elements [first, last] read beyond kReferenceReadLines: the frame's lines
-// less the reference's when one of them reads the whole frame, else 0 (0 too when the frame size
-// is not known).
+// The frame's lines the elements [first, last] read beyond kReferenceReadLines: the lines of the
+// frame as the stage receives it (chain[first].frame_bytes, else the pipeline's frame) less the
+// reference's when one of them reads the whole frame, else 0 (0 too when the frame size is not
+// known).
 double extra_lines_read(const ServerProfile& s, const std::vector<ChainElement>& chain,
                         size_t first, size_t last);
 // What each of those lines costs the stage that reads them: RingCost::line_scan_cycles, or
 // line_read_cycles where the calibration has no scan figure.
 double line_cycles(const RingCost& r);
+// The same for the stage of elements [first, last]: a dependent read each
+// (RingCost::line_read_cycles) when one of them reads each line as it comes to it
+// (PacketReads::kWholeFrame), else line_cycles: its whole-frame readers ask ahead.
+double stage_line_cycles(const ServerProfile& s, const std::vector<ChainElement>& chain,
+                         size_t first, size_t last);
 
 // The hand-off cycles per packet a stage pays for receiving (consumer) and for sending
 // (producer; `first`: the first stage, whose RX/TX change the runtime measurement carries). The
@@ -115,10 +123,17 @@ struct Stage {
   unsigned cores = 1;
 };
 
+// Whether stage j of `stages` receives the packets' private annotation line from another core:
+// one of its elements reads the line and an element of an earlier stage wrote it.
+bool receives_anno_line(const std::vector<ChainElement>& chain, const std::vector<Stage>& stages,
+                        size_t j);
+
 struct StagePrediction {
   Stage stage;
   double compute = 0, sync = 0, contention = 0, io = 0;  // cycles per packet, by term
-  double frame_lines = 0;        // of sync: the frame's lines beyond the header's (read or written)
+  // Of sync: the frame's lines beyond the header's and the private annotation line, read from or
+  // written again for another core.
+  double frame_lines = 0;
   double cycles_per_packet = 0;  // C_j
   double stage_bytes = 0;        // S_j
   double pi_l2 = 0, pi_llc = 0;

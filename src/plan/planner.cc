@@ -58,10 +58,12 @@ const std::vector<std::string>& assumptions() {
       "cache lines between the measured frame sizes, scaled to the plain ring measured before "
       "the prediction (the machine's cross-CPU regime), whatever the distance between cores",
       "a stage with an element that reads the whole frame (ElementTraits::reads) pays for each "
-      "line beyond the header what it cost beyond a scan's work with the ring (the lines "
-      "written on the other core, asked for a few packets ahead), "
-      "and the first stage for writing those lines again; an element reading part of the "
-      "payload is charged as a header reader",
+      "line of the frame as it crosses the cut (the size its first element received in the "
+      "calibration run) beyond the header: a dependent read from the other core for an element "
+      "that reads each line as it comes to it (a cipher, a MAC), what it cost beyond a scan's "
+      "work for one that asks for the lines a few packets ahead (the IDS); the first stage pays "
+      "for writing those lines again; an element reading part of the payload is charged as a "
+      "header reader",
       "a table whose element counts its keys (the MAC table) is touched only on its keys' "
       "lines (keys x lines per key, at most the table), as many keys as the calibration run "
       "saw",
@@ -152,6 +154,11 @@ PacketReads reads_of(const std::string& class_name) {
   return info != nullptr ? info->traits->reads : PacketReads::kHeaders;
 }
 
+uint8_t anno_of(const std::string& class_name) {
+  const ElementClassInfo* info = Registry::instance().find(class_name);
+  return info != nullptr ? info->traits->anno : 0;
+}
+
 }  // namespace
 
 MemoryProfile bound_by_keys(const MemoryProfile& m, const ElementReport& run) {
@@ -218,6 +225,7 @@ Result<PipelineMeasure> measure_pipeline(const RunOptions& options, double secon
     em.cycles_per_batch =
         e.batches > 0 ? static_cast<double>(e.cycles) / static_cast<double>(e.batches) : 0;
     em.packet_share = static_cast<double>(e.in_packets) / static_cast<double>(r.packets_in);
+    em.frame_bytes = e.frame_bytes;
     if (const auto it = memory.value().find(e.name); it != memory.value().end())
       em.memory = bound_by_keys(it->second, e);
     m.elements.push_back(std::move(em));
@@ -273,8 +281,10 @@ Result<Chain> chain_of(const PipelineConfig& config, const Calibration& c) {
     e.name = els[i].name;
     e.class_name = els[i].class_name;
     e.reads = reads_of(els[i].class_name);
+    e.anno = anno_of(els[i].class_name);
     e.cycles_per_packet = it->second->cycles_per_packet * it->second->packet_share;
     e.memory = it->second->memory;
+    e.frame_bytes = it->second->frame_bytes;
     chain.measured.push_back(e);
   }
   // Elements off the path: into the path element they are reached from (breadth first back).
@@ -301,8 +311,8 @@ Result<Chain> chain_of(const PipelineConfig& config, const Calibration& c) {
     host.memory.working_set_bytes += it->second->memory.working_set_bytes;
     host.memory.accesses_per_packet +=
         it->second->memory.accesses_per_packet * it->second->packet_share;
-    if (reads_of(els[i].class_name) == PacketReads::kWholeFrame)
-      host.reads = PacketReads::kWholeFrame;
+    host.reads = costlier_reads(host.reads, reads_of(els[i].class_name));
+    host.anno |= anno_of(els[i].class_name);
     chain.folded.push_back(els[i].name + " (into " + host.name + ")");
   }
   chain.cut_ok.assign(chain.measured.size(), false);
@@ -429,7 +439,7 @@ std::string plan_text(const Plan& p) {
       const StagePrediction& st = x.stages[j];
       o += printf_string(
           "        stage %zu: %s..%s on %u: %.1f cycles/packet = work %.1f + hand-off %.1f (of "
-          "which frame lines %.1f) + contention %.1f + RX/TX %.1f -> %.3f Mpps%s\n",
+          "which frame and annotation lines %.1f) + contention %.1f + RX/TX %.1f -> %.3f Mpps%s\n",
           j, p.chain.isolated[st.stage.first].name.c_str(),
           p.chain.isolated[st.stage.last].name.c_str(), st.stage.cores, st.cycles_per_packet,
           st.compute, st.sync, st.frame_lines, st.contention, st.io, st.pps / kMega,
@@ -483,7 +493,8 @@ std::string plan_json(const Plan& p) {
                         {"table_bytes", m.memory.table_bytes},
                         {"accesses_per_packet", m.memory.accesses_per_packet},
                         {"per_worker", m.memory.per_worker},
-                        {"reads_whole_frame", m.reads == PacketReads::kWholeFrame},
+                        {"reads_whole_frame", reads_whole_frame(m.reads)},
+                        {"reads_ahead", m.reads == PacketReads::kWholeFrameAhead},
                         {"cut_ok", static_cast<bool>(p.chain.cut_ok[i])}});
   }
   json placements = json::array();

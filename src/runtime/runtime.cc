@@ -203,12 +203,15 @@ RunReport build_report(const std::vector<const WorkerSnapshot*>& snaps, const Pi
     std::vector<uint64_t> drops(nodes[i].stats.drops.size(), 0);
     uint64_t unconnected = 0;
     std::map<std::string, uint64_t> counters;
+    uint64_t sampled_bytes = 0, byte_samples = 0;
     for (const WorkerSnapshot* w : snaps) {
       if (i >= w->nodes.size()) continue;  // a worker that has not answered yet
       const NodeStats& st = w->nodes[i].stats;
       e.in_packets += st.in_packets;
       e.batches += st.batches;
       e.cycles += st.cycles;
+      sampled_bytes += st.sampled_bytes;
+      byte_samples += st.byte_samples;
       for (size_t o = 0; o < e.out_packets.size() && o < st.out_packets.size(); ++o)
         e.out_packets[o] += st.out_packets[o];
       for (size_t d = 0; d < drops.size() && d < st.drops.size(); ++d) drops[d] += st.drops[d];
@@ -216,6 +219,8 @@ RunReport build_report(const std::vector<const WorkerSnapshot*>& snaps, const Pi
       for (const Counter& c : w->nodes[i].counters)
         counters[c.name] = c.shared ? c.value : counters[c.name] + c.value;
     }
+    if (byte_samples > 0)
+      e.frame_bytes = static_cast<double>(sampled_bytes) / static_cast<double>(byte_samples);
     const auto& reasons = nodes[i].element->traits().drop_reasons;
     for (size_t d = 0; d < drops.size(); ++d) {
       if (drops[d] == 0) continue;

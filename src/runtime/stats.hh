@@ -38,7 +38,8 @@ struct ElementReport {
   std::string class_name;
   uint64_t in_packets = 0;
   uint64_t batches = 0;
-  uint64_t cycles = 0;  // TSC cycles in process_batch, all workers (NodeStats::cycles)
+  uint64_t cycles = 0;     // TSC cycles in process_batch, all workers (NodeStats::cycles)
+  double frame_bytes = 0;  // mean bytes of the frames it received (sampled; 0: none sampled)
   std::vector<uint64_t> out_packets;
   std::vector<std::pair<std::string, uint64_t>> drops;     // by reason, non-zero only
   std::vector<std::pair<std::string, uint64_t>> counters;  // element-specific

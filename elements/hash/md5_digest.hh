@@ -36,8 +36,11 @@ namespace fulcrum {
 class MD5Digest final : public ElementBase<MD5Digest> {
  public:
   static constexpr DropReasons kDropReasons{"not-ipv4", "bad-header", "truncated", "no-room"};
-  static constexpr ElementTraits kTraits{"MD5Digest",           1,          1, kDropReasons, 0,
-                                         PacketReads::kHeaders, kAnnoWrites};
+  static constexpr ElementTraits kTraits{.class_name = "MD5Digest",
+                                         .inputs = 1,
+                                         .outputs = 1,
+                                         .drop_reasons = kDropReasons,
+                                         .anno = kAnnoWrites};
   static constexpr uint32_t kDigestSlot = 0;  // user[0], user[1]
 
   Status configure(Args& args) override {

@@ -43,8 +43,11 @@ class RedundancyElim final : public ElementBase<RedundancyElim> {
  public:
   // The first reasons of MD5Digest's table, in its order: drops come from its drop_reason().
   static constexpr DropReasons kDropReasons{"not-ipv4", "bad-header", "truncated"};
-  static constexpr ElementTraits kTraits{"RedundancyElim",      1,          1, kDropReasons, 0,
-                                         PacketReads::kHeaders, kAnnoWrites};
+  static constexpr ElementTraits kTraits{.class_name = "RedundancyElim",
+                                         .inputs = 1,
+                                         .outputs = 1,
+                                         .drop_reasons = kDropReasons,
+                                         .anno = kAnnoWrites};
   static constexpr uint32_t kRedundantSlot = 2;  // user[2]
 
   Status configure(Args& args) override;

@@ -75,8 +75,12 @@ class IDSMatch final : public ElementBase<IDSMatch> {
       "not-ip",       "truncated",         "bad-l4-header",      "bad-udp-length",
       "bad-ipv6-ext", "too-many-ipv6-ext", "too-many-vlan-tags", "alert"};
   static constexpr int kAlertOutput = 1;
-  static constexpr ElementTraits kTraits{
-      "IDSMatch", 1, 2, kDropReasons, 1u << kAlertOutput, PacketReads::kWholeFrameAhead};
+  static constexpr ElementTraits kTraits{.class_name = "IDSMatch",
+                                         .inputs = 1,
+                                         .outputs = 2,
+                                         .drop_reasons = kDropReasons,
+                                         .optional_outputs = 1u << kAlertOutput,
+                                         .reads = PacketReads::kWholeFrameAhead};
   static constexpr std::string_view kRulesHelp =
       "rule file (docs/ids.md); loaded and compiled once per process and shared by the workers "
       "and by IDSMatchOffload on the same file";

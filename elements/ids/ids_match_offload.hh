@@ -42,12 +42,12 @@ namespace fulcrum {
 
 class IDSMatchOffload final : public OffloadElement<IDSMatchOffload> {
  public:
-  static constexpr ElementTraits kTraits{"IDSMatchOffload",
-                                         1,
-                                         2,
-                                         IDSMatch::kDropReasons,
-                                         1u << IDSMatch::kAlertOutput,
-                                         PacketReads::kWholeFrameAhead};
+  static constexpr ElementTraits kTraits{.class_name = "IDSMatchOffload",
+                                         .inputs = 1,
+                                         .outputs = 2,
+                                         .drop_reasons = IDSMatch::kDropReasons,
+                                         .optional_outputs = 1u << IDSMatch::kAlertOutput,
+                                         .reads = PacketReads::kWholeFrameAhead};
   // Write: the scan's candidate matches; region: the IP payload.
   static constexpr auto kOffload =
       offload::OffloadSpec::with_region(offload::kIdsScanKernel, 0, sizeof(offload::IdsScanResult),

@@ -34,8 +34,11 @@ namespace fulcrum {
 class ICMPError final : public PacketElement<ICMPError> {
  public:
   static constexpr DropReasons kDropReasons{"truncated", "no-error-allowed"};
-  static constexpr ElementTraits kTraits{"ICMPError",           1,         1, kDropReasons, 0,
-                                         PacketReads::kHeaders, kAnnoReads};
+  static constexpr ElementTraits kTraits{.class_name = "ICMPError",
+                                         .inputs = 1,
+                                         .outputs = 1,
+                                         .drop_reasons = kDropReasons,
+                                         .anno = kAnnoReads};
 
   static constexpr uint32_t kIcmpHeaderLen = 8;
   static constexpr uint32_t kQuotedPayload = 8;  // RFC 792: the first 64 bits of the data

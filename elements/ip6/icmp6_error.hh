@@ -35,8 +35,11 @@ namespace fulcrum {
 class ICMP6Error final : public PacketElement<ICMP6Error> {
  public:
   static constexpr DropReasons kDropReasons{"not-ipv6", "no-error-allowed", "no-room"};
-  static constexpr ElementTraits kTraits{"ICMP6Error",          1,         1, kDropReasons, 0,
-                                         PacketReads::kHeaders, kAnnoReads};
+  static constexpr ElementTraits kTraits{.class_name = "ICMP6Error",
+                                         .inputs = 1,
+                                         .outputs = 1,
+                                         .drop_reasons = kDropReasons,
+                                         .anno = kAnnoReads};
 
   static constexpr uint32_t kIcmpHeaderLen = 8;
   static constexpr uint32_t kMinMtu = 1280;  // RFC 8200 §5: the message fits it

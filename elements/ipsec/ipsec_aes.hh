@@ -25,8 +25,12 @@ namespace fulcrum {
 
 class IPsecAES final : public EspCryptoElement<IPsecAES> {
  public:
-  static constexpr ElementTraits kTraits{
-      "IPsecAES", 1, 1, kDropReasons, 0, PacketReads::kWholeFrame, kAnnoReads};
+  static constexpr ElementTraits kTraits{.class_name = "IPsecAES",
+                                         .inputs = 1,
+                                         .outputs = 1,
+                                         .drop_reasons = kDropReasons,
+                                         .reads = PacketReads::kWholeFrame,
+                                         .anno = kAnnoReads};
 
   void process_batch(PacketBatch& batch) override;
 };

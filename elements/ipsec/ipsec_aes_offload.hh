@@ -30,8 +30,12 @@ namespace fulcrum {
 
 class IPsecAESOffload final : public EspOffloadElement<IPsecAESOffload, IPsecAES> {
  public:
-  static constexpr ElementTraits kTraits{
-      "IPsecAESOffload", 1, 1, IPsecAES::kDropReasons, 0, PacketReads::kWholeFrame, kAnnoReads};
+  static constexpr ElementTraits kTraits{.class_name = "IPsecAESOffload",
+                                         .inputs = 1,
+                                         .outputs = 1,
+                                         .drop_reasons = IPsecAES::kDropReasons,
+                                         .reads = PacketReads::kWholeFrame,
+                                         .anno = kAnnoReads};
   static constexpr offload::OffloadSpec kOffload = spec(offload::kIpsecAesKernel, 0);
   static constexpr bool kCipherStage = true;  // gather by SaConfig::device_aes
 

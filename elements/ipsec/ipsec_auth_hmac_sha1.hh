@@ -21,8 +21,12 @@ namespace fulcrum {
 
 class IPsecAuthHMACSHA1 final : public EspCryptoElement<IPsecAuthHMACSHA1> {
  public:
-  static constexpr ElementTraits kTraits{"IPsecAuthHMACSHA1",      1,         1, kDropReasons, 0,
-                                         PacketReads::kWholeFrame, kAnnoReads};
+  static constexpr ElementTraits kTraits{.class_name = "IPsecAuthHMACSHA1",
+                                         .inputs = 1,
+                                         .outputs = 1,
+                                         .drop_reasons = kDropReasons,
+                                         .reads = PacketReads::kWholeFrame,
+                                         .anno = kAnnoReads};
 
   void process_batch(PacketBatch& batch) override;
 };

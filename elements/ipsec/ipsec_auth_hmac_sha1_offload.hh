@@ -33,9 +33,12 @@ namespace fulcrum {
 class IPsecAuthHMACSHA1Offload final
     : public EspOffloadElement<IPsecAuthHMACSHA1Offload, IPsecAuthHMACSHA1> {
  public:
-  static constexpr ElementTraits kTraits{
-      "IPsecAuthHMACSHA1Offload", 1,         1, IPsecAuthHMACSHA1::kDropReasons, 0,
-      PacketReads::kWholeFrame,   kAnnoReads};
+  static constexpr ElementTraits kTraits{.class_name = "IPsecAuthHMACSHA1Offload",
+                                         .inputs = 1,
+                                         .outputs = 1,
+                                         .drop_reasons = IPsecAuthHMACSHA1::kDropReasons,
+                                         .reads = PacketReads::kWholeFrame,
+                                         .anno = kAnnoReads};
   static constexpr offload::OffloadSpec kOffload =
       spec(offload::kIpsecHmacSha1Kernel, offload::kIpsecIcvBytes);
   static constexpr bool kCipherStage = false;  // gather by SaConfig::device_hmac

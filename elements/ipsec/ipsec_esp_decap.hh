@@ -55,8 +55,11 @@ class IPsecESPDecap final : public ElementBase<IPsecESPDecap> {
   static constexpr DropReasons kDropReasons{
       "not-esp",     "fragment",  "truncated",   "unknown-spi",  "replayed",  "bad-icv",
       "bad-padding", "bad-inner", "ecn-not-ect", "crypto-error", "sa-expired"};
-  static constexpr ElementTraits kTraits{"IPsecESPDecap",       1,          1, kDropReasons, 0,
-                                         PacketReads::kHeaders, kAnnoWrites};
+  static constexpr ElementTraits kTraits{.class_name = "IPsecESPDecap",
+                                         .inputs = 1,
+                                         .outputs = 1,
+                                         .drop_reasons = kDropReasons,
+                                         .anno = kAnnoWrites};
 
   Status configure(Args& args) override;
   Status initialize(const InitContext& ctx) override;

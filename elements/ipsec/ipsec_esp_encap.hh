@@ -71,8 +71,12 @@ class IPsecESPEncap final : public ElementBase<IPsecESPEncap> {
       "no-sa",     "not-ip",     "too-big",      "seq-overflow",
       "no-random", "sa-expired", "mtu-exceeded", "needs-fragmentation"};
   static constexpr int kMtuOutput = 1;
-  static constexpr ElementTraits kTraits{
-      "IPsecESPEncap", 1, 2, kDropReasons, 0b10, PacketReads::kHeaders, kAnnoReads | kAnnoWrites};
+  static constexpr ElementTraits kTraits{.class_name = "IPsecESPEncap",
+                                         .inputs = 1,
+                                         .outputs = 2,
+                                         .drop_reasons = kDropReasons,
+                                         .optional_outputs = 0b10,
+                                         .anno = kAnnoReads | kAnnoWrites};
 
   Status configure(Args& args) override;
   Status initialize(const InitContext& ctx) override;

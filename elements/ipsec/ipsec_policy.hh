@@ -33,8 +33,11 @@ namespace fulcrum {
 class IPsecPolicy final : public ElementBase<IPsecPolicy> {
  public:
   static constexpr DropReasons kDropReasons{"discard", "not-ip", "truncated"};
-  static constexpr ElementTraits kTraits{"IPsecPolicy",         1,          2, kDropReasons, 0,
-                                         PacketReads::kHeaders, kAnnoWrites};
+  static constexpr ElementTraits kTraits{.class_name = "IPsecPolicy",
+                                         .inputs = 1,
+                                         .outputs = 2,
+                                         .drop_reasons = kDropReasons,
+                                         .anno = kAnnoWrites};
   static constexpr int kProtectOutput = 0;
   static constexpr int kBypassOutput = 1;
 

@@ -105,7 +105,10 @@ int cmd_elements(const std::vector<std::string>& args) {
   const char* reads = t.reads == PacketReads::kWholeFrame        ? "the whole frame"
                       : t.reads == PacketReads::kWholeFrameAhead ? "the whole frame, ahead"
                                                                  : "headers";
-  std::printf(" Reads: %s.\n", reads);
+  static constexpr const char* kAnnoUse[] = {"", " Annotation line: read.",
+                                             " Annotation line: written.",
+                                             " Annotation line: read and written."};
+  std::printf(" Reads: %s.%s\n", reads, kAnnoUse[t.anno & (kAnnoReads | kAnnoWrites)]);
   print_arguments(*info);
   return 0;
 }

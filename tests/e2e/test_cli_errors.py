@@ -295,6 +295,14 @@ def elements_cases(r):
                      "CHECKSUM  boolean, default true", "BADSRC"):
             if want not in res.stdout:
                 r.failures.append(f"`fulcrum elements CheckIPHeader` manual lacks {want!r}")
+    # What each class declares for the placement model: its reads and the annotation line.
+    for cls, want in (("CheckIPHeader", "Reads: headers.\n"),
+                      ("IPsecAES", "Reads: the whole frame. Annotation line: read."),
+                      ("IPsecESPEncap", "Reads: headers. Annotation line: read and written."),
+                      ("IDSMatch", "Reads: the whole frame, ahead.\n")):
+        res = r.fulcrum(["elements", cls])
+        if res is None or want not in res.stdout:
+            r.failures.append(f"`fulcrum elements {cls}` lacks {want!r}: {res and res.stdout[-300:]!r}")
     res = r.fulcrum(["elements", "Nope"])
     if res is None or res.returncode == 0 or res.returncode < 0:
         r.failures.append(f"`fulcrum elements Nope` exit code {res and res.returncode}, expected non-zero")

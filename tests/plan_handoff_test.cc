@@ -297,9 +297,10 @@ TEST(Handoff, TheClonedRunsTransmitFlushesCountWithItsConsumerElements) {
                    75 + 3 - 62 + 14);
 }
 
-ChainElement whole_frame(const std::string& name, double cycles) {
+// A payload scanner: reads the whole frame, asking ahead; each line at line_cycles().
+ChainElement scanner(const std::string& name, double cycles) {
   ChainElement e = chain_element(name, cycles);
-  e.reads = PacketReads::kWholeFrame;
+  e.reads = PacketReads::kWholeFrameAhead;
   return e;
 }
 
@@ -310,7 +311,7 @@ TEST(Handoff, AStageThatReadsTheWholeFramePaysForItsLinesBeyondTheHeader) {
   s.frame_bytes = 512;
   s.ring.line_read_cycles = 10;
   s.ring.line_rewrite_cycles = 4;
-  const std::vector<ChainElement> chain = {chain_element("A", 100), whole_frame("B", 100),
+  const std::vector<ChainElement> chain = {chain_element("A", 100), scanner("B", 100),
                                            chain_element("C", 100)};
   EXPECT_DOUBLE_EQ(extra_lines_read(s, chain, 1, 2), 7);
   EXPECT_DOUBLE_EQ(extra_lines_read(s, chain, 2, 2), 0);
@@ -352,7 +353,7 @@ TEST(Handoff, AStageReadsTheFrameAsItCrossesTheCut) {
   s.ring.line_read_cycles = 10;
   s.ring.line_rewrite_cycles = 4;
   std::vector<ChainElement> chain = {chain_element("in", 10), chain_element("A", 100),
-                                     whole_frame("B", 100), chain_element("C", 100)};
+                                     scanner("B", 100), chain_element("C", 100)};
   chain[2].frame_bytes = 134;
   chain[3].frame_bytes = 134;
   EXPECT_DOUBLE_EQ(extra_lines_read(s, chain, 2, 3), 2);
@@ -396,25 +397,33 @@ TEST(Handoff, TheAnnotationLineCostsTheStageThatReadsWhatAnEarlierStageWrote) {
   EXPECT_DOUBLE_EQ(three.stages[2].frame_lines, 0);
 }
 
-TEST(Handoff, AStageWhoseReadersAskAheadPaysTheScansLineCost) {
-  // 512 B frames, 7 lines beyond the header: 10 cycles each read one after another, 1 scanned
-  // with the lines asked for ahead.
+TEST(Handoff, AScannerPaysForEachLineACipherWaitsOnceAPacket) {
+  // 512 B frames, 7 lines beyond the header: a dependent read costs 10, a line scanned with the
+  // lines asked for ahead 1.
   ServerProfile s = server_with_handoff();
   s.frame_bytes = 512;
   s.ring.line_read_cycles = 10;
   s.ring.line_scan_cycles = 1;
-  std::vector<ChainElement> chain = {chain_element("A", 100), whole_frame("B", 100),
+  std::vector<ChainElement> chain = {chain_element("A", 100), scanner("B", 100),
                                      chain_element("C", 100)};
-  chain[1].reads = PacketReads::kWholeFrameAhead;
-  EXPECT_DOUBLE_EQ(stage_line_cycles(s, chain, 1, 2), 1);
-  EXPECT_DOUBLE_EQ(predict(s, chain, {Stage{0, 0, 1}, Stage{1, 2, 1}}).stages[1].frame_lines, 7);
-  // One element of the stage reads each line as it comes: every line a dependent read.
+  const std::vector<Stage> cut = {Stage{0, 0, 1}, Stage{1, 2, 1}};
+  EXPECT_DOUBLE_EQ(received_lines_cycles(s, chain, cut, 1), 7);
+  // One element of the stage reads each line as it comes (a cipher): a packet's lines are loads
+  // that do not wait for each other, one dependent read's wait a packet.
   chain[2].reads = PacketReads::kWholeFrame;
-  EXPECT_DOUBLE_EQ(stage_line_cycles(s, chain, 1, 2), 10);
-  EXPECT_DOUBLE_EQ(predict(s, chain, {Stage{0, 0, 1}, Stage{1, 2, 1}}).stages[1].frame_lines, 70);
-  // Headers only: no line is charged, whatever they cost.
+  EXPECT_DOUBLE_EQ(received_lines_cycles(s, chain, cut, 1), 10);
+  EXPECT_DOUBLE_EQ(predict(s, chain, cut).stages[1].frame_lines, 10);
+  // The annotation line too (A wrote it, C reads it): still one wait.
+  chain[0].anno = kAnnoWrites;
+  chain[2].anno = kAnnoReads;
+  EXPECT_DOUBLE_EQ(received_lines_cycles(s, chain, cut, 1), 10);
+  // The scanner alone with the annotation line: its lines, and the annotation line's wait.
   chain[2].reads = PacketReads::kHeaders;
-  EXPECT_DOUBLE_EQ(predict(s, chain, {Stage{0, 1, 1}, Stage{2, 2, 1}}).stages[1].frame_lines, 0);
+  EXPECT_DOUBLE_EQ(received_lines_cycles(s, chain, cut, 1), 7 + 10);
+  // Headers only, no annotation line: nothing.
+  chain[2].anno = 0;
+  EXPECT_DOUBLE_EQ(received_lines_cycles(s, chain, {Stage{0, 1, 1}, Stage{2, 2, 1}}, 1), 0);
+  EXPECT_DOUBLE_EQ(received_lines_cycles(s, chain, cut, 0), 0);
 }
 
 TEST(Handoff, TheHandOffFollowsTheRegimeOfTheRingMeasuredNow) {

@@ -83,14 +83,6 @@ double line_cycles(const RingCost& r) {
   return r.line_scan_cycles >= 0 ? r.line_scan_cycles : r.line_read_cycles;
 }
 
-double stage_line_cycles(const ServerProfile& s, const std::vector<ChainElement>& chain,
-                         size_t first, size_t last) {
-  PacketReads reads = PacketReads::kHeaders;
-  for (size_t i = first; i <= last && i < chain.size(); ++i)
-    reads = costlier_reads(reads, chain[i].reads);
-  return reads == PacketReads::kWholeFrame ? s.ring.line_read_cycles : line_cycles(s.ring);
-}
-
 double extra_lines_read(const ServerProfile& s, const std::vector<ChainElement>& chain,
                         size_t first, size_t last) {
   if (first >= chain.size() || s.machine.line_bytes == 0) return 0;
@@ -129,6 +121,22 @@ bool receives_anno_line(const std::vector<ChainElement>& chain, const std::vecto
   if (j == 0 || j >= stages.size() || stages[j].first == 0) return false;
   return uses_anno(chain, stages[j].first, stages[j].last, kAnnoReads) &&
          uses_anno(chain, 0, stages[j].first - 1, kAnnoWrites);
+}
+
+double received_lines_cycles(const ServerProfile& s, const std::vector<ChainElement>& chain,
+                             const std::vector<Stage>& stages, size_t j) {
+  if (j == 0 || j >= stages.size()) return 0;
+  const Stage& st = stages[j];
+  const double lines = extra_lines_read(s, chain, st.first, st.last);
+  const bool anno = receives_anno_line(chain, stages, j);
+  PacketReads reads = PacketReads::kHeaders;
+  for (size_t i = st.first; i <= st.last && i < chain.size(); ++i)
+    reads = costlier_reads(reads, chain[i].reads);
+  // A cipher's or a MAC's loads of one packet's lines do not wait for each other: their misses
+  // overlap, one dependent read's wait a packet, however many lines. A scanner that asks ahead
+  // pays what its lines cost beyond its work; the annotation line, read first (the SA), a wait.
+  if (reads == PacketReads::kWholeFrame) return lines > 0 || anno ? s.ring.line_read_cycles : 0;
+  return lines * line_cycles(s.ring) + (anno ? s.ring.line_read_cycles : 0);
 }
 
 double contention_per_access(const ServerProfile& s, double stage_b, double socket_b) {
@@ -175,12 +183,10 @@ PlacementPrediction predict(const ServerProfile& s, const std::vector<ChainEleme
     }
     if (j > 0) {
       sp.sync += consumer_handoff(s);
-      sp.frame_lines += extra_lines_read(s, chain, st.first, st.last) *
-                        stage_line_cycles(s, chain, st.first, st.last);
+      sp.frame_lines += received_lines_cycles(s, chain, stages, j);
     }
     if (j + 1 < stages.size()) sp.sync += producer_handoff(s, j == 0);
-    // The private annotation line: read from the core that wrote it, written again there.
-    if (receives_anno_line(chain, stages, j)) sp.frame_lines += s.ring.line_read_cycles;
+    // The private annotation line, written again where a later stage read it.
     if (sends_anno_line(chain, stages, j)) sp.frame_lines += s.ring.line_rewrite_cycles;
     // The first stage writes the frame again (RX) once later stages have read its lines.
     if (j == 0 && stages.size() > 1)

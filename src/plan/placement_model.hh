@@ -94,12 +94,6 @@ double extra_lines_read(const ServerProfile& s, const std::vector<ChainElement>&
 // What each of those lines costs the stage that reads them: RingCost::line_scan_cycles, or
 // line_read_cycles where the calibration has no scan figure.
 double line_cycles(const RingCost& r);
-// The same for the stage of elements [first, last]: a dependent read each
-// (RingCost::line_read_cycles) when one of them reads each line as it comes to it
-// (PacketReads::kWholeFrame), else line_cycles: its whole-frame readers ask ahead.
-double stage_line_cycles(const ServerProfile& s, const std::vector<ChainElement>& chain,
-                         size_t first, size_t last);
-
 // The hand-off cycles per packet a stage pays for receiving (consumer) and for sending
 // (producer; `first`: the first stage, whose RX/TX change the runtime measurement carries). The
 // consumer's includes the spread extra when the packets leave by several ports (ServerProfile).
@@ -127,6 +121,13 @@ struct Stage {
 // one of its elements reads the line and an element of an earlier stage wrote it.
 bool receives_anno_line(const std::vector<ChainElement>& chain, const std::vector<Stage>& stages,
                         size_t j);
+// What the lines stage j receives from another core cost it a packet (beyond the reference's
+// header): a stage with an element that reads each line as it comes (PacketReads::kWholeFrame)
+// waits once a packet for its frame lines and annotation line together (RingCost::
+// line_read_cycles); otherwise each frame line costs line_cycles and the annotation line a
+// dependent read.
+double received_lines_cycles(const ServerProfile& s, const std::vector<ChainElement>& chain,
+                             const std::vector<Stage>& stages, size_t j);
 
 struct StagePrediction {
   Stage stage;

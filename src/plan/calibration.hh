@@ -148,9 +148,8 @@ struct ElementMeasure {
   double cycles_per_packet = 0;  // per packet it received
   double cycles_per_batch = 0;
   double packet_share = 1;  // its packets per packet the pipeline received
-  // Mean bytes of the frames it received (ElementReport::frame_bytes; 0: not known, a file
-  // written before 2026-11-28): an element after an encapsulation receives larger frames than
-  // the pipeline does.
+  // Mean bytes of the frames it received (ElementReport::frame_bytes; 0: not known, an older
+  // file): an element after an encapsulation receives larger frames than the pipeline does.
   double frame_bytes = 0;
   MemoryProfile memory;
 };

@@ -101,6 +101,8 @@ class Reader {
   }
   const std::string& error() const { return error_; }
   const json& value() const { return j_; }
+  // Whether the object holds `key` (an optional field).
+  bool has(const char* key) const { return j_.is_object() && j_.contains(key); }
   std::string name(const std::string& key) const {
     return where_.empty() ? key : where_ + "." + key;
   }
@@ -124,8 +126,7 @@ void read_memory_profile(Reader& r, MemoryProfile& m) {
   r.count("working_set_bytes", m.working_set_bytes);
   r.number("accesses_per_packet", m.accesses_per_packet);
   r.boolean("per_worker", m.per_worker);
-  if (r.error().empty() && r.value().is_object() && r.value().contains("table_bytes"))
-    r.count("table_bytes", m.table_bytes);
+  if (r.error().empty() && r.has("table_bytes")) r.count("table_bytes", m.table_bytes);
   if (!r.error().empty() || !r.value().is_object() || !r.value().contains("lookup")) return;
   Reader l = r.sub("lookup");
   l.count("prefetch_group", m.prefetch_group, 1u);
@@ -237,8 +238,7 @@ void read_point(Reader& pr, HandoffPoint& pt) {
   pr.number("producer_io_cycles_per_packet", pt.producer_io_cycles_per_packet);
   pr.boolean("consumer_bound", pt.consumer_bound);
   pr.number("ring_cycles", pt.ring_cycles);
-  if (pr.value().is_object() && pr.value().contains("line_read_cycles"))
-    pr.number("line_read_cycles", pt.line_read_cycles);
+  if (pr.has("line_read_cycles")) pr.number("line_read_cycles", pt.line_read_cycles);
 }
 
 }  // namespace
@@ -371,7 +371,7 @@ Result<Calibration> parse_calibration(const std::string& text, const std::string
                          std::to_string(kOldestCalibrationFormat) + " to " +
                          std::to_string(kCalibrationFormat));
   const bool has_handoff = c.format >= 2;
-  if (r.value().is_object() && r.value().contains("created")) r.string("created", c.created);
+  if (r.has("created")) r.string("created", c.created);
 
   Reader m = r.sub("machine");
   m.count("cpus", c.machine.cpus, 1u);
@@ -401,12 +401,11 @@ Result<Calibration> parse_calibration(const std::string& text, const std::string
   ring.number("enqueue_cycles_per_burst", c.ring.enqueue_cycles_per_burst);
   ring.number("dequeue_cycles_per_burst", c.ring.dequeue_cycles_per_burst);
   // Optional (files written before they were measured: no charge for a frame's lines).
-  if (ring.value().is_object() && ring.value().contains("line_read_cycles")) {
+  if (ring.has("line_read_cycles")) {
     ring.number("line_read_cycles", c.ring.line_read_cycles);
     ring.number("line_rewrite_cycles", c.ring.line_rewrite_cycles);
   }
-  if (ring.value().is_object() && ring.value().contains("line_scan_cycles"))
-    ring.number("line_scan_cycles", c.ring.line_scan_cycles);
+  if (ring.has("line_scan_cycles")) ring.number("line_scan_cycles", c.ring.line_scan_cycles);
   r.take(ring);
 
   if (has_handoff) {
@@ -429,7 +428,7 @@ Result<Calibration> parse_calibration(const std::string& text, const std::string
         c.handoff.points.push_back(pt);
       }
     }
-    if (h.error().empty() && h.value().is_object() && h.value().contains("spread")) {
+    if (h.error().empty() && h.has("spread")) {
       Reader sr = h.sub("spread");
       read_point(sr, c.handoff.spread);
       h.take(sr);
@@ -444,14 +443,13 @@ Result<Calibration> parse_calibration(const std::string& text, const std::string
   p.number("seconds", c.pipeline.seconds);
   p.number("mpps", c.pipeline.mpps);
   p.number("io_cycles_per_packet", c.pipeline.io_cycles_per_packet);
-  if (p.value().is_object() && p.value().contains("tx_cycles_per_packet"))
+  if (p.has("tx_cycles_per_packet"))
     p.number("tx_cycles_per_packet", c.pipeline.tx_cycles_per_packet);  // absent: written before
   if (c.pipeline.tx_cycles_per_packet > c.pipeline.io_cycles_per_packet)
     p.fail(p.name("tx_cycles_per_packet"),
            "must not exceed io_cycles_per_packet (it is part of it)");
   if (has_handoff) p.number("frame_bytes", c.pipeline.frame_bytes);
-  if (p.value().is_object() && p.value().contains("out_ports"))
-    p.count("out_ports", c.pipeline.out_ports, 1u);  // absent: written before
+  if (p.has("out_ports")) p.count("out_ports", c.pipeline.out_ports, 1u);  // absent: written before
   if (const json* els = p.field("elements"); els != nullptr) {
     if (!els->is_array()) p.fail(p.name("elements"), "must be an array");
     for (size_t i = 0; p.error().empty() && els->is_array() && i < els->size(); ++i) {
@@ -462,8 +460,7 @@ Result<Calibration> parse_calibration(const std::string& text, const std::string
       er.number("cycles_per_packet", e.cycles_per_packet);
       er.number("cycles_per_batch", e.cycles_per_batch);
       er.number("packet_share", e.packet_share);
-      if (er.value().is_object() && er.value().contains("frame_bytes"))
-        er.number("frame_bytes", e.frame_bytes);  // absent: written before
+      if (er.has("frame_bytes")) er.number("frame_bytes", e.frame_bytes);  // absent: written before
       Reader mr = er.sub("memory");
       read_memory_profile(mr, e.memory);
       er.take(mr);

@@ -149,14 +149,11 @@ Result<std::map<std::string, MemoryProfile>> memory_profiles(const RunOptions& o
   return out;
 }
 
-PacketReads reads_of(const std::string& class_name) {
+// The class's traits; an unknown class reads headers and leaves the annotation line alone.
+const ElementTraits& traits_of(const std::string& class_name) {
+  static constexpr ElementTraits kUnknown{};
   const ElementClassInfo* info = Registry::instance().find(class_name);
-  return info != nullptr ? info->traits->reads : PacketReads::kHeaders;
-}
-
-uint8_t anno_of(const std::string& class_name) {
-  const ElementClassInfo* info = Registry::instance().find(class_name);
-  return info != nullptr ? info->traits->anno : 0;
+  return info != nullptr ? *info->traits : kUnknown;
 }
 
 }  // namespace
@@ -280,8 +277,9 @@ Result<Chain> chain_of(const PipelineConfig& config, const Calibration& c) {
     ChainElement e;
     e.name = els[i].name;
     e.class_name = els[i].class_name;
-    e.reads = reads_of(els[i].class_name);
-    e.anno = anno_of(els[i].class_name);
+    const ElementTraits& traits = traits_of(els[i].class_name);
+    e.reads = traits.reads;
+    e.anno = traits.anno;
     e.cycles_per_packet = it->second->cycles_per_packet * it->second->packet_share;
     e.memory = it->second->memory;
     e.frame_bytes = it->second->frame_bytes;
@@ -311,8 +309,9 @@ Result<Chain> chain_of(const PipelineConfig& config, const Calibration& c) {
     host.memory.working_set_bytes += it->second->memory.working_set_bytes;
     host.memory.accesses_per_packet +=
         it->second->memory.accesses_per_packet * it->second->packet_share;
-    host.reads = costlier_reads(host.reads, reads_of(els[i].class_name));
-    host.anno |= anno_of(els[i].class_name);
+    const ElementTraits& traits = traits_of(els[i].class_name);
+    host.reads = costlier_reads(host.reads, traits.reads);
+    host.anno |= traits.anno;
     chain.folded.push_back(els[i].name + " (into " + host.name + ")");
   }
   chain.cut_ok.assign(chain.measured.size(), false);

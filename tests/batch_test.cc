@@ -28,6 +28,45 @@ TEST(PacketBatch, ForEachSkipsExcludedSlots) {
   for (Packet* p : pkts) rte_pktmbuf_free(p);
 }
 
+// The transmit summary describes the slots it was learnt on: a slot excluded or added after
+// makes it void, and so does refilling the batch.
+TEST(PacketBatch, TxSummaryHoldsOnlyWhileTheBatchIsUnchanged) {
+  PacketBatch b;
+  TxSummary sum;
+  for (uint16_t port : {2, 2, 3}) {
+    Packet* p = testing::make_packet(testing::ipv4_udp_frame(1, 2));
+    set_out_port(p, port);
+    b.push(p);
+    sum.add(p);
+  }
+  EXPECT_FALSE(sum.one_port());
+  EXPECT_EQ(sum.bytes, 3 * b.at(0)->pkt_len);
+  EXPECT_EQ(b.tx_summary(), nullptr) << "none learnt yet";
+  b.set_tx_summary(sum);
+  ASSERT_NE(b.tx_summary(), nullptr);
+  EXPECT_EQ(b.tx_summary()->bytes, sum.bytes);
+  EXPECT_EQ(b.tx_summary()->count, 3u);
+
+  TxSummary two;
+  two.add(b.at(0));
+  two.add(b.at(1));
+  EXPECT_TRUE(two.one_port());
+  EXPECT_EQ(two.port_or, 2u);
+
+  Packet* extra = testing::make_packet(testing::ipv4_udp_frame(1, 2));
+  b.push(extra);
+  EXPECT_EQ(b.tx_summary(), nullptr) << "a slot added after";
+  b.set_tx_summary(sum);
+  b.exclude(3);
+  EXPECT_EQ(b.tx_summary(), nullptr) << "a slot excluded after";
+  rte_pktmbuf_free(extra);
+  std::vector<Packet*> pkts(b.data(), b.data() + 3);
+  b.set_tx_summary(sum);
+  b.set_count(3);
+  EXPECT_EQ(b.tx_summary(), nullptr) << "the batch refilled";
+  for (Packet* p : pkts) rte_pktmbuf_free(p);
+}
+
 TEST(PacketBatch, VerdictEncodesPortsAndDropReasons) {
   EXPECT_EQ(Verdict::out(3).port(), 3);
   EXPECT_FALSE(Verdict::out(0).is_drop());

@@ -1,6 +1,7 @@
 #include "core/graph.hh"
 
 #include <gtest/gtest.h>
+#include <rte_cycles.h>
 
 #include <algorithm>
 #include <map>
@@ -17,6 +18,9 @@ namespace {
 class CollectingSink final : public PacketSink {
  public:
   void transmit(PacketBatch& batch) override {
+    const TxSummary* sum = batch.tx_summary();
+    summaries.push_back(sum != nullptr ? *sum : TxSummary{});
+    rx_tscs.push_back(batch.anno().rx_tsc);
     batch.for_each([&](uint32_t, Packet* p) {
       sent.push_back(in_port(p));
       ports.push_back(effective_out_port(p));
@@ -26,6 +30,8 @@ class CollectingSink final : public PacketSink {
   }
   std::vector<uint16_t> sent;  // the in_port tag of each transmitted packet
   std::vector<uint16_t> ports;
+  std::vector<TxSummary> summaries;  // per batch transmitted; count 0: none came with it
+  std::vector<uint64_t> rx_tscs;     // per batch transmitted: BatchAnno::rx_tsc
 };
 
 bool is_class(std::string_view n) {
@@ -71,6 +77,89 @@ TEST(Graph, LinearPipelineForwardsEveryPacketInOrder) {
   ASSERT_EQ(sink.sent.size(), 64u);
   for (uint16_t i = 0; i < 64; ++i) EXPECT_EQ(sink.sent[i], i);
   EXPECT_EQ(p.value()->dropped(), 0u);
+}
+
+// The element before ToOutput learns what the transmit path needs (bytes, one port or several)
+// in its own pass; an element whose output 0 goes elsewhere does not, nor does a batch that lost
+// slots on the way.
+TEST(Graph, TheElementBeforeToOutputLearnsTheTransmitSummary) {
+  CollectingSink sink;
+  auto p = build("FromInput -> a :: NoOp -> b :: EtherMirror -> ToOutput;", sink);
+  ASSERT_TRUE(p.ok()) << p.error();
+  EXPECT_FALSE(p.value()->element(1).feeds_sink());
+  EXPECT_TRUE(p.value()->element(2).feeds_sink());
+  PacketBatch b;
+  fill(b, 64);
+  uint64_t bytes = 0;
+  for (Packet* m : b.packets()) bytes += m->pkt_len;
+  for (uint32_t i = 0; i < 64; ++i) set_out_port(b.at(i), i == 63 ? 1 : 2);
+  p.value()->inject(b);
+  ASSERT_EQ(sink.summaries.size(), 1u);
+  EXPECT_EQ(sink.summaries[0].count, 64u);
+  EXPECT_EQ(sink.summaries[0].bytes, bytes);
+  EXPECT_FALSE(sink.summaries[0].one_port()) << "packet 63 leaves by port 1";
+
+  fill(b, 64);
+  for (uint32_t i = 0; i < 64; ++i) set_out_port(b.at(i), 2);
+  p.value()->inject(b);
+  ASSERT_EQ(sink.summaries.size(), 2u);
+  EXPECT_TRUE(sink.summaries[1].one_port());
+  EXPECT_EQ(sink.summaries[1].port_or, 2u);
+
+  CollectingSink split_sink;
+  auto q = build("FromInput -> s :: RandomSplit(0.5, SEED 4); s[0] -> ToOutput; s[1] -> ToOutput;",
+                 split_sink);
+  ASSERT_TRUE(q.ok()) << q.error();
+  fill(b, 64);
+  q.value()->inject(b);
+  ASSERT_EQ(split_sink.sent.size(), 64u);
+  for (const TxSummary& sum : split_sink.summaries)
+    EXPECT_EQ(sum.count, 0u) << "RandomSplit's batches lost slots or are new";
+}
+
+// A batch enters with the clock read that starts its first element's cycles as its RX time,
+// unless the worker stamped one (latency measurement).
+TEST(Graph, InjectGivesTheBatchItsRxTimeUnlessItHasOne) {
+  CollectingSink sink;
+  auto p = build("FromInput -> NoOp -> ToOutput;", sink);
+  ASSERT_TRUE(p.ok()) << p.error();
+  PacketBatch b;
+  fill(b, 8);
+  const uint64_t before = rte_rdtsc();
+  p.value()->inject(b);
+  fill(b, 8);
+  b.anno().rx_tsc = 12345;
+  p.value()->inject(b);
+  ASSERT_EQ(sink.rx_tscs.size(), 2u);
+  EXPECT_GE(sink.rx_tscs[0], before);
+  EXPECT_EQ(sink.rx_tscs[1], 12345u);
+}
+
+// A batch kept for a branch's predicted output other than 0 carries that output's verdicts into
+// the next element, which writes its own: where it drops a packet (here EtherMirror, a frame too
+// short), the others must leave by its output 0, not by a stale output 1 it does not have.
+TEST(Graph, ABatchKeptForOutputOneReachesTheNextElementAtOutputZero) {
+  CollectingSink sink;
+  auto p = build(
+      "FromInput -> s :: RandomSplit(0.9, SEED 5); s[0] -> a :: EtherMirror -> ToOutput; s[1] -> "
+      "b :: EtherMirror -> ToOutput;",
+      sink);
+  ASSERT_TRUE(p.ok()) << p.error();
+  PacketBatch batch;
+  for (int round = 0; round < 20; ++round) {
+    fill(batch, 64);
+    for (uint32_t i = 0; i < 64; i += 8) {
+      rte_pktmbuf_free(batch.at(i));
+      batch.data()[i] = testing::make_packet(std::vector<uint8_t>(10, 0), static_cast<uint16_t>(i));
+    }
+    p.value()->inject(batch);
+  }
+  const NodeStats& a = stats_of(*p.value(), "a");
+  const NodeStats& b = stats_of(*p.value(), "b");
+  EXPECT_GT(b.in_packets, a.in_packets);
+  EXPECT_EQ(b.unconnected_drops, 0u);
+  EXPECT_EQ(a.drops[0] + b.drops[0], 20u * 8u) << "the short frames, as truncated";
+  EXPECT_EQ(sink.sent.size(), 20u * 56u);
 }
 
 // Each element's frame sizes are sampled, one packet a batch: what a placement model needs to know

@@ -10,6 +10,7 @@
 //   created_        u16              slots holding packets made while the batch was filled
 //   first_output_   bool             every verdict is known to be output 0 (no scan needed)
 //   anno_           BatchAnno        per-batch annotations (device decision, ...)
+//   tx_             TxSummary        the transmit path's figures, learnt by the element before it
 #pragma once
 
 #include <algorithm>
@@ -50,11 +51,32 @@ struct BatchAnno {
   uint16_t in_port = kNoPort;  // RX port of the batch (all packets of an RX batch share it)
   uint16_t in_queue = 0;
   uint64_t batch_id = 0;
-  uint64_t rx_tsc = 0;  // TSC when the batch was received
+  // TSC when the batch was received: read when it enters the pipeline (Pipeline::inject), or by
+  // the worker at rx_burst when it measures latency.
+  uint64_t rx_tsc = 0;
   // Set by an offloadable element whose device tasks also did the work of the elements it
   // chained to (offload/stage/chaining.cc): they pass these packets on with the verdicts it
   // computed.
   const void* chained = nullptr;
+};
+
+// What the transmit path needs of a batch, learnt by the element whose output 0 leads to it in
+// the pass that element makes anyway (PacketElement, Element::feeds_sink): the frames' bytes and
+// their transmit ports (effective_out_port) ORed and ANDed, equal when every packet leaves by one
+// port. It describes slots [0, count) as they were then; PacketBatch::tx_summary gives it only
+// while the batch still holds exactly those slots, every one live.
+struct TxSummary {
+  uint64_t bytes = 0;
+  uint16_t port_or = 0;
+  uint16_t port_and = 0xFFFF;
+  uint16_t count = 0;  // slots described; 0: none
+  void add(const Packet* p) {
+    bytes += p->pkt_len;
+    const uint16_t port = effective_out_port(p);
+    port_or |= port;
+    port_and &= port;
+  }
+  bool one_port() const { return port_or == port_and; }
 };
 
 class PacketBatch {
@@ -70,6 +92,7 @@ class PacketBatch {
     first_output_ = true;
     mask_.fill(0);
     anno_ = BatchAnno{};
+    tx_.count = 0;
   }
 
   uint32_t count() const { return count_; }  // used slots, masked ones included
@@ -103,6 +126,7 @@ class PacketBatch {
     created_ = 0;
     first_output_ = true;
     mask_.fill(0);
+    tx_.count = 0;
     std::fill_n(results_.begin(), n, Verdict::out(0));
   }
 
@@ -142,6 +166,16 @@ class PacketBatch {
   BatchAnno& anno() { return anno_; }
   const BatchAnno& anno() const { return anno_; }
 
+  // Set by the element before the transmit path (see TxSummary), for the slots the batch holds.
+  void set_tx_summary(const TxSummary& sum) {
+    tx_ = sum;
+    tx_.count = count_;
+  }
+  // The summary, when it still describes the batch: nullptr after a slot was excluded or added.
+  const TxSummary* tx_summary() const {
+    return tx_.count == count_ && count_ > 0 && !has_mask() ? &tx_ : nullptr;
+  }
+
   // Calls f(index, packet) for every live slot. The no-mask case is a plain loop.
   template <class F>
   void for_each(F&& f) const {
@@ -171,6 +205,7 @@ class PacketBatch {
   uint16_t created_;
   bool first_output_;
   BatchAnno anno_;
+  TxSummary tx_;
 };
 
 static_assert(sizeof(PacketBatch) <= 64 * 48, "PacketBatch should stay within 48 cache lines");

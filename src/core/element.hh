@@ -136,6 +136,11 @@ class Element {
   void set_output_connected(int port) { connected_ |= uint64_t{1} << port; }
   const std::string& name() const { return name_; }
   void set_name(std::string name) { name_ = std::move(name); }
+  // Whether output 0 leads straight to the transmit path (ToOutput); set by the graph. A
+  // PacketElement then also learns the batch's TxSummary in its pass, sparing the transmit path
+  // a pass of its own.
+  bool feeds_sink() const { return feeds_sink_; }
+  void set_feeds_sink(bool yes) { feeds_sink_ = yes; }
 
  protected:
   void set_noutputs(int n) { noutputs_ = n; }
@@ -144,6 +149,7 @@ class Element {
   std::string name_;
   int noutputs_ = 0;
   uint64_t connected_ = 0;
+  bool feeds_sink_ = false;
 };
 
 template <class T>
@@ -167,16 +173,30 @@ class ElementBase : public Element {
 template <class Derived>
 class PacketElement : public ElementBase<Derived> {
  public:
-  void process_batch(PacketBatch& batch) override {
+  void process_batch(PacketBatch& batch) final {
+    if (this->feeds_sink())
+      run<true>(batch);
+    else
+      run<false>(batch);
+  }
+
+ private:
+  // One pass over the batch; kToSink: it also learns the batch's TxSummary, each packet's share
+  // after its process.
+  template <bool kToSink>
+  void run(PacketBatch& batch) {
     auto* self = static_cast<Derived*>(this);
     Verdict* results = batch.results();
     int16_t any = 0;  // the verdicts ORed: 0 when all are output 0
+    TxSummary sum;
     batch.for_each([&](uint32_t i, Packet* p) {
       const Verdict v = self->process(p);
       results[i] = v;
       any |= v.v;
+      if constexpr (kToSink) sum.add(p);
     });
     batch.note_first_output(any == 0);
+    if constexpr (kToSink) batch.set_tx_summary(sum);
   }
 };
 

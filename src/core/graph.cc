@@ -122,6 +122,10 @@ Result<std::unique_ptr<Pipeline>> Pipeline::build(const PipelineConfig& config,
       return make_error(node.loc.str() + ": " + msg);
     }
   }
+  for (Node& node : p->nodes_)
+    node.element->set_feeds_sink(!node.next.empty() && node.next[0].node >= 0 &&
+                                 p->nodes_[static_cast<size_t>(node.next[0].node)].class_name ==
+                                     "ToOutput");
   p->inputs_.assign(p->nodes_.size(), 0);
   for (const ConfigConnection& c : config.connections) ++p->inputs_[static_cast<size_t>(c.to)];
   for (const auto& [name, pass] : graph_passes())
@@ -160,7 +164,9 @@ PacketBatch* Pipeline::alloc_batch() {
 
 void Pipeline::inject(PacketBatch& batch) {
   nodes_[static_cast<size_t>(input_node_)].stats.in_packets += batch.live();
-  dispatch(input_node_, batch);
+  const uint64_t now = rte_rdtsc();
+  if (batch.anno().rx_tsc == 0) batch.anno().rx_tsc = now;
+  dispatch(input_node_, batch, now);
 }
 
 void Pipeline::run_tasks(uint64_t now_ns) {
@@ -172,7 +178,7 @@ void Pipeline::run_tasks(uint64_t now_ns) {
     e.run_task(now_ns, *b);
     current_.store(-1, std::memory_order_relaxed);
     created_ += b->count();
-    if (!b->empty()) dispatch(idx, *b);
+    if (!b->empty()) dispatch(idx, *b, rte_rdtsc());
     free_batch(b);
   }
 }
@@ -192,7 +198,7 @@ uint64_t Pipeline::poll_deferred(uint64_t now_ns) {
       }
       handed += b->live();
       created_ += b->created();
-      dispatch(idx, *b);
+      dispatch(idx, *b, rte_rdtsc());
       free_batch(b);
     }
   }
@@ -227,20 +233,25 @@ std::vector<OutputLoss> Pipeline::output_losses() const {
   return losses;
 }
 
-void Pipeline::dispatch(int node, PacketBatch& batch) {
+void Pipeline::dispatch(int node, PacketBatch& batch, uint64_t t0) {
   // Depth-first, as recursion would go (outputs in port order, the reused batch last), on an
   // explicit stack: a chain of any length runs in constant machine-stack space.
   // One clock read per element run (rdtsc costs tens of cycles on this VM; two reads were most
   // of a NoOp's cost): an element's cycles run from the previous read to the end of the hand-off
   // of its output batch (NodeStats::cycles).
+  // A batch every packet of which takes output 0 moves on to the next element without the
+  // stack (pass_on): a line of elements runs as one loop.
   std::vector<Step>& stack = steps_;
   const size_t base = stack.size();
   forward(node, batch, false);
-  uint64_t t0 = rte_rdtsc();
   while (stack.size() > base) {
-    const Step s = stack.back();
+    Step s = stack.back();
     stack.pop_back();
-    if (!s.batch->empty()) {  // empty: a deferring element upstream took every packet
+    for (;;) {
+      if (s.batch->empty()) {  // a deferring element upstream took every packet
+        if (s.owned) free_batch(s.batch);
+        break;
+      }
       Node& n = nodes_[static_cast<size_t>(s.node)];
       n.stats.in_packets += s.batch->live();
       if (!s.batch->has_mask()) {
@@ -249,30 +260,42 @@ void Pipeline::dispatch(int node, PacketBatch& batch) {
       }
       current_.store(s.node, std::memory_order_relaxed);
       n.element->process_batch(*s.batch);
-      forward(s.node, *s.batch, s.owned);
+      const int next = pass_on(n, *s.batch);
+      if (next < 0) forward(s.node, *s.batch, s.owned);
       const uint64_t t1 = rte_rdtsc();
       n.stats.cycles += t1 - t0;
       t0 = t1;
-    } else if (s.owned) {
-      free_batch(s.batch);
+      if (next < 0) break;
+      s.node = next;
     }
   }
   current_.store(-1, std::memory_order_relaxed);
 }
 
+int Pipeline::pass_on(Node& n, PacketBatch& batch) {
+  // Naive mode moves every packet leaving a branch element into a new batch.
+  const bool naive = mode_ == BranchMode::kSplit && n.next.size() > 1;
+  // Every verdict is output 0 (excluded slots always read 0), and output 0 leads somewhere.
+  if (naive || n.next.empty() || n.next[0].node < 0 || batch.empty() || !batch.all_first_output())
+    return -1;
+  ++n.stats.batches;
+  n.stats.out_packets[0] += batch.live();
+  return n.next[0].node;
+}
+
 void Pipeline::forward(int node, PacketBatch& batch, bool owned) {
   Node& n = nodes_[static_cast<size_t>(node)];
-  ++n.stats.batches;
-  const int nout = static_cast<int>(n.next.size());
-  // Naive mode moves every packet leaving a branch element into a new batch.
-  const bool naive = mode_ == BranchMode::kSplit && nout > 1;
-
-  // Fast path: every verdict is output 0 (excluded slots always read 0).
-  if (!naive && nout > 0 && n.next[0].node >= 0 && batch.all_first_output()) {
-    n.stats.out_packets[0] += batch.live();
-    steps_.push_back({n.next[0].node, &batch, owned});
+  if (const int next = pass_on(n, batch); next >= 0) {
+    steps_.push_back({next, &batch, owned});
     return;
   }
+  ++n.stats.batches;
+  if (batch.empty()) {  // the element took every packet (ToOutput, a deferring element)
+    if (owned) free_batch(&batch);
+    return;
+  }
+  const int nout = static_cast<int>(n.next.size());
+  const bool naive = mode_ == BranchMode::kSplit && nout > 1;
 
   // One pass (NBA's branch prediction): packets for the predicted output stay in this batch;
   // the others move to a new batch per output; drops are freed in bulk.

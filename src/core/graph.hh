@@ -69,7 +69,9 @@ class Pipeline {
 
   bool has_input() const { return input_node_ >= 0; }
   // A received batch enters at FromInput's output 0 (only when has_input()). The pipeline runs it
-  // to completion; on return every packet was transmitted (through the sink) or dropped.
+  // to completion; on return every packet was transmitted (through the sink) or dropped. The
+  // clock read that starts the first element's cycles is the batch's rx_tsc, unless the worker
+  // set one.
   void inject(PacketBatch& batch);
   // Runs the tasks of schedulable elements whose timer expired.
   void run_tasks(uint64_t now_ns);
@@ -111,11 +113,15 @@ class Pipeline {
   int current_node() const { return current_.load(std::memory_order_relaxed); }
 
  private:
-  // Runs `batch`, which left `node`, through the rest of the graph.
-  void dispatch(int node, PacketBatch& batch);
+  // Runs `batch`, which left `node`, through the rest of the graph; `t0`: the clock read the
+  // first element's cycles start from.
+  void dispatch(int node, PacketBatch& batch, uint64_t t0);
   // Counts and frees the drops of a batch `node` processed and queues its packets for the
   // elements after it (steps_); `owned`: the batch came from alloc_batch().
   void forward(int node, PacketBatch& batch, bool owned);
+  // forward's common case: every live packet takes output 0, which leads to an element. Counts
+  // the batch and returns that element's node, or -1 for any other case.
+  int pass_on(Node& n, PacketBatch& batch);
   PacketBatch* alloc_batch();
   void free_batch(PacketBatch* b) { spare_.push_back(b); }
 

@@ -261,7 +261,7 @@ void Pipeline::dispatch(int node, PacketBatch& batch, uint64_t t0) {
       current_.store(s.node, std::memory_order_relaxed);
       n.element->process_batch(*s.batch);
       const int next = pass_on(n, *s.batch);
-      if (next < 0) forward(s.node, *s.batch, s.owned);
+      if (next < 0) spread(n, *s.batch, s.owned);
       const uint64_t t1 = rte_rdtsc();
       n.stats.cycles += t1 - t0;
       t0 = t1;
@@ -285,10 +285,13 @@ int Pipeline::pass_on(Node& n, PacketBatch& batch) {
 
 void Pipeline::forward(int node, PacketBatch& batch, bool owned) {
   Node& n = nodes_[static_cast<size_t>(node)];
-  if (const int next = pass_on(n, batch); next >= 0) {
+  if (const int next = pass_on(n, batch); next >= 0)
     steps_.push_back({next, &batch, owned});
-    return;
-  }
+  else
+    spread(n, batch, owned);
+}
+
+void Pipeline::spread(Node& n, PacketBatch& batch, bool owned) {
   ++n.stats.batches;
   if (batch.empty()) {  // the element took every packet (ToOutput, a deferring element)
     if (owned) free_batch(&batch);

@@ -122,6 +122,8 @@ class Pipeline {
   // forward's common case: every live packet takes output 0, which leads to an element. Counts
   // the batch and returns that element's node, or -1 for any other case.
   int pass_on(Node& n, PacketBatch& batch);
+  // forward's other cases, once pass_on said -1: drops, branches, an emptied batch.
+  void spread(Node& n, PacketBatch& batch, bool owned);
   PacketBatch* alloc_batch();
   void free_batch(PacketBatch* b) { spare_.push_back(b); }
 

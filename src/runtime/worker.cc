@@ -69,7 +69,8 @@ uint16_t Worker::receive(const RxQueue& rxq, PacketBatch& batch, std::atomic<int
   // (Pipeline::inject): one read a batch, not two (rdtsc alone was ~3 % of an echo's time). With
   // RunOptions::latency the packets are stamped here, with a read of their own.
   const uint64_t rx_tsc = latency_ ? rte_rdtsc() : 0;
-  const uint64_t rx_ns = static_cast<uint64_t>(static_cast<double>(rx_tsc) * ns_per_tsc_);
+  const uint64_t rx_ns =
+      latency_ ? static_cast<uint64_t>(static_cast<double>(rx_tsc) * ns_per_tsc_) : 0;
   // One pass: bytes and the annotations (two stores into the mbuf's first line). Frames larger
   // than one mbuf arrive as chains: elements see one contiguous frame, copied into a jumbo
   // buffer (which takes the annotations with it), or the frame is dropped (multi-segment) when

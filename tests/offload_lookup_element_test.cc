@@ -233,6 +233,25 @@ TYPED_TEST(OffloadLookupElement, InjectedDeviceFailureLosesNothing) {
   EXPECT_EQ(failed.dropped, cpu.dropped);
 }
 
+// With AFFINITY, packets of flows still held for the failed device wait behind them (and run on
+// the CPU at their turn) instead of overtaking them.
+TYPED_TEST(OffloadLookupElement, InjectedDeviceFailureWithAffinityKeepsEveryFlowInOrder) {
+  REQUIRE_OFFLOAD_DEVICE();
+  using F = TypeParam;
+  const Outcome cpu = run<F>("CPUOnly");
+  setenv(offload::kFailAfterEnv, "3", 1);
+  const Outcome failed = run<F>("DeviceOnly", ", AFFINITY true");
+  unsetenv(offload::kFailAfterEnv);
+  EXPECT_FALSE(failed.device_up);
+  EXPECT_GT(failed.counters.at("tasks_failed"), 0u);
+  EXPECT_EQ(sorted(failed.sent), sorted(cpu.sent));
+  EXPECT_EQ(failed.dropped, cpu.dropped);
+  std::map<uint32_t, std::vector<uint16_t>> flows;
+  for (const Sent& s : failed.sent) flows[F::flow_of(s.tag)].push_back(s.tag);
+  for (const auto& [flow, tags] : flows)
+    EXPECT_TRUE(std::is_sorted(tags.begin(), tags.end())) << "flow " << flow << " reordered";
+}
+
 // A task not back within TASK_TIMEOUT_MS counts as a silent device: with 0 every task times out
 // at once, so each is re-run on the CPU while the device thread still holds its buffers.
 TYPED_TEST(OffloadLookupElement, TaskTimeoutReRunsOnTheCpu) {

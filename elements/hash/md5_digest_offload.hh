@@ -7,7 +7,8 @@
 //            Sets: user[0], user[1]: the 16-byte digest (as MD5Digest).
 // Counters:  bytes (payload bytes hashed, on the CPU and on devices), cpu_batches,
 //            device_batches, device_packets, tasks, tasks_failed (re-run on the CPU),
-//            no_device_batches, affinity_packets, waits, tasks_timed_out.
+//            no_device_batches, affinity_packets,
+//            affinity_cpu_packets, waits, tasks_timed_out.
 // Offload:   kernel md5_digest (kernels/md5_digest.cl, RFC 1321, one work item per packet).
 //            Datablocks: whole packet: the L4 payload (src/lib/re/payload.hh, at most 2048
 //            bytes; longer payloads and malformed frames stay on the CPU), read only, or with

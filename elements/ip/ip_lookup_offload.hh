@@ -6,6 +6,7 @@
 //            Sets: out_port (the matching route's port).
 // Counters:  cpu_batches, device_batches, device_packets, tasks, tasks_failed (re-run on the
 //            CPU), no_device_batches (offload asked, device absent or down), affinity_packets,
+//            affinity_cpu_packets (waited behind their flows, ran on the CPU),
 //            waits (a batch waited for a free task buffer), tasks_timed_out.
 // Offload:   kernel ipv4_dir24_8_lookup (kernels/ipv4_lookup.cl); datablocks: read the
 //            destination address (partial packet, offset 30, 4 bytes, to host order); write a

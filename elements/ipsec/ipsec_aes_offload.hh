@@ -7,7 +7,8 @@
 // Uses:      flow_id (SA index, set by IPsecESPEncap); the batch's device decision (set by
 //            CPUOnly, DeviceOnly, FixedFraction).  Sets: nothing.
 // Counters:  cpu_batches, device_batches, device_packets, tasks, tasks_failed (re-run on the
-//            CPU), no_device_batches, affinity_packets, waits, tasks_timed_out.
+//            CPU), no_device_batches, affinity_packets,
+//            affinity_cpu_packets, waits, tasks_timed_out.
 // Offload:   kernel ipsec_aes (kernels/ipsec.cl, one work item per packet: AES-128/256-CTR,
 //            RFC 3686; AES-128/256-GCM, RFC 4106, with its 16-byte ICV written in place; ESN
 //            SAs included). Datablocks: whole packet, written back: the ESP part from the SPI

@@ -7,7 +7,8 @@
 // Uses:      flow_id (SA index, set by IPsecESPEncap); the batch's device decision (set by
 //            CPUOnly, DeviceOnly, FixedFraction).  Sets: nothing.
 // Counters:  cpu_batches, device_batches, device_packets, tasks, tasks_failed (re-run on the
-//            CPU), no_device_batches, affinity_packets, waits, tasks_timed_out.
+//            CPU), no_device_batches, affinity_packets,
+//            affinity_cpu_packets, waits, tasks_timed_out.
 // Offload:   kernel ipsec_hmac_sha1 (kernels/ipsec.cl: HMAC-SHA1-96,
 //            RFC 2404, one work item per packet, chaining states precomputed per SA; with ESN
 //            the sequence number's high half, which IPsecESPEncap left in the ICV's room, is

@@ -132,6 +132,7 @@ void OffloadStage::counters(std::vector<Counter>& out) const {
   out.push_back({"tasks_failed", tasks_failed_});
   out.push_back({"no_device_batches", no_device_batches_});
   out.push_back({"affinity_packets", affinity_packets_});
+  out.push_back({"affinity_cpu_packets", affinity_cpu_packets_});
   out.push_back({"waits", waits_});
   out.push_back({"tasks_timed_out", tasks_timed_out_});
   out.push_back({"chained_stages", followers_.size()});
@@ -147,20 +148,10 @@ void OffloadStage::process_batch(PacketBatch& batch) {
                          devices_[static_cast<size_t>(dev)].usable &&
                          service_->device(static_cast<size_t>(dev)).is_up();
   if (dev != kRunOnCpu && !to_device) ++no_device_batches_;
-  if (!to_device) {
-    if (affinity_ && held_ > 0) follow_flows(batch);
-    if (!batch.empty()) {
-      ++cpu_batches_;
-      hooks_.process_cpu(batch);
-    }
-    return;
-  }
+  if (!to_device) return run_cpu(batch, true);
   const auto d = static_cast<size_t>(dev);
-  if (open_task(d, batch.live()) == nullptr) {  // the device went silent while this batch waited
-    ++cpu_batches_;
-    hooks_.process_cpu(batch);
-    return;
-  }
+  if (open_task(d, batch.live()) == nullptr)  // the device went silent while this batch waited
+    return run_cpu(batch, true);
   ++device_batches_;
   ++devices_[d].open->task->task.batches;
   uint32_t left = batch.live();
@@ -183,6 +174,7 @@ void OffloadStage::poll_deferred(uint64_t now, PacketBatch& out) {
     collect(d);
   }
   apply_completed();
+  while (!queue_.empty() && queue_.front().done && queue_.front().pkts.empty()) queue_.pop();
   if (queue_.empty()) return;
   HeldTask& front = queue_.front();
   if (!front.done && front.submitted_ns != 0 && now >= front.submitted_ns + timeout_ns_)
@@ -262,6 +254,7 @@ HeldTask* OffloadStage::open_task(size_t d, uint32_t n) {
   TaskBuffers* t = ds.free.back();
   ds.free.pop_back();
   t->task.reset();
+  cpu_open_ = nullptr;  // CPU packets from now on go behind this task
   HeldTask& h = queue_.open();
   h.task = t;
   h.device = d;
@@ -333,14 +326,70 @@ void OffloadStage::move_items(TaskBuffers& from, TaskBuffers& to, size_t k) {
     std::memcpy(to.stage_item(s, 0), from.stage_item(s, k), followers_[s - 1]->spec_.read_bytes);
 }
 
-// AFFINITY on a CPU batch: packets of flows in flight on a device go to that device's task.
+// A batch for the CPU function (`count`: as a CPU batch); with AFFINITY, its packets whose flows
+// have packets held go behind them first.
+void OffloadStage::run_cpu(PacketBatch& batch, bool count) {
+  if (affinity_ && held_ > 0) follow_flows(batch);
+  if (batch.empty()) return;
+  if (count) ++cpu_batches_;
+  hooks_.process_cpu(batch);
+}
+
+// AFFINITY on a CPU batch: packets of flows with packets held go to the task of their device, or,
+// where it cannot take them (down, silent, gather refused) or a CPU entry is already open behind
+// the device tasks, into that CPU entry (hold_for_cpu).
 void OffloadStage::follow_flows(PacketBatch& batch) {
   batch.for_each([&](uint32_t i, Packet* p) {
-    const int32_t dev = flows_.device_of(FlowAffinity::bucket_of(p));
+    const uint16_t b = FlowAffinity::bucket_of(p);
+    const int32_t dev = flows_.device_of(b);
     if (dev < 0) return;
     const auto d = static_cast<size_t>(dev);
-    if (open_task(d, 1) != nullptr && take(batch, i, p, d, 1)) ++affinity_packets_;
+    if (cpu_open_ == nullptr && service_->device(d).is_up() && open_task(d, 1) != nullptr &&
+        take(batch, i, p, d, 1)) {
+      ++affinity_packets_;
+      return;
+    }
+    hold_for_cpu(batch, i, p, b, dev);
   });
+}
+
+// Packet p (batch slot i, flow bucket `bucket`, whose held packets are `device`'s) joins the
+// queue's open CPU entry; a new one is opened behind every device task, which takes no packet
+// after it (seal_device_tasks), so nothing taken later leaves before it.
+void OffloadStage::hold_for_cpu(PacketBatch& batch, uint32_t i, Packet* p, uint16_t bucket,
+                                int32_t device) {
+  if (cpu_open_ == nullptr) {
+    seal_device_tasks();
+    cpu_open_ = &queue_.open();
+    cpu_open_->on_cpu = true;
+    cpu_open_->completed = true;
+    cpu_open_->device = static_cast<size_t>(device);
+  }
+  cpu_open_->pkts.push_back(p);
+  cpu_open_->buckets.push_back(bucket);
+  flows_.taken(bucket, device);
+  ++held_;
+  ++affinity_cpu_packets_;
+  batch.exclude(i);
+}
+
+// Every device's open task is closed: submitted when it holds packets, else given back (its
+// queue entry leaves empty).
+void OffloadStage::seal_device_tasks() {
+  for (size_t d = 0; d < devices_.size(); ++d) {
+    DevicePool& ds = devices_[d];
+    if (ds.open == nullptr) continue;
+    if (!ds.open->pkts.empty()) {
+      submit(d);
+      continue;
+    }
+    HeldTask& h = *ds.open;
+    h.task->held = nullptr;
+    ds.free.push_back(h.task);
+    h.task = nullptr;
+    h.done = true;
+    ds.open = nullptr;
+  }
 }
 
 void OffloadStage::submit(size_t d) {
@@ -412,6 +461,13 @@ uint32_t OffloadStage::apply_completed() {
     HeldTask& h = *held;
     if (h.done) continue;
     if (!h.completed) break;
+    ++n;
+    if (h.on_cpu) {
+      if (&h == cpu_open_) cpu_open_ = nullptr;
+      run_on_cpu(h);
+      h.done = true;
+      continue;
+    }
     TaskBuffers& t = *h.task;
     h.verdicts.resize(h.pkts.size());
     if (t.task.status == TaskStatus::kOk) {
@@ -424,7 +480,6 @@ uint32_t OffloadStage::apply_completed() {
     h.done = true;
     t.held = nullptr;
     devices_[h.device].free.push_back(&t);
-    ++n;
   }
   return n;
 }
@@ -528,7 +583,8 @@ void OffloadStage::emit(PacketBatch& out) {
   const size_t n = std::min<size_t>(kMaxBatch, h.pkts.size() - h.emitted);
   const size_t f = followers_.size();
   emit_count_ = 0;
-  out.anno().device = static_cast<int32_t>(h.device);  // the decision the packets were given
+  // The decision the packets were given.
+  out.anno().device = h.on_cpu ? kRunOnCpu : static_cast<int32_t>(h.device);
   if (h.chained) {
     out.anno().chained = static_cast<const void*>(this);
     std::copy_n(h.pkts.begin() + static_cast<std::ptrdiff_t>(h.emitted), n, emit_pkts_.begin());

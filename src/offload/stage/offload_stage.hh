@@ -11,7 +11,9 @@
 // down and the packets re-run on the CPU (the buffers are reused only once the device thread
 // hands the task back). When all of a device's task buffers are in flight the worker waits for
 // one (back-pressure: the device sets the pace of the batches given to it). AFFINITY keeps each
-// flow on one processor (FlowAffinity).
+// flow on one processor (FlowAffinity) and in order: a packet of a flow with packets held, which
+// no device can take (down, silent, or its gather refuses the packet), waits behind them in the
+// release queue and runs on the CPU at its turn, through a device failure too.
 //
 // Chaining (datablock reuse): the graph pass in chaining.cc hands a stage the stages after it
 // whose region datablock has the same name (chain()); its tasks then also carry their items and
@@ -88,7 +90,10 @@ class OffloadStage {
   bool gather_one(Packet* p, uint8_t* item, PacketRegion& region);
   bool take(PacketBatch& batch, uint32_t i, Packet* p, size_t d, uint32_t left);
   void move_items(TaskBuffers& from, TaskBuffers& to, size_t k);
+  void run_cpu(PacketBatch& batch, bool count);
   void follow_flows(PacketBatch& batch);
+  void hold_for_cpu(PacketBatch& batch, uint32_t i, Packet* p, uint16_t bucket, int32_t device);
+  void seal_device_tasks();
   void submit(size_t d);
   uint32_t collect(size_t d);
   void complete(TaskBuffers& t);
@@ -107,6 +112,7 @@ class OffloadStage {
   std::vector<DevicePool> devices_;
   ReleaseQueue queue_;
   FlowAffinity flows_;
+  HeldTask* cpu_open_ = nullptr;  // the queue's open on_cpu entry (no device task opened since)
   uint32_t aggregate_ = kDefaultAggregateBatches;
   uint32_t flush_us_ = kDefaultFlushUs;
   uint64_t flush_ns_ = 0;
@@ -127,7 +133,7 @@ class OffloadStage {
   uint64_t held_ = 0;
   uint64_t cpu_batches_ = 0, device_batches_ = 0, device_packets_ = 0, tasks_ = 0,
            tasks_failed_ = 0, no_device_batches_ = 0, affinity_packets_ = 0, waits_ = 0,
-           tasks_timed_out_ = 0;
+           tasks_timed_out_ = 0, affinity_cpu_packets_ = 0;
 };
 
 }  // namespace fulcrum::offload

@@ -23,6 +23,7 @@ HeldTask& ReleaseQueue::open() {
   h->completed = false;
   h->done = false;
   h->chained = false;
+  h->on_cpu = false;
   fifo_.push_back(h);
   return *h;
 }

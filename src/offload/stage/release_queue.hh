@@ -32,6 +32,9 @@ struct HeldTask {
   bool completed = false;     // the task came back (not yet applied)
   bool done = false;          // verdicts set, ready to leave
   bool chained = false;       // stage_verdicts are valid
+  // No device task: packets that follow their flows' held packets (AFFINITY) where no device
+  // can take them; the CPU function runs on them at their turn in the queue.
+  bool on_cpu = false;
 };
 
 class ReleaseQueue {

@@ -234,7 +234,9 @@ TYPED_TEST(OffloadLookupElement, InjectedDeviceFailureLosesNothing) {
 }
 
 // With AFFINITY, packets of flows still held for the failed device wait behind them (and run on
-// the CPU at their turn) instead of overtaking them.
+// the CPU at their turn) instead of overtaking them, and none is given to the device that is
+// down: under DeviceOnly a batch runs on the CPU only once the device is down, so no packet
+// follows its flow onto a device (affinity_packets).
 TYPED_TEST(OffloadLookupElement, InjectedDeviceFailureWithAffinityKeepsEveryFlowInOrder) {
   REQUIRE_OFFLOAD_DEVICE();
   using F = TypeParam;
@@ -244,6 +246,7 @@ TYPED_TEST(OffloadLookupElement, InjectedDeviceFailureWithAffinityKeepsEveryFlow
   unsetenv(offload::kFailAfterEnv);
   EXPECT_FALSE(failed.device_up);
   EXPECT_GT(failed.counters.at("tasks_failed"), 0u);
+  EXPECT_EQ(failed.counters.at("affinity_packets"), 0u);
   EXPECT_EQ(sorted(failed.sent), sorted(cpu.sent));
   EXPECT_EQ(failed.dropped, cpu.dropped);
   std::map<uint32_t, std::vector<uint16_t>> flows;

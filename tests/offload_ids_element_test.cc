@@ -222,8 +222,8 @@ TEST(OffloadIdsElement, VlanAndIpv6FramesAlertOnTheDeviceAsOnTheCpu) {
 // order. This traffic's TCP segments all start at sequence 0, so a flow's stream is its first
 // packet's bytes, extended by longer ones: a flow whose packets are reordered has another stream
 // (a CPU-only run with batches 0..12 moved after batch 14 raises one more "get passwd" alert, as
-// this test did without AFFINITY about once in a few hundred runs, when CPU batches overtook a
-// slow device task). A failure names the run and the alerts that differ.
+// this test rarely did without AFFINITY under ctest -j2, when CPU batches overtook a slow device
+// task). A failure names the run and the alerts that differ.
 TEST(OffloadIdsElement, FixedFractionAndDeviceFailureRaiseTheSameAlerts) {
   REQUIRE_OFFLOAD_DEVICE();
   const IdsRun plain = run("CPUOnly", "IDSMatch", "plain");

@@ -277,8 +277,10 @@ bool OffloadStage::gather_one(Packet* p, uint8_t* item, PacketRegion& region) {
 }
 
 // Gathers packet p (batch slot i; `left` packets of the batch still to come, p included) into
-// the open task of device d, with the items of every chained stage.
-bool OffloadStage::take(PacketBatch& batch, uint32_t i, Packet* p, size_t d, uint32_t left) {
+// the open task of device d, with the items of every chained stage; `bucket`: p's flow bucket
+// when the caller has it (AFFINITY), else -1.
+bool OffloadStage::take(PacketBatch& batch, uint32_t i, Packet* p, size_t d, uint32_t left,
+                        int32_t bucket) {
   HeldTask* h = devices_[d].open;
   if (h == nullptr) return false;  // the device went silent: this packet stays on the CPU
   size_t k = h->pkts.size();
@@ -310,7 +312,7 @@ bool OffloadStage::take(PacketBatch& batch, uint32_t i, Packet* p, size_t d, uin
   }
   h->pkts.push_back(p);
   if (affinity_) {  // flows are tracked only when they steer packets
-    const uint16_t b = FlowAffinity::bucket_of(p);
+    const uint16_t b = bucket >= 0 ? static_cast<uint16_t>(bucket) : FlowAffinity::bucket_of(p);
     h->buckets.push_back(b);
     flows_.taken(b, static_cast<int32_t>(h->device));
   }
@@ -345,7 +347,7 @@ void OffloadStage::follow_flows(PacketBatch& batch) {
     if (dev < 0) return;
     const auto d = static_cast<size_t>(dev);
     if (cpu_open_ == nullptr && service_->device(d).is_up() && open_task(d, 1) != nullptr &&
-        take(batch, i, p, d, 1)) {
+        take(batch, i, p, d, 1, b)) {
       ++affinity_packets_;
       return;
     }

@@ -88,7 +88,8 @@ class OffloadStage {
 
   HeldTask* open_task(size_t d, uint32_t n);
   bool gather_one(Packet* p, uint8_t* item, PacketRegion& region);
-  bool take(PacketBatch& batch, uint32_t i, Packet* p, size_t d, uint32_t left);
+  bool take(PacketBatch& batch, uint32_t i, Packet* p, size_t d, uint32_t left,
+            int32_t bucket = -1);
   void move_items(TaskBuffers& from, TaskBuffers& to, size_t k);
   void run_cpu(PacketBatch& batch, bool count);
   void follow_flows(PacketBatch& batch);

@@ -360,6 +360,9 @@ void OffloadStage::follow_flows(PacketBatch& batch) {
 // after it (seal_device_tasks), so nothing taken later leaves before it.
 void OffloadStage::hold_for_cpu(PacketBatch& batch, uint32_t i, Packet* p, uint16_t bucket,
                                 int32_t device) {
+  // Back-pressure, as for task buffers: a full CPU entry waits for the device tasks before it.
+  if (cpu_open_ != nullptr && cpu_open_->pkts.size() >= uint64_t{aggregate_} * kMaxBatch)
+    wait_behind_cpu_entry();
   if (cpu_open_ == nullptr) {
     seal_device_tasks();
     cpu_open_ = &queue_.open();
@@ -373,6 +376,23 @@ void OffloadStage::hold_for_cpu(PacketBatch& batch, uint32_t i, Packet* p, uint1
   ++held_;
   ++affinity_cpu_packets_;
   batch.exclude(i);
+}
+
+// Waits until the open CPU entry has run (every device task before it back, or abandoned once
+// TASK_TIMEOUT_MS passed, as poll_deferred does), so CPU entries hold a bounded number of packets.
+void OffloadStage::wait_behind_cpu_entry() {
+  ++waits_;
+  while (cpu_open_ != nullptr) {
+    for (size_t d = 0; d < devices_.size(); ++d) collect(d);
+    if (apply_completed() > 0) continue;
+    for (HeldTask* h : queue_) {
+      if (h->done) continue;
+      if (h->submitted_ns != 0 && now_ns() >= h->submitted_ns + timeout_ns_) abandon(*h);
+      break;
+    }
+    heartbeat();                // waiting for the device is not a stall (it has a timeout)
+    std::this_thread::yield();  // the device thread may share this core
+  }
 }
 
 // Every device's open task is closed: submitted when it holds packets, else given back (its

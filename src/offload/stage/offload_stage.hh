@@ -95,6 +95,7 @@ class OffloadStage {
   void follow_flows(PacketBatch& batch);
   void hold_for_cpu(PacketBatch& batch, uint32_t i, Packet* p, uint16_t bucket, int32_t device);
   void seal_device_tasks();
+  void wait_behind_cpu_entry();
   void submit(size_t d);
   uint32_t collect(size_t d);
   void complete(TaskBuffers& t);

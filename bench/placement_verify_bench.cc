@@ -19,7 +19,9 @@
 // the plain ring measured right before it (plan::follow_regime), and the row's prediction is the
 // median of its rounds'; beside it the same model without following ("calibrated": the hand-off
 // as calibrated) and the model of the 2026-11-26 run of record ("previous": no frame lines, every
-// element charged as if it read the header only). A pipelined placement
+// element charged as if it read the header only) and the model with the plain ring's line scan
+// ("plain_ring_lines": no runtime scan reference, RingCost::line_scan_cycles a line, as before the
+// thirteenth session of 2026-11-27). A pipelined placement
 // forwards only while both its workers have a CPU, so the JSON also holds `cpu_mpps`: the least
 // over stages of the stage's packets per CPU second of its workers (a lower bound on what the
 // placement does with both CPUs its own: idle polling counts as CPU time), and the round where
@@ -156,6 +158,7 @@ struct Round {
   plan::RingCost ring;     // measured right before the run
   double ring_cycles = 0;  // the ring's enqueue + dequeue measured right before the run
   double predicted = 0;    // Mpps, the model following `ring` (plan::follow_regime)
+  double plain_lines = 0;  // the same with the plain ring's line scan (no scan reference)
   bool matched = false;    // the ring of the calibration's regime (plan::same_regime)
   double mpps = 0;
   double cpu_mpps = 0;
@@ -305,6 +308,9 @@ std::string verify_subject(const Subject& s, double seconds,
       round.matched = plan::same_regime(round.ring_cycles, cal_ring);
       round.predicted = predicted_mpps(plan::follow_regime(p.server, ring_now.value()),
                                        p.chain.isolated, p.placements[i]);
+      plan::ServerProfile plain = plan::follow_regime(p.server, ring_now.value());
+      plain.handoff.scan = plan::HandoffPoint{};
+      round.plain_lines = predicted_mpps(plain, p.chain.isolated, p.placements[i]);
       rounds[i].push_back(round);
     }
 
@@ -318,16 +324,17 @@ std::string verify_subject(const Subject& s, double seconds,
                ring_after.value().dequeue_cycles_per_packet);
 
   std::vector<std::string> rows;
-  size_t hits = 0, ring_hits = 0, calibrated_hits = 0, previous_hits = 0;
+  size_t hits = 0, ring_hits = 0, calibrated_hits = 0, previous_hits = 0, plain_hits = 0;
   size_t matched_placements = 0, matched_hits = 0, matched_ring_hits = 0;
   for (size_t i = 0; i < p.placements.size(); ++i) {
     const plan::PlacementPrediction& x = p.placements[i];
-    std::vector<double> mpps, cpu, share, matched_mpps, followed, round_ratio;
+    std::vector<double> mpps, cpu, share, matched_mpps, followed, round_ratio, plain_lines;
     const Round* best = &rounds[i].front();
     std::vector<std::string> per_round;
     for (const Round& r : rounds[i]) {
       mpps.push_back(r.mpps);
       followed.push_back(r.predicted);
+      plain_lines.push_back(r.plain_lines);
       round_ratio.push_back(r.mpps > 0 ? r.predicted / r.mpps : 0);
       if (r.matched) matched_mpps.push_back(r.mpps);
       cpu.push_back(r.cpu_mpps);
@@ -352,7 +359,9 @@ std::string verify_subject(const Subject& s, double seconds,
     const double calibrated = x.pps / 1e6;
     const double previous = previous_mpps[to_string(x.placement)];
     const double ring_predicted = ring_mpps[to_string(x.placement)];
+    const double plain = median(plain_lines);
     hits += within(predicted, measured) ? 1 : 0;
+    plain_hits += within(plain, measured) ? 1 : 0;
     calibrated_hits += within(calibrated, measured) ? 1 : 0;
     previous_hits += within(previous, measured) ? 1 : 0;
     ring_hits += within(ring_predicted, measured) ? 1 : 0;
@@ -389,6 +398,9 @@ std::string verify_subject(const Subject& s, double seconds,
             .num("previous_predicted_mpps", previous)
             .raw("previous_ratio", ratio_json(previous, measured))
             .raw("previous_within_15pct", within(previous, measured) ? "true" : "false")
+            .num("plain_ring_lines_predicted_mpps", plain)
+            .raw("plain_ring_lines_ratio", ratio_json(plain, measured))
+            .raw("plain_ring_lines_within_15pct", within(plain, measured) ? "true" : "false")
             .num("ring_only_predicted_mpps", ring_predicted)
             .raw("ring_only_ratio", ratio_json(ring_predicted, measured))
             .raw("ring_only_within_15pct", within(ring_predicted, measured) ? "true" : "false")
@@ -416,12 +428,15 @@ std::string verify_subject(const Subject& s, double seconds,
       .count("within_15pct", hits)
       .count("calibrated_within_15pct", calibrated_hits)
       .count("previous_within_15pct", previous_hits)
+      .count("plain_ring_lines_within_15pct", plain_hits)
       .count("ring_only_within_15pct", ring_hits)
       .count("same_regime_placements", matched_placements)
       .count("same_regime_within_15pct", matched_hits)
       .count("same_regime_ring_only_within_15pct", matched_ring_hits)
       .raw("handoff", handoff)
       .num("handoff_spread_consumer_cycles", cal.handoff.spread.consumer_cycles_per_packet)
+      .num("handoff_scan_consumer_cycles", cal.handoff.scan.consumer_cycles_per_packet)
+      .num("scan_line_cycles", plan::scan_line_cycles(p.server))
       .raw("leaves_by_several_ports", p.server.spread ? "true" : "false")
       .raw("handoff_consistent", cal.handoff.consistent ? "true" : "false")
       .count("handoff_attempts", cal.handoff.attempts)

@@ -51,6 +51,8 @@ Calibration sample() {
   c.handoff.points = {small, large};
   c.handoff.spread = small;
   c.handoff.spread.consumer_cycles_per_packet = 52.5;
+  c.handoff.scan = large;
+  c.handoff.scan.consumer_cycles_per_packet = 145.5;
   c.pipeline.out_ports = 2;
   ElementMeasure e;
   e.name = "IPLookup@2";
@@ -91,6 +93,8 @@ TEST(Calibration, WrittenAndReadBackAlike) {
   EXPECT_DOUBLE_EQ(back.value().pipeline.tx_cycles_per_packet, 12.5);
   EXPECT_EQ(back.value().handoff.spread.frame_bytes, 64u);
   EXPECT_DOUBLE_EQ(back.value().handoff.spread.consumer_cycles_per_packet, 52.5);
+  EXPECT_EQ(back.value().handoff.scan.frame_bytes, 512u);
+  EXPECT_DOUBLE_EQ(back.value().handoff.scan.consumer_cycles_per_packet, 145.5);
   EXPECT_EQ(back.value().pipeline.out_ports, 2u);
   EXPECT_DOUBLE_EQ(back.value().pipeline.elements.at(0).frame_bytes, 134.5);
 }
@@ -106,6 +110,25 @@ TEST(Calibration, AFileWithoutTheElementsFrameSizesTakesThePipelines) {
   Result<Calibration> bad = parse_calibration(j.dump(), "c.json");
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().find("pipeline.elements[0].frame_bytes"), std::string::npos) << bad.error();
+}
+
+TEST(Calibration, AFileWithoutTheScanReferenceChargesThePlainRingsLineScan) {
+  // Written before the scan reference: no scan point; a scanner's lines are then charged the
+  // plain ring's line scan (handoff_scan_line_cycles says there is none).
+  nlohmann::json j = nlohmann::json::parse(calibration_json(sample()));
+  j["handoff"].erase("scan");
+  Result<Calibration> old = parse_calibration(j.dump(), "c.json");
+  ASSERT_TRUE(old) << old.error();
+  EXPECT_EQ(old.value().handoff.scan.frame_bytes, 0u);
+  EXPECT_DOUBLE_EQ(handoff_scan_line_cycles(old.value().handoff, old.value().ring, 64, 64), -1);
+  // 512 B: 7 lines beyond the header, (145.5 - 110) / 7 each.
+  EXPECT_DOUBLE_EQ(handoff_scan_line_cycles(sample().handoff, old.value().ring, 64, 64),
+                   (145.5 - 110) / 7);
+  // A scan point is read as strictly as the others.
+  j["handoff"]["scan"] = {{"frame_bytes", 512}};
+  Result<Calibration> bad = parse_calibration(j.dump(), "c.json");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().find("handoff.scan."), std::string::npos) << bad.error();
 }
 
 TEST(Calibration, AFileWithoutTheSpreadReferenceChargesNoSpread) {

@@ -426,6 +426,50 @@ TEST(Handoff, AScannerPaysForEachLineACipherWaitsOnceAPacket) {
   EXPECT_DOUBLE_EQ(received_lines_cycles(s, chain, cut, 0), 0);
 }
 
+TEST(Handoff, AScannersLinesCostWhatTheRuntimesScanReferencePaidForThem) {
+  // The scan reference's consumer paid 145 at 512 B where the header reference's paid 110: 35
+  // for its 7 lines beyond the header, 5 a line, which a scanner's stage pays instead of the
+  // plain ring's line scan (1); a cipher's stage still waits once a packet.
+  ServerProfile s = server_with_handoff();
+  s.frame_bytes = 512;
+  s.ring.line_read_cycles = 10;
+  s.ring.line_scan_cycles = 1;
+  s.handoff.scan = s.handoff.points[1];
+  s.handoff.scan.consumer_cycles_per_packet = 145;
+  EXPECT_DOUBLE_EQ(handoff_scan_line_cycles(s.handoff, s.ring, 64, 64), 5);
+  EXPECT_DOUBLE_EQ(scan_line_cycles(s), 5);
+  std::vector<ChainElement> chain = {chain_element("A", 100), scanner("B", 100),
+                                     chain_element("C", 100)};
+  const std::vector<Stage> cut = {Stage{0, 0, 1}, Stage{1, 2, 1}};
+  EXPECT_DOUBLE_EQ(received_lines_cycles(s, chain, cut, 1), 7 * 5);
+  EXPECT_DOUBLE_EQ(predict(s, chain, cut).stages[1].sync, 110 + 35);
+  chain[2].reads = PacketReads::kWholeFrame;
+  EXPECT_DOUBLE_EQ(received_lines_cycles(s, chain, cut, 1), 10);
+  chain[2].reads = PacketReads::kHeaders;
+
+  // Followed into the other regime (the line read 3.5 times the points'): scaled as the
+  // consumer's hand-off is.
+  for (HandoffPoint* p : {&s.handoff.points[0], &s.handoff.points[1], &s.handoff.scan}) {
+    p->ring_cycles = 26;
+    p->line_read_cycles = 10;
+  }
+  RingCost now;
+  now.enqueue_cycles_per_packet = 45;
+  now.dequeue_cycles_per_packet = 46;
+  now.line_read_cycles = 35;
+  now.line_scan_cycles = 1;
+  EXPECT_DOUBLE_EQ(scan_line_cycles(follow_regime(s, now)), 5 * 3.5);
+
+  // A scan reference that paid less than the header reference charges nothing; without one (an
+  // older calibration) the plain ring's line scan stands in.
+  s.handoff.scan.consumer_cycles_per_packet = 100;
+  EXPECT_DOUBLE_EQ(scan_line_cycles(s), 0);
+  s.handoff.scan = HandoffPoint{};
+  EXPECT_DOUBLE_EQ(handoff_scan_line_cycles(s.handoff, s.ring, 64, 64), -1);
+  EXPECT_DOUBLE_EQ(scan_line_cycles(s), 1);
+  EXPECT_DOUBLE_EQ(received_lines_cycles(s, chain, cut, 1), 7);
+}
+
 TEST(Handoff, TheHandOffFollowsTheRegimeOfTheRingMeasuredNow) {
   // Both points measured with the ring at 26 cycles (enqueue + dequeue); the ring now at 91: the
   // hand-off 3.5 times what was measured; the frame's line costs are now's.

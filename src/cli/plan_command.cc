@@ -32,7 +32,7 @@ constexpr const char* kPlanUsage =
   Each placement is printed in the form `fulcrum run --placement "..."` takes.
   --cores N           cores to place the pipeline on (default: this machine's CPUs)
   --calibration FILE  the calibration to use (fulcrum plan --calibrate); without it the machine
-                      is measured now (about ten seconds); the pipeline is run briefly on its
+                      is measured now (about twenty seconds); the pipeline is run briefly on its
                       ports unless FILE holds a measurement of this pipeline
   --calibrate         measure this machine (sysfs caches, TSC, memory latency, ring hand-off,
                       the runtime hand-off on a reference pipeline cut over two workers)

@@ -224,6 +224,7 @@ json handoff_json(const HandoffCost& h) {
   json out = {{"cross_core", h.cross_core}, {"batch", h.batch},           {"runs", h.runs},
               {"attempts", h.attempts},     {"consistent", h.consistent}, {"points", points}};
   if (h.spread.frame_bytes != 0) out["spread"] = point_json(h.spread);
+  if (h.scan.frame_bytes != 0) out["scan"] = point_json(h.scan);
   return out;
 }
 
@@ -277,6 +278,18 @@ double handoff_spread_cycles(const HandoffCost& h, const RingCost& ring, size_t 
   const double spread = h.spread.consumer_cycles_per_packet * consumer_scale(h.spread, now);
   return std::max(
       0.0, spread - handoff_consumer_cycles(h, ring, h.spread.frame_bytes, line_bytes, batch, now));
+}
+
+double handoff_scan_line_cycles(const HandoffCost& h, const RingCost& ring, size_t line_bytes,
+                                unsigned batch, const RingCost* now) {
+  if (h.points.empty() || h.scan.frame_bytes == 0 || line_bytes == 0) return -1;
+  const double lines =
+      std::ceil(static_cast<double>(h.scan.frame_bytes) / static_cast<double>(line_bytes)) - 1;
+  if (lines <= 0) return -1;
+  const double scan = h.scan.consumer_cycles_per_packet * consumer_scale(h.scan, now);
+  return std::max(
+      0.0, (scan - handoff_consumer_cycles(h, ring, h.scan.frame_bytes, line_bytes, batch, now)) /
+               lines);
 }
 
 double ring_cycles(const RingCost& r) {
@@ -431,6 +444,11 @@ Result<Calibration> parse_calibration(const std::string& text, const std::string
     if (h.error().empty() && h.has("spread")) {
       Reader sr = h.sub("spread");
       read_point(sr, c.handoff.spread);
+      h.take(sr);
+    }
+    if (h.error().empty() && h.has("scan")) {
+      Reader sr = h.sub("scan");
+      read_point(sr, c.handoff.scan);
       h.take(sr);
     }
     r.take(h);

@@ -120,6 +120,9 @@ struct HandoffCost {
   // The spread reference (measure_handoff.hh kHandoffSpreadRoutes: each flow routed to one of
   // two ports) at kHandoffSpreadFrame; frame_bytes 0: not measured (an older file).
   HandoffPoint spread;
+  // The scan reference (measure_handoff.hh kHandoffScanRules: an IDSMatch scanning every
+  // payload) at kHandoffScanFrame; frame_bytes 0: not measured (an older file).
+  HandoffPoint scan;
 };
 
 // Each side's cycles per packet for frames of `frame_bytes`: linear in the frame's cache lines
@@ -139,6 +142,13 @@ double handoff_consumer_cycles(const HandoffCost& h, const RingCost& ring, doubl
 // handoff_consumer_cycles does (at least 0; 0 without a spread point).
 double handoff_spread_cycles(const HandoffCost& h, const RingCost& ring, size_t line_bytes,
                              unsigned batch, const RingCost* now = nullptr);
+// What a consumer that scans whole frames asking ahead (PacketReads::kWholeFrameAhead) pays for
+// each line of the frame beyond the header's: the scan point's consumer less the points' at its
+// frame size, both scaled to `now` as handoff_consumer_cycles does, over the scan point's lines
+// beyond the first (at least 0); -1 without a scan point (the caller then charges the plain
+// ring's RingCost::line_scan_cycles).
+double handoff_scan_line_cycles(const HandoffCost& h, const RingCost& ring, size_t line_bytes,
+                                unsigned batch, const RingCost* now = nullptr);
 
 // One element of the pipeline as measured (the element profile of paper 002 §3.2: C(i), S(i),
 // N(i)): cycles in process_batch per packet and per batch, and its tables.

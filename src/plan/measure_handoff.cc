@@ -19,7 +19,7 @@ constexpr unsigned kHandoffFlows = 1024;
 constexpr const char* kHandoffSink = "net_null0,no-rx=1";
 constexpr const char* kPipelinerClass = "Pipeliner";
 constexpr const char* kProducerElements[] = {"in"};
-constexpr const char* kConsumerElements[] = {"check", "route", "ttl", "out"};
+constexpr const char* kConsumerElements[] = {"check", "route", "scan", "ttl", "out"};
 constexpr unsigned kCutWorkers = 2;
 // The consumer bounds the cut when at least this share of the producer's bursts met a full ring.
 constexpr double kConsumerBoundShare = 0.5;
@@ -128,41 +128,71 @@ HandoffPoint handoff_point(unsigned frame_bytes, const std::vector<HandoffRun>& 
 
 namespace {
 
-// Where the spread reference's routes are written: a file of this process's own, removed when
-// the measurement ends.
-class SpreadRoutes {
+// A file a reference reads (the spread reference's routes, the scan reference's rules): the
+// process's own under the temporary directory, removed when the measurement ends.
+class OwnFile {
  public:
-  SpreadRoutes()
+  OwnFile(const std::string& name, const char* text, const char* what)
       : path_(std::filesystem::temp_directory_path() /
-              ("fulcrum-handoff-routes-" + std::to_string(::getpid()) + ".txt")) {}
-  ~SpreadRoutes() {
+              ("fulcrum-handoff-" + name + "-" + std::to_string(::getpid()) + ".txt")),
+        text_(text),
+        what_(what) {}
+  ~OwnFile() {
     std::error_code ignored;
     std::filesystem::remove(path_, ignored);
   }
-  SpreadRoutes(const SpreadRoutes&) = delete;
-  SpreadRoutes& operator=(const SpreadRoutes&) = delete;
+  OwnFile(const OwnFile&) = delete;
+  OwnFile& operator=(const OwnFile&) = delete;
   Result<std::string> write() const {
     std::ofstream out(path_);
-    out << kHandoffSpreadRoutes;
+    out << text_;
     out.close();
-    if (!out)
-      return make_error("cannot write the hand-off reference's routes to " + path_.string());
+    if (!out) return make_error(std::string("cannot write the ") + what_ + " to " + path_.string());
     return path_.string();
   }
 
  private:
   std::filesystem::path path_;
+  const char* text_;
+  const char* what_;
 };
 
-// The runs of the reference (with `routes`, the spread reference) at one frame size.
-Result<HandoffPoint> point_at(unsigned frame, unsigned batch, const RingCost& ring,
-                              const std::string& routes = "") {
+enum class Reference { kPlain, kSpread, kScan };
+
+std::string reference_text(Reference ref, const std::string& file) {
+  switch (ref) {
+    case Reference::kSpread:
+      return "in :: FromInput -> check :: CheckIPHeader -> route :: IPLookup(\"" + file +
+             "\") -> ttl :: DecIPTTL -> out :: ToOutput;";
+    case Reference::kScan:
+      return "in :: FromInput -> check :: CheckIPHeader -> scan :: IDSMatch(\"" + file +
+             "\", ENGINE hyperscan) -> ttl :: DecIPTTL -> out :: ToOutput;";
+    case Reference::kPlain:
+      break;
+  }
+  return kHandoffReference;
+}
+
+// Where a reference's point goes: the spread or the scan point, else the next frame size's.
+HandoffPoint& point_of(HandoffCost& h, Reference ref) {
+  switch (ref) {
+    case Reference::kSpread:
+      return h.spread;
+    case Reference::kScan:
+      return h.scan;
+    case Reference::kPlain:
+      break;
+  }
+  return h.points.emplace_back();
+}
+
+// The runs of a reference (`file`: the spread reference's routes, the scan reference's rules) at
+// one frame size.
+Result<HandoffPoint> point_at(unsigned frame, unsigned batch, const RingCost& ring, Reference ref,
+                              const std::string& file) {
   RunOptions o;
   o.pipeline_file = "handoff-reference.click";
-  o.pipeline_text = routes.empty() ? std::string(kHandoffReference)
-                                   : "in :: FromInput -> check :: CheckIPHeader -> route :: "
-                                     "IPLookup(\"" +
-                                         routes + "\") -> ttl :: DecIPTTL -> out :: ToOutput;";
+  o.pipeline_text = reference_text(ref, file);
   o.ports = {"gen:size=" + std::to_string(frame) + ",flows=" + std::to_string(kHandoffFlows),
              kHandoffSink};
   o.batch = batch;
@@ -201,25 +231,30 @@ Result<HandoffCost> measure_handoff(unsigned batch, unsigned cpus) {
   h.cross_core = true;
   // The ring before and after every point; all within kSameRegime of each other, or the whole
   // set again (a machine that changes regime meanwhile gives points of both).
-  SpreadRoutes spread_routes;
-  Result<std::string> routes = spread_routes.write();
+  const OwnFile routes_file("routes", kHandoffSpreadRoutes, "hand-off reference's routes");
+  Result<std::string> routes = routes_file.write();
   if (!routes) return make_error(routes.error());
+  const OwnFile rules_file("rules", kHandoffScanRules, "hand-off reference's rules");
+  Result<std::string> rules = rules_file.write();
+  if (!rules) return make_error(rules.error());
   struct Job {
     unsigned frame;
-    bool spread;
+    Reference ref;
+    std::string file;
   };
   std::vector<Job> jobs;
-  for (unsigned frame : kHandoffFrames) jobs.push_back({frame, false});
-  jobs.push_back({kHandoffSpreadFrame, true});
+  for (unsigned frame : kHandoffFrames) jobs.push_back({frame, Reference::kPlain, ""});
+  jobs.push_back({kHandoffSpreadFrame, Reference::kSpread, routes.value()});
+  jobs.push_back({kHandoffScanFrame, Reference::kScan, rules.value()});
   for (h.attempts = 1; h.attempts <= kHandoffAttempts; ++h.attempts) {
     h.points.clear();
     h.spread = HandoffPoint{};
+    h.scan = HandoffPoint{};
     Result<RingCost> before = measure_ring(batch, cpus);
     if (!before) return make_error(before.error());
     double lo = ring_cycles(before.value()), hi = lo;
     for (const Job& job : jobs) {
-      Result<HandoffPoint> pt =
-          point_at(job.frame, batch, before.value(), job.spread ? routes.value() : "");
+      Result<HandoffPoint> pt = point_at(job.frame, batch, before.value(), job.ref, job.file);
       if (!pt) return make_error(pt.error());
       Result<RingCost> after = measure_ring(batch, cpus);
       if (!after) return make_error(after.error());
@@ -228,7 +263,7 @@ Result<HandoffCost> measure_handoff(unsigned batch, unsigned cpus) {
           (before.value().line_read_cycles + after.value().line_read_cycles) / 2;
       lo = std::min(lo, ring_cycles(after.value()));
       hi = std::max(hi, ring_cycles(after.value()));
-      (job.spread ? h.spread : h.points.emplace_back()) = pt.value();
+      point_of(h, job.ref) = pt.value();
       before = after;
     }
     h.consistent = same_regime(lo, hi);

@@ -25,6 +25,25 @@ inline constexpr const char* kHandoffReference =
 // (HandoffCost::spread). Its points' frame size.
 inline constexpr const char* kHandoffSpreadRoutes = "0.0.0.0/1 0\n128.0.0.0/1 1\n";
 inline constexpr unsigned kHandoffSpreadFrame = 64;
+// The scan reference: the same with `scan` before `ttl`, an IDSMatch whose Hyperscan prefilter
+// scans every payload, asking for its lines kWholeFrameReadAhead packets ahead (rules of the
+// run's own, literals the generator's zero payloads never hold), at kHandoffScanFrame: what a
+// stage that scans whole frames pays for their lines beyond the header when they come from the
+// other core (HandoffCost::scan, handoff_scan_line_cycles).
+inline constexpr const char* kHandoffScanRules =
+    "alert udp any any -> any any (msg:\"scan reference 1\"; content:\"|de ad be ef|\"; sid:1;)\n"
+    "alert udp any any -> any any (msg:\"scan reference 2\"; content:\"GET /\"; sid:2;)\n"
+    "alert udp any any -> any any (msg:\"scan reference 3\"; content:\"password=\"; nocase; "
+    "sid:3;)\n"
+    "alert udp any any -> any any (msg:\"scan reference 4\"; content:\"|90 90 90 90 90 90 90 "
+    "90|\"; sid:4;)\n"
+    "alert udp any any -> any any (msg:\"scan reference 5\"; content:\"/bin/sh\"; sid:5;)\n"
+    "alert udp any any -> any any (msg:\"scan reference 6\"; content:\"SELECT \"; nocase; "
+    "sid:6;)\n"
+    "alert udp any any -> any any (msg:\"scan reference 7\"; content:\"|ca fe ba be 01|\"; "
+    "sid:7;)\n"
+    "alert udp any any -> any any (msg:\"scan reference 8\"; content:\"fulcrum-scan\"; sid:8;)\n";
+inline constexpr unsigned kHandoffScanFrame = 512;
 inline constexpr unsigned kHandoffFrames[] = {64, 512};
 inline constexpr unsigned kHandoffRuns = 3;
 inline constexpr double kHandoffSecondsPerRun = 0.5;
@@ -35,7 +54,7 @@ inline constexpr double kHandoffSecondsPerRun = 0.5;
 struct HandoffRun {
   double stage_cycles[2] = {0, 0};  // each stage's CPU cycles per packet (cloned: stage 0 only)
   double producer_elements = 0;     // in, and the Pipeliner's enqueue (cut)
-  double consumer_elements = 0;     // check, route, ttl, out
+  double consumer_elements = 0;     // check, route, scan, ttl, out
   double tx_flush = 0;              // the workers' transmit flushes (WorkerReport::tx_flush_cycles)
   double pipeliner = 0;             // the Pipeliner's own cycles (the producer's enqueue)
   double dequeue = 0;  // the consumer's dequeues with the prefetch of their lines (0: not reported)
@@ -58,7 +77,8 @@ HandoffPoint handoff_point(unsigned frame_bytes, const std::vector<HandoffRun>& 
 inline constexpr double kSameRegime = 1.6;
 bool same_regime(double ring_a, double ring_b);
 
-// Runs the reference at each of kHandoffFrames and the spread reference at kHandoffSpreadFrame,
+// Runs the reference at each of kHandoffFrames, the spread reference at kHandoffSpreadFrame and
+// the scan reference at kHandoffScanFrame,
 // the ring measured before and after each point (HandoffPoint::ring_cycles); when they are not
 // all of one regime, the whole set again, at most
 // kHandoffAttempts times (HandoffCost::consistent says whether the last one was). Needs the EAL

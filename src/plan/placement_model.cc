@@ -83,6 +83,12 @@ double line_cycles(const RingCost& r) {
   return r.line_scan_cycles >= 0 ? r.line_scan_cycles : r.line_read_cycles;
 }
 
+double scan_line_cycles(const ServerProfile& s) {
+  const double runtime = handoff_scan_line_cycles(s.handoff, s.ring, s.machine.line_bytes, s.batch,
+                                                  s.ring_now > 0 ? &s.ring : nullptr);
+  return runtime >= 0 ? runtime : line_cycles(s.ring);
+}
+
 double extra_lines_read(const ServerProfile& s, const std::vector<ChainElement>& chain,
                         size_t first, size_t last) {
   if (first >= chain.size() || s.machine.line_bytes == 0) return 0;
@@ -136,7 +142,7 @@ double received_lines_cycles(const ServerProfile& s, const std::vector<ChainElem
   // overlap, one dependent read's wait a packet, however many lines. A scanner that asks ahead
   // pays what its lines cost beyond its work; the annotation line, read first (the SA), a wait.
   if (reads == PacketReads::kWholeFrame) return lines > 0 || anno ? s.ring.line_read_cycles : 0;
-  return lines * line_cycles(s.ring) + (anno ? s.ring.line_read_cycles : 0);
+  return lines * scan_line_cycles(s) + (anno ? s.ring.line_read_cycles : 0);
 }
 
 double contention_per_access(const ServerProfile& s, double stage_b, double socket_b) {

@@ -13,8 +13,9 @@
 //           calibration, one CPU): the plain ring's costs.
 //           Plus the frame's lines the stage reads beyond the reference's header line: a stage
 //           with an element that reads the whole frame (ElementTraits::reads) pays
-//           (frame lines - 1) x RingCost::line_scan_cycles (line_cycles) to bring them from the
-//           first stage's core (its RX wrote the frame) beyond the work it does on them, and the
+//           (frame lines - 1) x what the runtime's scan reference paid a line
+//           (handoff_scan_line_cycles; scan_line_cycles) to bring them from the first stage's
+//           core (its RX wrote the frame) beyond the work it does on them, and the
 //           first stage pays line_rewrite_cycles for each
 //           such line it writes again (the lines a header-reading stage never asks for stay in
 //           the first stage's cache).
@@ -91,9 +92,13 @@ struct ChainElement {
 // known).
 double extra_lines_read(const ServerProfile& s, const std::vector<ChainElement>& chain,
                         size_t first, size_t last);
-// What each of those lines costs the stage that reads them: RingCost::line_scan_cycles, or
-// line_read_cycles where the calibration has no scan figure.
+// What each of those lines costs the stage that reads them, from the plain ring:
+// RingCost::line_scan_cycles, or line_read_cycles where the calibration has no scan figure.
 double line_cycles(const RingCost& r);
+// What each of those lines costs a stage that scans them asking ahead: what the runtime's scan
+// reference paid a line (handoff_scan_line_cycles, scaled to the regime now), line_cycles where
+// the calibration has no scan reference.
+double scan_line_cycles(const ServerProfile& s);
 // The hand-off cycles per packet a stage pays for receiving (consumer) and for sending
 // (producer; `first`: the first stage, whose RX/TX change the runtime measurement carries). The
 // consumer's includes the spread extra when the packets leave by several ports (ServerProfile).
@@ -124,7 +129,7 @@ bool receives_anno_line(const std::vector<ChainElement>& chain, const std::vecto
 // What the lines stage j receives from another core cost it a packet (beyond the reference's
 // header): a stage with an element that reads each line as it comes (PacketReads::kWholeFrame)
 // waits once a packet for its frame lines and annotation line together (RingCost::
-// line_read_cycles); otherwise each frame line costs line_cycles and the annotation line a
+// line_read_cycles); otherwise each frame line costs scan_line_cycles and the annotation line a
 // dependent read.
 double received_lines_cycles(const ServerProfile& s, const std::vector<ChainElement>& chain,
                              const std::vector<Stage>& stages, size_t j);

@@ -400,6 +400,12 @@ std::string plan_text(const Plan& p) {
     if (s.handoff.spread.frame_bytes != 0)
       o += printf_string(" routed over two ports at %u B: consumer %.1f;",
                          s.handoff.spread.frame_bytes, s.handoff.spread.consumer_cycles_per_packet);
+    if (s.handoff.scan.frame_bytes != 0)
+      o += printf_string(
+          " payloads scanned at %u B: consumer %.1f, %.1f a line beyond the header "
+          "now;",
+          s.handoff.scan.frame_bytes, s.handoff.scan.consumer_cycles_per_packet,
+          scan_line_cycles(s));
     o += printf_string(" this pipeline's %.0f B frames%s: producer %.1f, consumer %.1f\n",
                        s.frame_bytes, s.spread ? " leaving by several ports" : "",
                        producer_handoff(s, true), consumer_handoff(s));
@@ -522,7 +528,8 @@ std::string plan_json(const Plan& p) {
                     {"ring_now", p.server.ring_now},
                     {"line_read_cycles", p.server.ring.line_read_cycles},
                     {"line_rewrite_cycles", p.server.ring.line_rewrite_cycles},
-                    {"line_cycles_charged", line_cycles(p.server.ring)},
+                    {"line_cycles_charged", scan_line_cycles(p.server)},
+                    {"plain_ring_line_scan_cycles", line_cycles(p.server.ring)},
                     {"frame_bytes", p.server.frame_bytes},
                     {"leaves_by_several_ports", p.server.spread},
                     {"producer_cycles_per_packet", producer_handoff(p.server, true)},

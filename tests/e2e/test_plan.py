@@ -2,7 +2,7 @@
 """End to end: `fulcrum plan` (docs/placement-model.md) on the IPv4 router.
 
 1. `plan --calibrate` with the pipeline writes the calibration: the machine (caches, TSC),
-   memory latencies, the ring hand-off (the spread reference too), the ports the router's
+   memory latencies, the ring hand-off (the spread and scan references too), the ports the router's
    packets leave by (2), and every element's cycles; IPLookup's lookup profile
    (its prefetch group and the 6 x 7 grid of hot cycles). Without a pipeline: the machine only.
 2. `plan --cores 2` from that file prints cloning and every single cut (one per element between
@@ -68,6 +68,11 @@ def main():
     spread = handoff.get("spread", {})
     if points and not (spread.get("frame_bytes") == 64 and spread.get("ring_cycles", 0) > 0):
         failures.append(f"handoff spread point: {spread}")
+    # And the scan reference (an IDSMatch scanning every payload) at 512 B.
+    scan = handoff.get("scan", {})
+    if points and not (scan.get("frame_bytes") == 512 and scan.get("ring_cycles", 0) > 0 and
+                       scan.get("consumer_cycles_per_packet", -1) >= 0):
+        failures.append(f"handoff scan point: {scan}")
     if not cal["pipeline"].get("frame_bytes", 0) > 0:
         failures.append(f"pipeline frame bytes: {cal['pipeline']}")
     # The router's routes send about half the packets out of each of the two ports.

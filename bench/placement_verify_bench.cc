@@ -306,9 +306,9 @@ std::string verify_subject(const Subject& s, double seconds,
       round.ring = ring_now.value();
       round.ring_cycles = plan::ring_cycles(ring_now.value());
       round.matched = plan::same_regime(round.ring_cycles, cal_ring);
-      round.predicted = predicted_mpps(plan::follow_regime(p.server, ring_now.value()),
-                                       p.chain.isolated, p.placements[i]);
-      plan::ServerProfile plain = plan::follow_regime(p.server, ring_now.value());
+      const plan::ServerProfile now = plan::follow_regime(p.server, ring_now.value());
+      round.predicted = predicted_mpps(now, p.chain.isolated, p.placements[i]);
+      plan::ServerProfile plain = now;
       plain.handoff.scan = plan::HandoffPoint{};
       round.plain_lines = predicted_mpps(plain, p.chain.isolated, p.placements[i]);
       rounds[i].push_back(round);

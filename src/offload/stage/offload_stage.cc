@@ -177,8 +177,7 @@ void OffloadStage::poll_deferred(uint64_t now, PacketBatch& out) {
   while (!queue_.empty() && queue_.front().done && queue_.front().pkts.empty()) queue_.pop();
   if (queue_.empty()) return;
   HeldTask& front = queue_.front();
-  if (!front.done && front.submitted_ns != 0 && now >= front.submitted_ns + timeout_ns_)
-    abandon(front);
+  abandon_if_timed_out(front, now);
   if (front.done) emit(out);
 }
 
@@ -387,7 +386,7 @@ void OffloadStage::wait_behind_cpu_entry() {
     if (apply_completed() > 0) continue;
     for (HeldTask* h : queue_) {
       if (h->done) continue;
-      if (h->submitted_ns != 0 && now_ns() >= h->submitted_ns + timeout_ns_) abandon(*h);
+      abandon_if_timed_out(*h, now_ns());
       break;
     }
     heartbeat();                // waiting for the device is not a stall (it has a timeout)
@@ -589,6 +588,11 @@ void OffloadStage::run_on_cpu(HeldTask& h) {
 
 // A task not back in time: the device is marked down, the packets re-run on the CPU; the
 // buffers stay with the device thread until it hands the task back (complete() frees them).
+// A submitted task not back TASK_TIMEOUT_MS after its submission is abandoned.
+void OffloadStage::abandon_if_timed_out(HeldTask& h, uint64_t now) {
+  if (!h.done && h.submitted_ns != 0 && now >= h.submitted_ns + timeout_ns_) abandon(h);
+}
+
 void OffloadStage::abandon(HeldTask& h) {
   service_->device(h.device).mark_down();
   ++tasks_timed_out_;

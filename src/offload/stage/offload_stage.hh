@@ -105,6 +105,7 @@ class OffloadStage {
   bool chained_verdict(size_t stage, uint32_t slot, const Packet* p, Verdict& v) const;
   void run_on_cpu(HeldTask& h);
   void abandon(HeldTask& h);
+  void abandon_if_timed_out(HeldTask& h, uint64_t now);
   void emit(PacketBatch& out);
 
   Element& element_;

@@ -13,6 +13,11 @@
 // AdaptiveBalancer, the exact profile point for PolicyBalancer), the rates before and after the
 // step, and from the run's report the balance line: packets in = out + dropped + queued, 0 lost.
 // tools/plot_adaptive.py draws w and throughput over time around the step.
+// Comparing PolicyBalancer settings on one host, on the same profile:
+// FULCRUM_BENCH_POLICY_ARGS holds variants separated by ';', each appended to PolicyBalancer's
+// arguments and run in turn (e.g. "SETTLED_PERSIST 0;;SETTLED_PERSIST 0;" runs that setting and
+// the default, alternated twice); FULCRUM_BENCH_BALANCERS (nba, nba-scan, policy; default all)
+// picks the balancers run.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -63,6 +68,19 @@ const DeviceProfile kDevices[] = {
      "h2d_gbps=12,d2h_gbps=12,launch_us=5,kernel_mpps=150,lat_us=20,native=1", true},
 };
 
+// FULCRUM_BENCH_POLICY_ARGS' variants (one empty variant, the defaults, when it is not set).
+std::vector<std::string> policy_variants() {
+  const char* env = std::getenv("FULCRUM_BENCH_POLICY_ARGS");
+  std::vector<std::string> out;
+  std::string_view rest = env == nullptr ? "" : env;
+  for (;;) {
+    const size_t semi = rest.find(';');
+    out.emplace_back(rest.substr(0, semi));
+    if (semi == std::string_view::npos) return out;
+    rest = rest.substr(semi + 1);
+  }
+}
+
 std::string text_for(const DeviceProfile& d, std::string text) {
   return d.own_core ? own_core_pipeline(std::move(text)) : text;
 }
@@ -110,8 +128,10 @@ struct Setup {
 };
 
 // `scan`: AdaptiveBalancer with SCAN 4, MARGIN 1 (beyond NBA; it scans again on the step).
+// `policy_args`: appended to PolicyBalancer's arguments (a variant; empty: the defaults).
 std::string experiment(const Setup& s, const DeviceProfile& d, bool policy, bool size_step,
-                       const BenchContext& ctx, bool scan = false) {
+                       const BenchContext& ctx, bool scan = false,
+                       const std::string& policy_args = "") {
   const char* balancer_name = policy ? "PolicyBalancer"
                               : scan ? "AdaptiveBalancer+SCAN"
                                      : "AdaptiveBalancer";
@@ -122,7 +142,8 @@ std::string experiment(const Setup& s, const DeviceProfile& d, bool policy, bool
                                     : "adaptive") +
                             "-" + step_name + ".trace";
   const std::string balancer =
-      policy ? "PolicyBalancer(\"" + s.profile_file + "\", POLICY energy, TRACE \"" + trace + "\")"
+      policy ? "PolicyBalancer(\"" + s.profile_file + "\", POLICY energy, TRACE \"" + trace + "\"" +
+                   (policy_args.empty() ? "" : ", " + policy_args) + ")"
              : "AdaptiveBalancer(WINDOW_MS " + fmt(kAdaptiveWindowMs) + ", DEVICE " +
                    std::to_string(s.device) + (scan ? ", SCAN 4, MARGIN 1" : "") + ", TRACE \"" +
                    trace + "\")";
@@ -138,6 +159,7 @@ std::string experiment(const Setup& s, const DeviceProfile& d, bool policy, bool
   o.seconds = s.seconds;
   Obj j;
   j.str("balancer", balancer_name).str("step", step_name);
+  if (policy && !policy_args.empty()) j.str("policy_args", policy_args);
   Result<RunReport> r = run(o);
   if (!r) return j.str("error", r.error()).done();
   const RunReport& rep = r.value();
@@ -159,10 +181,11 @@ std::string experiment(const Setup& s, const DeviceProfile& d, bool policy, bool
   const int64_t lost = static_cast<int64_t>(rep.packets_in + rep.packets_created) -
                        static_cast<int64_t>(rep.packets_out + rep.dropped + rep.queued);
   std::fprintf(stderr,
-               "bench: adaptive_step %s %s %s step: %.3f -> %.3f Mpps (%.2f -> %.2f Gbit/s), "
+               "bench: adaptive_step %s %s%s%s%s %s step: %.3f -> %.3f Mpps (%.2f -> %.2f Gbit/s), "
                "%s %.0f ms (%zu windows, final %s %.2f, max off %.2f; reacted %.0f ms, first at "
                "final %.0f ms), in %llu out %llu dropped %llu queued %llu lost %lld\n",
-               d.name, balancer_name, step_name, before / kMega, after / kMega,
+               d.name, balancer_name, policy_args.empty() ? "" : " (", policy_args.c_str(),
+               policy_args.empty() ? "" : ")", step_name, before / kMega, after / kMega,
                gbps(before / kMega, kSmall), gbps(after / kMega, after_size),
                rc.converged ? "re-converged in" : "NOT re-converged, run",
                rc.converged ? rc.time_s * kMs : (end - step_s) * kMs, rc.windows,
@@ -262,8 +285,13 @@ std::string device_runs(const DeviceProfile& d, const App& app, const Files& fil
   }
   std::vector<std::string> runs;
   for (bool size_step : {true, false}) {
-    for (bool policy : {false, true}) runs.push_back(experiment(s, d, policy, size_step, ctx));
-    runs.push_back(experiment(s, d, false, size_step, ctx, true));
+    if (bench_selected("FULCRUM_BENCH_BALANCERS", "nba"))
+      runs.push_back(experiment(s, d, false, size_step, ctx));
+    if (bench_selected("FULCRUM_BENCH_BALANCERS", "policy"))
+      for (const std::string& v : policy_variants())
+        runs.push_back(experiment(s, d, true, size_step, ctx, false, v));
+    if (bench_selected("FULCRUM_BENCH_BALANCERS", "nba-scan"))
+      runs.push_back(experiment(s, d, false, size_step, ctx, true));
   }
   return j.num("best_profile_mpps", s.best_pps / kMega)
       .raw("profile_points", array(points, "\n      "))

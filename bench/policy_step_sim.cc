@@ -1,18 +1,23 @@
-// PolicyScheduler through a synthetic size step shaped like the one measured on the H200 host
-// (issue 17; docs/benchmarks.md, "On a GPU: NVIDIA H200 — 2026-11-26, second session"): no
-// packets, no clock, the scheduler's own code fed 40 ms windows. The profile is the one that run
-// measured (IPsec gateway, CUDA; points 0–6 at 114 B, 7–13 the same configurations at 1550 B,
-// docs/gpu-h200-2026-11-26b/adaptive_step-run8-flat-out-lambda.json); each configuration carries
-// its profiled rate at the traffic's size, times uniform noise of ±NOISE, and for TRANSIENT
-// seconds after the step only SLOW of it (what the host did there: every 1500 B point 25–35 %
-// under its profile for most of a second). 3 s before the step, 3 s after, energy policy,
-// flat out, 200 seeds per scenario, with DRIFT off and on: the time from the step to the first
-// window after which the profile point stays at its final value (docs/adaptive.md, "Step changes"),
-// median, 90th percentile and worst, and how many seeds settle in under 300 ms.
-// Dips (what the H100 hosts showed in the sixth session: a point that had settled carried 10-20 %
-// less for 2-4 windows, then its rate again): in the dip scenarios, at every window a dip begins
-// with probability 40 ms / DIP_EVERY_S (none under way), lasts 2-4 windows (uniform) and takes
-// DIP_DEPTH off every configuration's rate; they run with LEARN_PERSIST 2 (the default), 3 and 4.
+// PolicyScheduler through a synthetic size step shaped like the ones measured on the GPU hosts
+// (issue 17; docs/benchmarks.md, "On a GPU"): no packets, no clock, the scheduler's own code fed
+// 40 ms windows. Two profiles, each a run's measurement of the IPsec gateway on CUDA (points
+// 0–6 at 114 B, 7–13 the same configurations at 1550 B): the H200's
+// (docs/gpu-h200-2026-11-26b/adaptive_step-run8-flat-out-lambda.json; its points lie >= 20 %
+// apart) and the H100's (docs/gpu-2026-11-26d/step3-1.json; points within 1-20 % of each other).
+// Each configuration carries its profiled rate at the traffic's size, times uniform noise of
+// ±NOISE, and for TRANSIENT seconds after the step only SLOW of it (what the H200 host did there:
+// every 1500 B point 25–35 % under its profile for most of a second). 3 s before the step, 3 s
+// after, energy policy, flat out, 200 seeds per scenario: the time from the step to the first
+// window after which the profile point stays at its final value (docs/adaptive.md, "Step
+// changes"), median, 90th percentile and worst, and how many seeds settle in under 300 ms.
+// Dips (what the H100 hosts showed: a point that had settled carried 10-20 % less for 2-4
+// windows, then its rate again): at every window a dip begins with probability 40 ms /
+// DIP_EVERY_S (none under way), lasts 2-4 windows (uniform) and takes DIP_DEPTH off every
+// configuration's rate. They run with LEARN_PERSIST 2 (the default), 3 and 4, and with
+// SETTLED_PERSIST 0 (off: a point that carried its profile learns after LEARN_PERSIST too) and 5
+// (the default). A late slowdown (LATE_SLOW from 1.5 s after the step to the end: a host that
+// really got slower after the scheduler settled) shows what SETTLED_PERSIST costs: the
+// settling is then counted to the move after the slowdown.
 #include <algorithm>
 #include <random>
 #include <string>
@@ -34,11 +39,15 @@ constexpr double kSmallBytes = 114, kLargeBytes = 1550;
 constexpr size_t kPerSize = 7;
 constexpr int kMinDipWindows = 2, kMaxDipWindows = 4;
 
-Profile h200_profile() {
+using Mpps = double[2][kPerSize];
+constexpr Mpps kH200 = {{5.434, 5.333, 5.898, 5.485, 5.357, 7.013, 6.458},
+                        {2.139, 2.076, 1.717, 1.668, 2.132, 2.562, 2.039}};
+constexpr Mpps kH100 = {{5.69, 3.92, 4.023, 3.005, 3.457, 5.093, 4.008},
+                        {2.071, 1.671, 2.1, 1.16, 1.189, 1.288, 1.889}};
+
+Profile gpu_profile(const Mpps& mpps) {
   const double fraction[kPerSize] = {0, 0.25, 0.25, 0.5, 0.5, 1, 1};
   const uint32_t aggregate[kPerSize] = {1, 4, 32, 4, 32, 4, 32};
-  const double mpps[2][kPerSize] = {{5.434, 5.333, 5.898, 5.485, 5.357, 7.013, 6.458},
-                                    {2.139, 2.076, 1.717, 1.668, 2.132, 2.562, 2.039}};
   Profile p;
   for (int size = 0; size < 2; ++size)
     for (size_t i = 0; i < kPerSize; ++i) {
@@ -59,15 +68,26 @@ Profile h200_profile() {
 struct Scenario {
   double slow, transient_s, noise;
   double dip_every_s = 0, dip_depth = 0;  // dips: mean time between their starts (0: none)
+  double late_slow = 1;                   // every rate from kLateSlowS after the step on
 };
 
+constexpr double kLateSlowS = 1.5;
+
 // Milliseconds from the step until the point in force stops changing, one seeded run.
-double settle_ms(const Profile& profile, const Scenario& sc, bool drift, uint32_t learn_persist,
-                 uint64_t seed) {
+struct Run {
+  const char* profile;
+  Scenario sc;
+  bool drift;
+  uint32_t learn_persist, settled_persist;
+};
+
+double settle_ms(const Profile& profile, const Run& r, uint64_t seed) {
+  const Scenario& sc = r.sc;
   PolicyConfig c;
   c.policy = Policy::kEnergy;
-  c.drift = drift;
-  c.learn_persist = learn_persist;
+  c.drift = r.drift;
+  c.learn_persist = r.learn_persist;
+  c.settled_persist = r.settled_persist;
   PolicyScheduler s(profile, c);
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> factor(1 - sc.noise, 1 + sc.noise);
@@ -82,6 +102,7 @@ double settle_ms(const Profile& profile, const Scenario& sc, bool drift, uint32_
     if (large) i += kPerSize;
     double rate = profile.points[i].throughput_pps * factor(rng);
     if (large && t - kStepS < sc.transient_s) rate *= sc.slow;
+    if (large && t - kStepS >= kLateSlowS) rate *= sc.late_slow;
     if (dip_left == 0 && sc.dip_every_s > 0 && uniform(rng) < kWindowS / sc.dip_every_s)
       dip_left = dip_windows(rng);
     if (dip_left > 0) {
@@ -101,44 +122,50 @@ double settle_ms(const Profile& profile, const Scenario& sc, bool drift, uint32_
 }
 
 std::string policy_step_sim(const BenchContext&) {
-  struct Run {
-    Scenario sc;
-    bool drift;
-    uint32_t learn_persist;
-  };
   std::vector<Run> runs;
   const Scenario plain[] = {{1, 0, 0.05},     {1, 0, 0.15},   {0.7, 0.7, 0.05},
                             {0.7, 0.7, 0.15}, {0.7, 3, 0.05}, {0.7, 3, 0.15}};
   for (const Scenario& sc : plain)
-    for (const bool drift : {false, true}) runs.push_back({sc, drift, 2});
+    for (const bool drift : {false, true})
+      for (const uint32_t settled : {0u, 5u}) runs.push_back({"h200", sc, drift, 2, settled});
   // Profile right, ±5 % noise, dips of 15 % once a second on average (the H100 traces).
   const Scenario dips[] = {{1, 0, 0.05, 1, 0.15}, {0.7, 0.7, 0.05, 1, 0.15}};
-  for (const Scenario& sc : dips)
-    for (const uint32_t persist : {2u, 3u, 4u}) runs.push_back({sc, true, persist});
-  const Profile profile = h200_profile();
+  for (const char* profile : {"h200", "h100"})
+    for (const Scenario& sc : dips) {
+      for (const uint32_t persist : {2u, 3u, 4u}) runs.push_back({profile, sc, true, persist, 0});
+      runs.push_back({profile, sc, true, 2, 5});
+    }
+  const Scenario late{1, 0, 0.05, 0, 0, 0.7};
+  for (const char* profile : {"h200", "h100"})
+    for (const uint32_t settled : {0u, 5u}) runs.push_back({profile, late, true, 2, settled});
   std::vector<std::string> rows;
   for (const Run& r : runs) {
     const Scenario& sc = r.sc;
+    const Profile profile = gpu_profile(std::string(r.profile) == "h200" ? kH200 : kH100);
     std::vector<double> ms;
-    for (int seed = 1; seed <= kSeeds; ++seed)
-      ms.push_back(settle_ms(profile, sc, r.drift, r.learn_persist, seed));
+    for (int seed = 1; seed <= kSeeds; ++seed) ms.push_back(settle_ms(profile, r, seed));
     std::sort(ms.begin(), ms.end());
     const auto under = std::count_if(ms.begin(), ms.end(), [](double v) { return v < 300; });
     std::fprintf(stderr,
-                 "policy_step_sim: slow %.2f for %.1f s, noise ±%.0f %%, dips of %.0f %% every "
-                 "%.1f s, DRIFT %s, LEARN_PERSIST %u: settles median %.0f ms, p90 %.0f, worst "
-                 "%.0f; under 300 ms in %ld of %d\n",
-                 sc.slow, sc.transient_s, sc.noise * 100, sc.dip_depth * 100, sc.dip_every_s,
-                 r.drift ? "true" : "false", r.learn_persist, median(ms), ms[ms.size() * 9 / 10],
-                 ms.back(), static_cast<long>(under), kSeeds);
+                 "policy_step_sim: %s profile, slow %.2f for %.1f s, noise ±%.0f %%, dips of "
+                 "%.0f %% every %.1f s, late slow %.2f, DRIFT %s, LEARN_PERSIST %u, "
+                 "SETTLED_PERSIST %u: settles median %.0f ms, p90 %.0f, worst %.0f; under 300 ms "
+                 "in %ld of %d\n",
+                 r.profile, sc.slow, sc.transient_s, sc.noise * 100, sc.dip_depth * 100,
+                 sc.dip_every_s, sc.late_slow, r.drift ? "true" : "false", r.learn_persist,
+                 r.settled_persist, median(ms), ms[ms.size() * 9 / 10], ms.back(),
+                 static_cast<long>(under), kSeeds);
     rows.push_back(Obj()
+                       .str("profile", r.profile)
                        .num("slow", sc.slow)
                        .num("transient_s", sc.transient_s)
                        .num("noise", sc.noise)
                        .num("dip_every_s", sc.dip_every_s)
                        .num("dip_depth", sc.dip_depth)
                        .raw("drift", r.drift ? "true" : "false")
+                       .num("late_slow", sc.late_slow)
                        .count("learn_persist", r.learn_persist)
+                       .count("settled_persist", r.settled_persist)
                        .num("settle_ms_median", median(ms))
                        .num("settle_ms_p90", ms[ms.size() * 9 / 10])
                        .num("settle_ms_worst", ms.back())
@@ -149,7 +176,8 @@ std::string policy_step_sim(const BenchContext&) {
   return Obj()
       .str("what",
            "PolicyScheduler (energy policy, 40 ms windows) through a synthetic 114 -> 1550 B "
-           "step on the H200 run's profile: a simulation of the scheduler's code, no packets")
+           "step on the H200 and H100 runs' profiles: a simulation of the scheduler's code, no "
+           "packets")
       .raw("scenarios", array(rows))
       .done();
 }

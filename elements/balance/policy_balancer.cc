@@ -46,6 +46,9 @@ Status PolicyBalancer::configure(Args& args) {
       .key("LEARN_PERSIST", policy_.learn_persist,
            "backlogged windows in a row short of the profile, with no device batch left to "
            "grow, before the point learns their mean rate")
+      .key("SETTLED_PERSIST", policy_.settled_persist,
+           "the same for a point that has carried its profile since it came into force or last "
+           "learned: a dip of a few windows is the host's (0: LEARN_PERSIST)")
       .key("DRIFT", policy_.drift,
            "two points of the size in force off their profile by the same factor (within "
            "DELTA) scale the points not yet measured by it")

@@ -36,6 +36,7 @@ PolicyScheduler::PolicyScheduler(Profile profile, const PolicyConfig& config)
 
 void PolicyScheduler::switch_to(size_t index) {
   current_ = index;
+  carried_profile_ = false;
   short_windows_ = 0;
   short_sum_ = 0;
   aggregate_ = std::min(current().aggregate, max_aggregate_);
@@ -187,6 +188,7 @@ void PolicyScheduler::step3(const BalanceWindow& w, bool at_capacity) {
   short_windows_ = 0;
   short_sum_ = 0;
   shrunk_ = false;
+  if (at_capacity) carried_profile_ = true;
   if (!at_capacity) carried_ = w.rate_pps;
   if (tuning_) return end_tuning(w, at_capacity);
   if (too_small_ != 0 && w.rate_pps < too_small_rate_ * (1 - config_.delta))
@@ -207,7 +209,10 @@ void PolicyScheduler::step3(const BalanceWindow& w, bool at_capacity) {
 
 void PolicyScheduler::learn_when_confirmed(const BalanceWindow& w) {
   short_sum_ += w.rate_pps;
-  if (++short_windows_ < config_.learn_persist) return;
+  const uint32_t persist = carried_profile_
+                               ? std::max(config_.learn_persist, config_.settled_persist)
+                               : config_.learn_persist;
+  if (++short_windows_ < persist) return;
   learn(short_sum_ / short_windows_);
   short_windows_ = 0;
   short_sum_ = 0;
@@ -230,6 +235,7 @@ void PolicyScheduler::end_tuning(const BalanceWindow& w, bool at_capacity) {
 
 void PolicyScheduler::learn(double rate_pps) {
   profile_.points[current_].throughput_pps = rate_pps;
+  carried_profile_ = false;
   measured_[current_] = true;
   ++learned_;
   if (!config_.drift || profiled_pps_[current_] <= 0) return;

@@ -25,7 +25,13 @@
 //     in a row short of its profile, their mean rate: one noisy window no longer rewrites a
 //     point (on a GPU host a single window 15 % low sent the scheduler away from its final
 //     point and back), and the CPU alone no longer grows a batch it does not use (five windows,
-//     1 -> 32, after a size step there).
+//     1 -> 32, after a size step there). A point that has carried its profile (a backlogged
+//     window within DELTA of it) since it came into force or last learned waits SETTLED_PERSIST
+//     short windows in a row instead (beyond the thesis): it has shown its profile right, so a
+//     dip of a few windows is the host's, not the point's (on the H100 hosts settled points
+//     carried 10-20 % less for 2-4 windows, learned that and left; docs/adaptive.md, "Settling
+//     on a noisy host"). A point that never met its profile since it came into force (a wrong
+//     profile, a host slower since the profile, a new size) learns after LEARN_PERSIST.
 //  0. (before 1) The latency check, when the window brings a p99 estimate (BalanceWindow; the
 //     balancer samples packets online): the profile predicts the p99 of the configuration in
 //     force at the measured rate (ProfilePoint::p99_at, between the rates profiled; at a device
@@ -79,6 +85,7 @@ struct PolicyConfig {
   uint32_t latency_persist = 2;  // estimates in a row outside the band before re-planning
   uint32_t size_persist = 2;     // windows in a row in another size class before moving to it
   uint32_t learn_persist = 2;    // short windows in a row, nothing left to grow, before learning
+  uint32_t settled_persist = 5;  // the same for a point that has carried its profile (0: as above)
   bool drift = true;             // two points off their profile alike scale the unmeasured ones
   // The first windows of a run only watch (PolicyBalancer's WARMUP: 3): start-up, the first
   // touches of buffers and tables, is no measure of a point.
@@ -126,7 +133,7 @@ class PolicyScheduler {
   void step3(const BalanceWindow& w, bool at_capacity);
   void end_tuning(const BalanceWindow& w, bool at_capacity);
   // Step 3 with nothing left to grow: the point learns the mean rate of learn_persist short
-  // windows in a row.
+  // windows in a row (settled_persist once it has carried its profile).
   void learn_when_confirmed(const BalanceWindow& w);
   // The point in force sustains `rate_pps`: it learns it, and with another point of its class
   // off its profile by the same factor just before, the unmeasured points follow (the comment at
@@ -151,11 +158,13 @@ class PolicyScheduler {
   // carried before that shrink: shrinking stops above it until the rate falls by DELTA.
   uint32_t too_small_ = 0;
   double too_small_rate_ = 0;
-  bool shrunk_ = false;         // the last window shrank the batch
-  double carried_ = 0;          // the rate of the last window that was not backlogged
-  uint32_t warmup_left_ = 0;    // windows still to watch before acting (config_.warmup)
-  uint32_t short_windows_ = 0;  // backlogged windows in a row short of profile, nothing to grow
-  double short_sum_ = 0;        // and the sum of their rates
+  bool shrunk_ = false;           // the last window shrank the batch
+  double carried_ = 0;            // the rate of the last window that was not backlogged
+  uint32_t warmup_left_ = 0;      // windows still to watch before acting (config_.warmup)
+  uint32_t short_windows_ = 0;    // backlogged windows in a row short of profile, nothing to grow
+  bool carried_profile_ = false;  // a backlogged window within DELTA of the point's profile since
+                                  // it came into force or last learned
+  double short_sum_ = 0;          // and the sum of their rates
   uint64_t switches_ = 0, grows_ = 0, shrinks_ = 0, learned_ = 0, drifts_ = 0;
   std::vector<double> profiled_pps_;  // each point's throughput as the profile gave it
   std::vector<bool> measured_;        // the point learned its rate in this run

@@ -17,7 +17,7 @@
 // FULCRUM_BENCH_POLICY_ARGS holds variants separated by ';', each appended to PolicyBalancer's
 // arguments and run in turn (e.g. "SETTLED_PERSIST 0;;SETTLED_PERSIST 0;" runs that setting and
 // the default, alternated twice); FULCRUM_BENCH_BALANCERS (nba, nba-scan, policy; default all)
-// picks the balancers run.
+// and FULCRUM_BENCH_STEPS (size, rate; default both) pick the balancers and steps run.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -285,6 +285,7 @@ std::string device_runs(const DeviceProfile& d, const App& app, const Files& fil
   }
   std::vector<std::string> runs;
   for (bool size_step : {true, false}) {
+    if (!bench_selected("FULCRUM_BENCH_STEPS", size_step ? "size" : "rate")) continue;
     if (bench_selected("FULCRUM_BENCH_BALANCERS", "nba"))
       runs.push_back(experiment(s, d, false, size_step, ctx));
     if (bench_selected("FULCRUM_BENCH_BALANCERS", "policy"))

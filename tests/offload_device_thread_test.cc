@@ -28,6 +28,7 @@
 #include "offload/failure_injection.hh"
 #include "offload/ipv4_lookup.hh"
 #include "offload/stage/task_pool.hh"
+#include "testing.hh"
 
 namespace fulcrum::offload {
 namespace {
@@ -323,7 +324,11 @@ class ReleaseDevice {
   std::unique_ptr<Device> dev_;
 };
 
-class OffloadRelease : public ::testing::TestWithParam<std::string> {};
+class OffloadRelease : public ::testing::TestWithParam<std::string> {
+ protected:
+  // An offload service left in make_element's storage by an earlier test would hold the GPU too.
+  void SetUp() override { fulcrum::testing::reset_element_storage(); }
+};
 
 INSTANTIATE_TEST_SUITE_P(Devices, OffloadRelease, ::testing::Values("default", "opencl"),
                          [](const auto& info) { return info.param; });
@@ -339,12 +344,16 @@ bool wait_until(F done) {
   return true;
 }
 
+// A CUDA GPU that another device object of this process holds is not releasable either.
+constexpr const char* kNotReleasable =
+    " cannot be released here: nothing to release, or another device object holds it";
+
 TEST_P(OffloadRelease, AnIdleDeviceIsReleasedAndTheNextTaskTakesItBack) {
   const ReleaseDevice rd(GetParam());
   Device* dev = rd.get();
   if (dev == nullptr && GetParam() == "opencl") GTEST_SKIP() << "no OpenCL device";
   ASSERT_NE(dev, nullptr);
-  if (!dev->releasable()) GTEST_SKIP() << dev->label() << " has nothing to release";
+  if (!dev->releasable()) GTEST_SKIP() << dev->label() << kNotReleasable;
   auto tables = Ipv4LookupTables::upload(*dev, table());
   ASSERT_TRUE(tables.ok()) << tables.error();
   DeviceThreadConfig cfg;
@@ -390,7 +399,7 @@ TEST_P(OffloadRelease, ReleaseCanBeTurnedOnWhileTheThreadRuns) {
   Device* dev = rd.get();
   if (dev == nullptr && GetParam() == "opencl") GTEST_SKIP() << "no OpenCL device";
   ASSERT_NE(dev, nullptr);
-  if (!dev->releasable()) GTEST_SKIP() << dev->label() << " has nothing to release";
+  if (!dev->releasable()) GTEST_SKIP() << dev->label() << kNotReleasable;
   auto dt = DeviceThread::create(*dev, DeviceThreadConfig{});
   ASSERT_TRUE(dt.ok()) << dt.error();
   EXPECT_EQ(dt.value()->release_after_ms(), 0u);
@@ -411,7 +420,7 @@ TEST_P(OffloadRelease, ATakingBackByAnotherThreadEndsTheReleasedSpell) {
   Device* dev = rd.get();
   if (dev == nullptr && GetParam() == "opencl") GTEST_SKIP() << "no OpenCL device";
   ASSERT_NE(dev, nullptr);
-  if (!dev->releasable()) GTEST_SKIP() << dev->label() << " has nothing to release";
+  if (!dev->releasable()) GTEST_SKIP() << dev->label() << kNotReleasable;
   DeviceThreadConfig cfg;
   cfg.release_after_ms = 1;
   auto dt = DeviceThread::create(*dev, cfg);
@@ -433,7 +442,7 @@ TEST_P(OffloadRelease, BuffersAndQueuesKeepTheirContentsAcrossARelease) {
   Device* dev = rd.get();
   if (dev == nullptr && GetParam() == "opencl") GTEST_SKIP() << "no OpenCL device";
   ASSERT_NE(dev, nullptr);
-  if (!dev->releasable()) GTEST_SKIP() << dev->label() << " has nothing to release";
+  if (!dev->releasable()) GTEST_SKIP() << dev->label() << kNotReleasable;
   constexpr size_t kWords = 3 * 4096 + 5;  // not a whole number of pages
   auto buf = dev->alloc(kWords * sizeof(uint32_t));
   auto in = dev->alloc_host(kWords * sizeof(uint32_t));

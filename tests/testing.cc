@@ -65,10 +65,26 @@ std::unique_ptr<Element> make_element(const std::string& class_name,
   return make_element_connected(class_name, args, kAllOutputs, error, ports);
 }
 
+namespace {
+
+// Never destroyed at exit: an offload service in it would stop its device threads and free
+// device memory after the device runtimes' own exit handlers.
+SharedStorage*& element_storage() {
+  static auto* shared = new SharedStorage;
+  return shared;
+}
+
+}  // namespace
+
+void reset_element_storage() {
+  delete element_storage();
+  element_storage() = new SharedStorage;
+}
+
 std::unique_ptr<Element> make_element_connected(const std::string& class_name,
                                                 const std::vector<std::string>& args,
                                                 uint64_t connected, std::string* error, int ports) {
-  static SharedStorage shared;
+  SharedStorage& shared = *element_storage();
   const ElementClassInfo* info = Registry::instance().find(class_name);
   if (info == nullptr) {
     if (error) *error = "unknown element class " + class_name;

@@ -53,6 +53,11 @@ std::unique_ptr<Element> make_element_connected(const std::string& class_name,
                                                 uint64_t connected, std::string* error = nullptr,
                                                 int ports = 4);
 
+// The shared storage of make_element's elements (offload services among them) dropped: a test
+// that needs the devices to itself (a CUDA GPU that another device object of the process holds
+// is not releasable) calls it first; elements from make_element must be gone by then.
+void reset_element_storage();
+
 // The name of the drop reason in `v`, as `element` declares it; "(not dropped)" for an output.
 std::string_view drop_reason(const Element& element, Verdict v);
 

@@ -56,6 +56,22 @@ constexpr size_t kPage = 4096;
 
 Status take_device(CudaResources& r);
 
+// How many device objects of this process hold each GPU. Every discovery makes new ones (two
+// offload services at once, a test binary's), and each keeps its own resources, but all of them
+// share the GPU's primary context: release() resets it (cudaDeviceReset), which would destroy
+// the streams and memory of the others under them (seen on an H200: a test binary that released
+// a GPU another service held died at exit in cudaStreamSynchronize). A GPU held twice is not
+// releasable. Never destroyed: device objects may be destroyed at exit.
+struct Holders {
+  std::mutex mu;
+  std::map<int, int> count;  // ordinal -> live device objects
+};
+
+Holders& holders() {
+  static auto* h = new Holders;
+  return *h;
+}
+
 class CudaDeviceBuffer final : public DeviceBuffer {
  public:
   // Registered by the device, under its lock.
@@ -273,6 +289,10 @@ class CudaDevice final : public Device {
  public:
   CudaDevice(int ordinal, const cudaDeviceProp& prop, int driver)
       : ordinal_(ordinal), r_(std::make_shared<CudaResources>(ordinal)) {
+    {
+      std::lock_guard<std::mutex> lock(holders().mu);
+      ++holders().count[ordinal_];
+    }
     info_.backend = Backend::kCuda;
     info_.kind = DeviceKind::kGpu;
     info_.name = prop.name;
@@ -285,6 +305,11 @@ class CudaDevice final : public Device {
         pci_bus_id(static_cast<uint32_t>(prop.pciDomainID), static_cast<uint32_t>(prop.pciBusID),
                    static_cast<uint32_t>(prop.pciDeviceID), 0);
     info_.numa_node = pci_numa_node(info_.pci_bus_id).value_or(-1);
+  }
+
+  ~CudaDevice() override {
+    std::lock_guard<std::mutex> lock(holders().mu);
+    --holders().count[ordinal_];
   }
 
   const DeviceInfo& info() const override { return info_; }
@@ -362,10 +387,19 @@ class CudaDevice final : public Device {
     return {};
   }
 
-  bool releasable() const override { return true; }
+  bool releasable() const override {
+    std::lock_guard<std::mutex> lock(holders().mu);
+    return holders().count[ordinal_] == 1;
+  }
   bool released() const override { return r_->released.load(std::memory_order_acquire); }
 
   Status release() override {
+    // Held across the reset: no other device object of this GPU is made meanwhile.
+    std::lock_guard<std::mutex> held(holders().mu);
+    if (holders().count[ordinal_] != 1)
+      return make_error("cuda: device " + std::to_string(ordinal_) +
+                        " is held by another device object of this process; releasing it "
+                        "would reset the context under the other's streams and memory");
     std::lock_guard<std::mutex> lock(r_->mu);
     if (r_->released.load(std::memory_order_relaxed)) return {};
     cudaSetDevice(ordinal_);

@@ -359,6 +359,52 @@ TEST(PolicyScheduler, APointThatNeverCarriedItsProfileLearnsAfterLearnPersist) {
   EXPECT_EQ(s.current_index(), 1u);
 }
 
+TEST(PolicyScheduler, HostDriftTakesADropOfAPointThatCarriedItsProfileForTheHosts) {
+  // The device alone (2.0 Mpps profiled) carries its profile, then runs 20 % slower for good.
+  // It learns 1.6 after SETTLED_PERSIST windows. Without HOST_DRIFT the CPU alone (1.9
+  // profiled, not measured) now promises more than LAMBDA over 1.6 and takes over. With it the
+  // drop is the host's: the CPU alone is predicted at 0.8 of its profile, 1.52, and the
+  // scheduler stays. A point that never carried its profile scales nothing by itself.
+  Profile profile;
+  profile.points = {point(0, 0, 1, 1.9, 60, 40, 30), point(0, 1, 32, 2.0, 300, 100, 55)};
+  for (const bool host : {false, true}) {
+    PolicyConfig c = config(Policy::kThroughput);
+    c.host_drift = host;
+    PolicyScheduler s(profile, c);
+    ASSERT_EQ(s.current_index(), 1u);
+    const auto window = [&](double mpps) {
+      BalanceWindow w;
+      w.full_share = 1;
+      w.rate_pps = mpps * kMpps;
+      s.observe(w);
+    };
+    for (int i = 0; i < 10; ++i) window(2.0);
+    for (int i = 0; i < 6; ++i) window(1.6);
+    EXPECT_EQ(s.learned(), 1u) << host;
+    if (host) {
+      EXPECT_EQ(s.current_index(), 1u);
+      EXPECT_EQ(s.drifts(), 1u);
+      EXPECT_NEAR(s.drift(), 0.8, 1e-9);
+      EXPECT_NEAR(s.profile().points[0].throughput_pps, 0.8 * 1.9 * kMpps, 1);
+    } else {
+      EXPECT_EQ(s.current_index(), 0u);
+      EXPECT_EQ(s.drifts(), 0u);
+    }
+  }
+  PolicyConfig c = config(Policy::kThroughput);
+  c.host_drift = true;
+  PolicyScheduler s(profile, c);
+  BalanceWindow w;
+  w.full_share = 1;
+  w.rate_pps = 1.6 * kMpps;
+  s.observe(w);
+  s.observe(w);
+  EXPECT_EQ(s.learned(), 1u);
+  EXPECT_EQ(s.drifts(), 0u) << "short from its first window: the point's own news";
+  s.observe(w);
+  EXPECT_EQ(s.current_index(), 0u);
+}
+
 TEST(PolicyScheduler, TheFirstWindowsOfARunOnlyWatch) {
   // The H100 host's IPsec run at 1500 B: the CPU alone profiled at 1.80 Mpps, the device alone at
   // 1.71. Its first two windows, start-up, ran 20 % short (1.44): with no warm-up the CPU learned

@@ -52,6 +52,9 @@ Status PolicyBalancer::configure(Args& args) {
       .key("DRIFT", policy_.drift,
            "two points of the size in force off their profile by the same factor (within "
            "DELTA) scale the points not yet measured by it")
+      .key("HOST_DRIFT", policy_.host_drift,
+           "a point that carried its profile and then learns another rate is taken as the "
+           "host's drift at once (needs DRIFT): a move must beat it at the same drift")
       .key("WARMUP", policy_.warmup,
            "windows at the start of the run that only watch: start-up teaches no point its rate")
       .key("SEED", seed, "seed of the per-batch draw")

@@ -188,7 +188,7 @@ void PolicyScheduler::step3(const BalanceWindow& w, bool at_capacity) {
   short_windows_ = 0;
   short_sum_ = 0;
   shrunk_ = false;
-  if (at_capacity) carried_profile_ = true;
+  if (at_capacity && w.rate_pps <= expected * (1 + config_.delta)) carried_profile_ = true;
   if (!at_capacity) carried_ = w.rate_pps;
   if (tuning_) return end_tuning(w, at_capacity);
   if (too_small_ != 0 && w.rate_pps < too_small_rate_ * (1 - config_.delta))
@@ -235,16 +235,17 @@ void PolicyScheduler::end_tuning(const BalanceWindow& w, bool at_capacity) {
 
 void PolicyScheduler::learn(double rate_pps) {
   profile_.points[current_].throughput_pps = rate_pps;
+  const bool carried = carried_profile_;
   carried_profile_ = false;
   measured_[current_] = true;
   ++learned_;
   if (!config_.drift || profiled_pps_[current_] <= 0) return;
   const double ratio = rate_pps / profiled_pps_[current_];
   LastLearned& last = last_learned_[class_];
-  const bool confirmed = last.point != SIZE_MAX && last.point != current_ &&
-                         std::fabs(ratio / last.ratio - 1) <= config_.delta;
-  if (confirmed) {
-    drift_[class_] = std::sqrt(ratio * last.ratio);
+  const bool alike = last.point != SIZE_MAX && last.point != current_ &&
+                     std::fabs(ratio / last.ratio - 1) <= config_.delta;
+  if (alike || (config_.host_drift && carried)) {
+    drift_[class_] = alike ? std::sqrt(ratio * last.ratio) : ratio;
     ++drifts_;
     for (const size_t i : class_points_[class_])
       if (!measured_[i]) profile_.points[i].throughput_pps = profiled_pps_[i] * drift_[class_];

@@ -50,6 +50,12 @@
 // news one by one (on the GPU hosts after a size step every 1500 B point ran 25-35 % under its
 // profile). One point alone off its profile moves nothing else: the next point is tried at its
 // profiled rate, as the thesis does. Points measured keep what they learned. DRIFT false: off.
+// HOST_DRIFT (off by default; beyond the thesis): a point that had carried its profile and then
+// learns another rate is taken as drift at once, its ratio alone: the configuration was shown
+// right, so the change is the host's (on the H200 host of 2026-11-27 settled points ran 15-25 %
+// slower for seconds, and so did the points the scheduler moved to). A move then needs a point
+// that beats it by LAMBDA at the same drift. The price: a configuration that alone got slower
+// is not left (nothing measures another point), which the thesis' learning handles.
 // Packet sizes: a profile measured at several sizes (`fulcrum profile --sizes`, ProfilePoint::
 // frame_bytes) has one set of points per size class (size_classes), and steps 0–3 look only at
 // the class in force, so rates in packets per second are compared with rates profiled at the
@@ -87,6 +93,7 @@ struct PolicyConfig {
   uint32_t learn_persist = 2;    // short windows in a row, nothing left to grow, before learning
   uint32_t settled_persist = 5;  // the same for a point that has carried its profile (0: as above)
   bool drift = true;             // two points off their profile alike scale the unmeasured ones
+  bool host_drift = false;       // one that carried its profile does (needs drift)
   // The first windows of a run only watch (PolicyBalancer's WARMUP: 3): start-up, the first
   // touches of buffers and tables, is no measure of a point.
   uint32_t warmup = 0;

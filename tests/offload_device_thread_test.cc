@@ -437,6 +437,30 @@ TEST_P(OffloadRelease, ATakingBackByAnotherThreadEndsTheReleasedSpell) {
   EXPECT_EQ(dt.value()->released_ns(), spent) << "still counting after the device came back";
 }
 
+TEST(CudaRelease, AGpuHeldByTwoDeviceObjectsIsNotReleasable) {
+  // Two discoveries, two device objects of the first GPU: a release by one would reset the
+  // context the other's streams and memory live in. Neither is releasable, release() says why,
+  // and once the other is gone the GPU is releasable again. Needs a CUDA GPU.
+  fulcrum::testing::reset_element_storage();
+  DiscoverOptions only;
+  only.only = Backend::kCuda;
+  std::vector<std::unique_ptr<Device>> first = discover_devices(only);
+  if (first.empty()) GTEST_SKIP() << "no CUDA device";
+  ASSERT_TRUE(first[0]->releasable());
+  std::vector<std::unique_ptr<Device>> second = discover_devices(only);
+  ASSERT_FALSE(second.empty());
+  EXPECT_FALSE(first[0]->releasable());
+  EXPECT_FALSE(second[0]->releasable());
+  const Status st = first[0]->release();
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().find("held by another device object"), std::string::npos) << st.error();
+  EXPECT_FALSE(first[0]->released());
+  second.clear();
+  EXPECT_TRUE(first[0]->releasable());
+  EXPECT_TRUE(first[0]->release().ok());
+  EXPECT_TRUE(first[0]->released());
+}
+
 TEST_P(OffloadRelease, BuffersAndQueuesKeepTheirContentsAcrossARelease) {
   const ReleaseDevice rd(GetParam());
   Device* dev = rd.get();

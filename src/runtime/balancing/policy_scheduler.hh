@@ -169,9 +169,9 @@ class PolicyScheduler {
   double carried_ = 0;            // the rate of the last window that was not backlogged
   uint32_t warmup_left_ = 0;      // windows still to watch before acting (config_.warmup)
   uint32_t short_windows_ = 0;    // backlogged windows in a row short of profile, nothing to grow
+  double short_sum_ = 0;          // and the sum of their rates
   bool carried_profile_ = false;  // a backlogged window within DELTA of the point's profile since
                                   // it came into force or last learned
-  double short_sum_ = 0;          // and the sum of their rates
   uint64_t switches_ = 0, grows_ = 0, shrinks_ = 0, learned_ = 0, drifts_ = 0;
   std::vector<double> profiled_pps_;  // each point's throughput as the profile gave it
   std::vector<bool> measured_;        // the point learned its rate in this run

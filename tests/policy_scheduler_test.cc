@@ -81,6 +81,14 @@ Plant as_profiled(const Profile& p) {
   return [p](size_t i, uint32_t) { return p.points[i].throughput_pps; };
 }
 
+// One window flat out (every batch full) at `mpps`.
+void backlogged_window(PolicyScheduler& s, double mpps) {
+  BalanceWindow w;
+  w.full_share = 1;
+  w.rate_pps = mpps * kMpps;
+  s.observe(w);
+}
+
 PolicyConfig config(Policy policy) {
   PolicyConfig c;
   c.policy = policy;
@@ -281,12 +289,7 @@ TEST(PolicyScheduler, OneShortWindowAtTheLargestBatchRewritesNothing) {
   c.settled_persist = 0;
   PolicyScheduler s(profile, c);
   ASSERT_EQ(s.current_index(), 1u);
-  const auto window = [&](double mpps) {
-    BalanceWindow w;
-    w.full_share = 1;
-    w.rate_pps = mpps * kMpps;
-    s.observe(w);
-  };
+  const auto window = [&](double mpps) { backlogged_window(s, mpps); };
   for (int i = 0; i < 10; ++i) window(2.0);
   window(1.7);
   for (int i = 0; i < 10; ++i) window(2.0);
@@ -308,12 +311,7 @@ TEST(PolicyScheduler, APointThatCarriedItsProfileRidesOutADipOfAFewWindows) {
   profile.points = {point(0, 0, 1, 1.8, 60, 40, 30), point(0, 1, 32, 2.0, 300, 100, 55)};
   PolicyScheduler s(profile, config(Policy::kThroughput));
   ASSERT_EQ(s.current_index(), 1u);
-  const auto window = [&](double mpps) {
-    BalanceWindow w;
-    w.full_share = 1;
-    w.rate_pps = mpps * kMpps;
-    s.observe(w);
-  };
+  const auto window = [&](double mpps) { backlogged_window(s, mpps); };
   for (int i = 0; i < 10; ++i) window(2.0);
   for (const double dip : {1.7, 1.65, 1.7, 1.75}) window(dip);
   for (int i = 0; i < 10; ++i) window(2.0);
@@ -339,12 +337,7 @@ TEST(PolicyScheduler, APointThatNeverCarriedItsProfileLearnsAfterLearnPersist) {
   profile.points = {point(0, 0, 1, 1.0, 60, 40, 30), point(0, 1, 32, 2.0, 300, 100, 55)};
   PolicyScheduler s(profile, config(Policy::kThroughput));
   ASSERT_EQ(s.current_index(), 1u);
-  const auto window = [&](double mpps) {
-    BalanceWindow w;
-    w.full_share = 1;
-    w.rate_pps = mpps * kMpps;
-    s.observe(w);
-  };
+  const auto window = [&](double mpps) { backlogged_window(s, mpps); };
   window(1.6);
   EXPECT_EQ(s.learned(), 0u);
   window(1.6);
@@ -372,12 +365,7 @@ TEST(PolicyScheduler, HostDriftTakesADropOfAPointThatCarriedItsProfileForTheHost
     c.host_drift = host;
     PolicyScheduler s(profile, c);
     ASSERT_EQ(s.current_index(), 1u);
-    const auto window = [&](double mpps) {
-      BalanceWindow w;
-      w.full_share = 1;
-      w.rate_pps = mpps * kMpps;
-      s.observe(w);
-    };
+    const auto window = [&](double mpps) { backlogged_window(s, mpps); };
     for (int i = 0; i < 10; ++i) window(2.0);
     for (int i = 0; i < 6; ++i) window(1.6);
     EXPECT_EQ(s.learned(), 1u) << host;
@@ -394,14 +382,11 @@ TEST(PolicyScheduler, HostDriftTakesADropOfAPointThatCarriedItsProfileForTheHost
   PolicyConfig c = config(Policy::kThroughput);
   c.host_drift = true;
   PolicyScheduler s(profile, c);
-  BalanceWindow w;
-  w.full_share = 1;
-  w.rate_pps = 1.6 * kMpps;
-  s.observe(w);
-  s.observe(w);
+  backlogged_window(s, 1.6);
+  backlogged_window(s, 1.6);
   EXPECT_EQ(s.learned(), 1u);
   EXPECT_EQ(s.drifts(), 0u) << "short from its first window: the point's own news";
-  s.observe(w);
+  backlogged_window(s, 1.6);
   EXPECT_EQ(s.current_index(), 0u);
 }
 

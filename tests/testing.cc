@@ -68,7 +68,7 @@ std::unique_ptr<Element> make_element(const std::string& class_name,
 namespace {
 
 // Never destroyed at exit: an offload service in it would stop its device threads and free
-// device memory after the device runtimes' own exit handlers.
+// device memory inside exit(), where nothing needs it done (reset_element_storage drops it).
 SharedStorage*& element_storage() {
   static auto* shared = new SharedStorage;
   return shared;

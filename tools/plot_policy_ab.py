@@ -20,12 +20,14 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from plot_adaptive import find_group  # noqa: E402
+
 
 def size_runs(path):
     with open(path) as f:
         data = json.load(f)
-    group = data.get("adaptive_step", data)
-    for device in group["devices"]:
+    group = find_group(data, "adaptive_step") or {}
+    for device in group.get("devices", []):
         for run in device.get("runs", []):
             if run["balancer"] == "PolicyBalancer" and run["step"] == "size":
                 yield device["device"], run

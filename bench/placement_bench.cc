@@ -40,6 +40,7 @@ constexpr double kPointSeconds = 0.02;  // per grid point and round
 constexpr double kTarget = 1.05;        // the model's point within 5 % of the sweep's best
 constexpr size_t kColdKeys = 1u << 20;  // keys cycled through (more than L2 holds)
 constexpr int kDispatchRounds = 5;
+constexpr int kRematchRounds = 5;  // the model's point against the sweep's best, alternated
 
 // One table under test: lookups of keys [i, i + n) in groups of g, the hot probe, its profile.
 struct Subject {
@@ -80,13 +81,18 @@ double cycles_per_lookup(const Subject& s, size_t n, unsigned g, bool runtime = 
   return median(chunks);
 }
 
-std::string point_json(unsigned batch, unsigned group, double measured, double predicted) {
-  return Obj()
-      .count("batch", batch)
+std::string point_json(unsigned batch, unsigned group, double measured,
+                       const plan::BatchPoint* predicted = nullptr) {
+  Obj o;
+  o.count("batch", batch)
       .count("group", group)
       .num("measured_cycles", measured)
-      .num("predicted_cycles", predicted)
-      .done();
+      .num("predicted_cycles", predicted ? predicted->cycles_per_packet : 0);
+  if (predicted != nullptr)
+    o.num("hot_cycles", predicted->compute)
+        .num("memory_cycles", predicted->memory)
+        .num("stall_cycles", predicted->stall);
+  return o.done();
 }
 
 std::string measure_subject(Subject& s, const plan::Calibration& cal) {
@@ -118,9 +124,9 @@ std::string measure_subject(Subject& s, const plan::Calibration& cal) {
     if (p.best < best->best) best = &p;
     if (p.batch == choice.batch && p.group == choice.group) chosen = &p;
     if (p.batch == kDefaultBatch && p.group == s.default_group) by_default = &p;
-    sweep.push_back(point_json(
-        p.batch, p.group, p.best,
-        plan::predict_batch(cal.machine, cal.memory, e, p.batch, p.group).cycles_per_packet));
+    const plan::BatchPoint predicted =
+        plan::predict_batch(cal.machine, cal.memory, e, p.batch, p.group);
+    sweep.push_back(point_json(p.batch, p.group, p.best, &predicted));
   }
   // The run-time switch on the default path against the compile-time entry, alternated.
   std::vector<double> fixed, runtime;
@@ -129,12 +135,25 @@ std::string measure_subject(Subject& s, const plan::Calibration& cal) {
     runtime.push_back(cycles_per_lookup(s, kDefaultBatch, s.default_group, true));
   }
   const double ratio = chosen != nullptr && best->best > 0 ? chosen->best / best->best : 0;
+  // The sweep's best is the least of many noisy points, so it is biased low (and the model's
+  // point may be measured high by chance): the two points again, alternated, the least of
+  // kRematchRounds each.
+  double rematch_model = 0, rematch_best = 0;
+  if (chosen != nullptr)
+    for (int r = 0; r < kRematchRounds; ++r) {
+      const double c = cycles_per_lookup(s, chosen->batch, chosen->group);
+      const double b = cycles_per_lookup(s, best->batch, best->group);
+      rematch_model = r == 0 ? c : std::min(rematch_model, c);
+      rematch_best = r == 0 ? b : std::min(rematch_best, b);
+    }
+  const double rematch = rematch_best > 0 ? rematch_model / rematch_best : 0;
   std::fprintf(stderr,
                "placement: %-9s %-8s ws %9zu B: model batch %3u group %2u -> %6.1f cycles "
-               "(predicted %.1f); sweep best batch %3u group %2u -> %6.1f; ratio %.3f\n",
+               "(predicted %.1f); sweep best batch %3u group %2u -> %6.1f; ratio %.3f, "
+               "rematched %.3f\n",
                s.table.c_str(), s.size.c_str(), s.memory.working_set_bytes, choice.batch,
                choice.group, chosen ? chosen->best : 0, choice.cycles_per_packet, best->batch,
-               best->group, best->best, ratio);
+               best->group, best->best, ratio, rematch);
   return Obj()
       .str("table", s.table)
       .str("size", s.size)
@@ -144,14 +163,16 @@ std::string measure_subject(Subject& s, const plan::Calibration& cal) {
       .num("compute_cycles", s.memory.compute_cycles)
       .num("call_cycles", s.memory.call_cycles)
       .num("group_cycles", s.memory.group_cycles)
-      .raw("model", point_json(choice.batch, choice.group, chosen ? chosen->best : 0,
-                               choice.cycles_per_packet))
-      .raw("sweep_best", point_json(best->batch, best->group, best->best, 0))
-      .raw("default", by_default
-                          ? point_json(by_default->batch, by_default->group, by_default->best, 0)
-                          : "null")
+      .raw("model", point_json(choice.batch, choice.group, chosen ? chosen->best : 0, &choice))
+      .raw("sweep_best", point_json(best->batch, best->group, best->best))
+      .raw("default",
+           by_default ? point_json(by_default->batch, by_default->group, by_default->best) : "null")
       .num("model_over_best", ratio)
       .raw("within_5pct", ratio > 0 && ratio <= kTarget ? "true" : "false")
+      .num("rematch_model_cycles", rematch_model)
+      .num("rematch_best_cycles", rematch_best)
+      .num("model_over_best_rematched", rematch)
+      .raw("within_5pct_rematched", rematch > 0 && rematch <= kTarget ? "true" : "false")
       .num("default_path_fixed_cycles", median(fixed))
       .num("default_path_runtime_cycles", median(runtime))
       .num("runtime_over_fixed", median(runtime) / median(fixed))
@@ -159,14 +180,38 @@ std::string measure_subject(Subject& s, const plan::Calibration& cal) {
       .done();
 }
 
-// The first kHotKeys keys repeated over a batch: real keys (their branches and hashes) whose
-// table lines stay in L1 across the probe.
+// The hot probe's keys: kHotDraws draws from the first kHotKeys keys (real keys, their branches
+// and hashes, whose table lines stay in L1 over the probe), each call taking the next n from a
+// cursor. Calls that repeated the same n keys would let the branch predictor learn which of them
+// take which branch (a MAC address in its first bucket or its second, a trie walk's depth), and
+// the probe would miss the mispredictions that traffic pays.
 constexpr size_t kHotKeys = 256;
+constexpr size_t kHotDraws = 2048;
 template <class K>
-std::array<K, kMaxBatch> tiled(const std::vector<K>& keys) {
-  std::array<K, kMaxBatch> out;
-  for (size_t i = 0; i < out.size(); ++i) out[i] = keys[i % std::min(kHotKeys, keys.size())];
-  return out;
+class HotKeys {
+ public:
+  explicit HotKeys(const std::vector<K>& keys) {
+    std::mt19937_64 rng(kHotDraws);
+    const size_t distinct = std::min(kHotKeys, keys.size());
+    for (K& k : draws_) k = keys[rng() % distinct];
+  }
+  const K* next(size_t n) {
+    if (at_ + n > draws_.size()) at_ = 0;
+    const K* p = &draws_[at_];
+    at_ += n;
+    return p;
+  }
+
+ private:
+  std::array<K, kHotDraws> draws_;
+  size_t at_ = 0;
+};
+
+template <size_t N>
+std::string numbers(const std::array<double, N>& v) {
+  std::vector<std::string> items;
+  for (double x : v) items.push_back(fmt(x));
+  return array(items, " ");
 }
 
 uint32_t ip(uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
@@ -210,9 +255,9 @@ std::unique_ptr<Subject> dir24_8_subject(bool small, std::shared_ptr<Dir24_8>& t
     t->lookup_bulk(k + i, out->data(), n, g);
   };
   s->run_default = [t, k, out](size_t i, size_t n) { t->lookup_bulk(k + i, out->data(), n); };
-  auto hot = std::make_shared<std::array<uint32_t, kMaxBatch>>(tiled(*keys));
+  auto hot = std::make_shared<HotKeys<uint32_t>>(*keys);
   s->run_hot = [t, hot, out](size_t n, unsigned g) {
-    t->lookup_bulk(hot->data(), out->data(), n, g);
+    t->lookup_bulk(hot->next(n), out->data(), n, g);
   };
   s->memory.working_set_bytes = t->working_set_bytes();
   s->memory.levels = t->accesses_per_lookup();
@@ -260,12 +305,13 @@ std::unique_ptr<Subject> ip6_subject(bool small, std::shared_ptr<Ip6Trie>& table
     t->lookup_bulk(k + i, out->data(), n, g);
   };
   s->run_default = [t, k, out](size_t i, size_t n) { t->lookup_bulk(k + i, out->data(), n); };
-  auto hot = std::make_shared<std::array<Addr16, kMaxBatch>>(tiled(*keys));
+  auto hot = std::make_shared<HotKeys<Addr16>>(*keys);
   s->run_hot = [t, hot, out](size_t n, unsigned g) {
-    t->lookup_bulk(reinterpret_cast<const uint8_t(*)[16]>(hot->data()), out->data(), n, g);
+    t->lookup_bulk(reinterpret_cast<const uint8_t(*)[16]>(hot->next(n)), out->data(), n, g);
   };
   s->memory.working_set_bytes = t->working_set_bytes();
   s->memory.levels = t->accesses_per_lookup();
+  s->memory.within_group_levels = s->memory.levels;  // the walk prefetches each level in its group
   s->memory.lines_per_level = 1;
   s->memory.state_bytes_per_packet = sizeof(Addr16) + sizeof(uint16_t);
   return s;
@@ -303,13 +349,14 @@ std::unique_ptr<Subject> mac_subject(bool small, std::shared_ptr<MacTable>& tabl
     mt->lookup_bulk(k + i, out->data(), n, nullptr, g);
   };
   s->run_default = [mt, k, out](size_t i, size_t n) { mt->lookup_bulk(k + i, out->data(), n); };
-  auto hot = std::make_shared<std::array<uint64_t, kMaxBatch>>(tiled(*keys));
+  auto hot = std::make_shared<HotKeys<uint64_t>>(*keys);
   s->run_hot = [mt, hot, out](size_t n, unsigned g) {
-    mt->lookup_bulk(hot->data(), out->data(), n, nullptr, g);
+    mt->lookup_bulk(hot->next(n), out->data(), n, nullptr, g);
   };
   s->memory.working_set_bytes = mt->memory_bytes();
   // The first bucket, then the second for the keys not in it (about half): 1.5 dependent.
   s->memory.levels = 1.5;
+  s->memory.within_group_levels = 0.5;  // the second buckets, prefetched within their group
   s->memory.lines_per_level = 1;
   s->memory.state_bytes_per_packet = sizeof(uint64_t) + sizeof(uint16_t);
   return s;
@@ -353,9 +400,9 @@ std::unique_ptr<Subject> ndn_subject(bool small, std::shared_ptr<NameTable>& tab
     t->lookup_bulk(k + i, out->data(), n, g);
   };
   s->run_default = [t, k, out](size_t i, size_t n) { t->lookup_bulk(k + i, out->data(), n); };
-  auto hot = std::make_shared<std::array<ParsedName, kMaxBatch>>(tiled(*keys));
+  auto hot = std::make_shared<HotKeys<ParsedName>>(*keys);
   s->run_hot = [t, hot, out](size_t n, unsigned g) {
-    t->lookup_bulk(hot->data(), out->data(), n, g);
+    t->lookup_bulk(hot->next(n), out->data(), n, g);
   };
   s->memory.working_set_bytes = t->memory_bytes();
   s->memory.levels = 1;
@@ -403,6 +450,8 @@ std::string bench_placement(const BenchContext& ctx) {
       .num("llc_cycles", c.memory.llc_cycles)
       .num("dram_cycles", c.memory.dram_cycles)
       .num("parallel_misses", c.memory.parallel_misses)
+      .raw("group_ahead_line_cycles", numbers(c.memory.group_ahead_line_cycles))
+      .raw("group_within_line_cycles", numbers(c.memory.group_within_line_cycles))
       .raw("lookups", array(rows))
       .done();
 }

@@ -22,6 +22,8 @@ Calibration sample() {
   c.machine.llc_sysfs_bytes = 32 << 20;
   c.machine.llc_shared_cpus = 2;
   c.memory = {4, 14, 50, 300, 8};
+  c.memory.group_ahead_line_cycles = {50, 36, 26, 20, 13.5, 9.75, 7.5};
+  c.memory.group_within_line_cycles = {60, 41, 35, 25.5, 20.5, 16.25, 13};
   c.ring = {true, 64, 12.5, 30.25, 9, 160, 320, 11.5, 3.25};
   c.pipeline.file = "configs/ipv4-router.click";
   c.pipeline.batch = 64;
@@ -65,6 +67,7 @@ Calibration sample() {
   e.memory.prefetch_group = 16;
   e.memory.compute_cycles = 7;
   e.memory.levels = 1.25;
+  e.memory.within_group_levels = 0.25;
   e.memory.lines_per_level = 1;
   e.frame_bytes = 134.5;
   c.pipeline.elements.push_back(e);
@@ -97,6 +100,44 @@ TEST(Calibration, WrittenAndReadBackAlike) {
   EXPECT_DOUBLE_EQ(back.value().handoff.scan.consumer_cycles_per_packet, 145.5);
   EXPECT_EQ(back.value().pipeline.out_ports, 2u);
   EXPECT_DOUBLE_EQ(back.value().pipeline.elements.at(0).frame_bytes, 134.5);
+  EXPECT_DOUBLE_EQ(back.value().pipeline.elements.at(0).memory.within_group_levels, 0.25);
+  EXPECT_DOUBLE_EQ(back.value().memory.group_ahead_line_cycles[6], 7.5);
+  EXPECT_DOUBLE_EQ(back.value().memory.group_within_line_cycles[0], 60);
+}
+
+TEST(Calibration, AFileWithoutTheGroupReadsKeepsTheLatencyModel) {
+  // Written before the group reads were measured: none, and a lookup's levels all ahead.
+  nlohmann::json j = nlohmann::json::parse(calibration_json(sample()));
+  j["memory"].erase("group_ahead_line_cycles");
+  j["memory"].erase("group_within_line_cycles");
+  j["pipeline"]["elements"][0]["memory"]["lookup"].erase("within_group_levels");
+  Result<Calibration> old = parse_calibration(j.dump(), "c.json");
+  ASSERT_TRUE(old) << old.error();
+  EXPECT_FALSE(old.value().memory.has_group_lines());
+  EXPECT_DOUBLE_EQ(old.value().pipeline.elements.at(0).memory.within_group_levels, 0);
+  EXPECT_TRUE(sample().memory.has_group_lines());
+  // They are read as strictly as the other fields, and only together.
+  j = nlohmann::json::parse(calibration_json(sample()));
+  j["memory"].erase("group_within_line_cycles");
+  Result<Calibration> r = parse_calibration(j.dump(), "c.json");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(),
+            "c.json: field memory.group_within_line_cycles: group_ahead_line_cycles and "
+            "group_within_line_cycles come together");
+  j = nlohmann::json::parse(calibration_json(sample()));
+  j["memory"]["group_ahead_line_cycles"] = {1, 2, 3};
+  r = parse_calibration(j.dump(), "c.json");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(),
+            "c.json: field memory.group_ahead_line_cycles: must be an array of 7 numbers");
+  j["memory"]["group_ahead_line_cycles"] = {50, 36, 26, "x", 13.5, 9.75, 7.5};
+  r = parse_calibration(j.dump(), "c.json");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(), "c.json: field memory.group_ahead_line_cycles[3]: must be a number >= 0");
+  j["memory"]["group_ahead_line_cycles"] = {0, 36, 26, 20, 13.5, 9.75, 7.5};
+  r = parse_calibration(j.dump(), "c.json");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error(), "c.json: field memory.group_ahead_line_cycles: must start above 0");
 }
 
 TEST(Calibration, AFileWithoutTheElementsFrameSizesTakesThePipelines) {

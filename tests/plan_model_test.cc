@@ -137,6 +137,69 @@ TEST(BatchModel, GroupsAboveTheBatchAreNotCandidates) {
   EXPECT_LE(best.group, 8u);
 }
 
+// tiny_latency() with group reads measured in memory: cycles per line in groups of 1..64, a
+// group ahead falling to its least at 32 (more lines in flight than the memory serves), within
+// the group twice as dear.
+MemoryLatency grouped_latency() {
+  MemoryLatency l = tiny_latency();
+  l.group_ahead_line_cycles = {40, 30, 20, 12, 8, 6, 7};
+  l.group_within_line_cycles = {80, 60, 40, 24, 16, 12, 14};
+  return l;
+}
+
+TEST(BatchModel, MeasuredGroupReadsReplaceTheLatencyAndOverlapTerms) {
+  // The working set pays (304 - 4) / (404 - 4) = 0.75 of a memory access. Batch 64, group 16:
+  // three groups of four are prefetched ahead (8 a line), the first within its group (16):
+  // 0.75 x (0.25 x 16 + 0.75 x 8) = 7.5, added to the lookup's own work (10 + 40/16).
+  const BatchPoint p =
+      predict_batch(tiny_machine(), grouped_latency(), memory_bound_lookup(), 64, 16);
+  EXPECT_DOUBLE_EQ(p.memory, 7.5);
+  EXPECT_DOUBLE_EQ(p.stall, 7.5);
+  EXPECT_DOUBLE_EQ(p.cycles_per_packet, 10 + 2.5 + 7.5);
+  // Without them (an older calibration) the latency model stands: stall 8.75, memory unset.
+  const BatchPoint q = predict_batch(tiny_machine(), tiny_latency(), memory_bound_lookup(), 64, 16);
+  EXPECT_DOUBLE_EQ(q.stall, 8.75);
+  EXPECT_DOUBLE_EQ(q.memory, 0);
+}
+
+TEST(BatchModel, TheGroupReadsPickTheGroupWhereTheMemoryServesLinesFastest) {
+  LookupProfile e = memory_bound_lookup();
+  e.group_cycles = 0;
+  e.working_set_bytes = 64 * kMiB;  // beyond every cache: a whole memory access each
+  MachineInfo m = tiny_machine();
+  m.l1d_bytes = 1 * kMiB;  // no pollution at any point of the grid; 1/64 of the accesses hit it
+  const double scale = 63.0 / 64;
+  // Batch 256, group 32: 0.125 x 12 + 0.875 x 6 = 6.75 a line, the least (group 64: 0.25 x 14
+  // + 0.75 x 7 = 8.75); at batch 32 every group of 32 is the call's first: 12.
+  const BatchPoint best = choose_batch(m, grouped_latency(), e, batch_grid(), group_grid());
+  EXPECT_EQ(best.batch, 256u);
+  EXPECT_EQ(best.group, 32u);
+  EXPECT_DOUBLE_EQ(best.memory, scale * 6.75);
+  EXPECT_DOUBLE_EQ(predict_batch(m, grouped_latency(), e, 32, 32).memory, scale * 12);
+  // The same table in L1: no memory term, and the smallest batch and group tie at the work.
+  e.working_set_bytes = 1 * kKiB;
+  const BatchPoint hot = choose_batch(m, grouped_latency(), e, batch_grid(), group_grid());
+  EXPECT_DOUBLE_EQ(hot.memory, 0);
+  EXPECT_DOUBLE_EQ(hot.cycles_per_packet, 10);
+  EXPECT_EQ(hot.batch, 8u);
+  EXPECT_EQ(hot.group, 1u);
+}
+
+TEST(BatchModel, LevelsPrefetchedWithinTheirGroupPayTheWithinReads) {
+  LookupProfile e = memory_bound_lookup();
+  e.working_set_bytes = 64 * kMiB;
+  e.levels = 2;
+  e.within_group_levels = 1;  // one level a group ahead, one within (a second pass)
+  const double scale = 1 - 4.0 * kKiB / (64 * kMiB);  // the share of L1 hits left out
+  // Batch 256, group 64: ahead 0.25 x 14 + 0.75 x 7 = 8.75, within 14.
+  EXPECT_DOUBLE_EQ(predict_batch(tiny_machine(), grouped_latency(), e, 256, 64).memory,
+                   scale * 22.75);
+  e.within_group_levels = 2;  // a walk: both levels within (the IPv6 trie)
+  EXPECT_DOUBLE_EQ(predict_batch(tiny_machine(), grouped_latency(), e, 256, 64).memory, scale * 28);
+  e.within_group_levels = 5;  // no more than the levels
+  EXPECT_DOUBLE_EQ(predict_batch(tiny_machine(), grouped_latency(), e, 256, 64).memory, scale * 28);
+}
+
 // A server with 1 MiB private L2s and a 32 MiB shared LLC; an LLC hit costs 50 cycles, memory 300.
 ServerProfile server() {
   ServerProfile s;

@@ -91,6 +91,8 @@ class RouteLookup : public ElementBase<Derived>, public MemoryProfiled {
     m.working_set_bytes = t.working_set_bytes();
     m.accesses_per_packet = t.accesses_per_lookup();
     m.levels = t.accesses_per_lookup();
+    if constexpr (requires { t.within_group_levels(); })
+      m.within_group_levels = t.within_group_levels();
     m.lines_per_level = 1;
     m.state_bytes_per_packet =
         kPacketStateBytes + sizeof(typename Derived::Addr) + sizeof(uint16_t);

@@ -67,6 +67,9 @@ class Ip6Routes {
     return trie_ ? trie_->accesses_per_lookup()
                  : static_cast<double>(std::bit_width(bsearch_->levels()));
   }
+  // The trie's walks prefetch each level within their group (the batch model's w); the binary
+  // search is not a group prefetch.
+  double within_group_levels() const { return trie_ ? trie_->accesses_per_lookup() : 0; }
   size_t size() const { return trie_ ? trie_->size() : bsearch_->size(); }
   const Ip6Trie* trie() const { return trie_.get(); }
   const Ip6Table* bsearch() const { return bsearch_.get(); }

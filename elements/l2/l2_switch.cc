@@ -129,6 +129,7 @@ MemoryProfile L2Switch::memory_profile() const {
   m.accesses_per_packet = kLinesPerPacket;
   m.levels = kDependentPasses;
   m.lines_per_level = kLinesPerPacket / kDependentPasses;
+  m.within_group_levels = kWithinGroupLines / m.lines_per_level;
   m.state_bytes_per_packet = kBatchStateBytes;
   m.prefetch_group = prefetch_.group;
   return m;

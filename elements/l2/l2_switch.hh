@@ -86,6 +86,8 @@ class L2Switch final : public ElementBase<L2Switch>, public MemoryProfiled {
   // bucket of the destination and, for about half the keys, the second: two dependent passes.
   static constexpr double kLinesPerPacket = 3.5;
   static constexpr double kDependentPasses = 2;
+  // Of them, the second buckets, prefetched within their group (MacTable::lookup_bulk).
+  static constexpr double kWithinGroupLines = 0.5;
   // Per packet in a batch: keys, ports, slots (~40 bytes) and the mbuf and first data lines.
   static constexpr double kBatchStateBytes = 40 + 128;
   // A distinct address's lookups touch its two buckets and the line of its last-seen time.

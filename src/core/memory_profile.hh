@@ -38,6 +38,7 @@ struct MemoryProfile {
   double call_cycles = 0;             // per lookup_bulk call (per batch)
   double group_cycles = 0;            // per group
   double levels = 0;                  // dependent accesses per lookup
+  double within_group_levels = 0;     // of them, prefetched within their group (the rest: ahead)
   double lines_per_level = 0;         // lines fetched together per access
   double state_bytes_per_packet = 0;  // what a batch keeps per packet (keys, results)
   // Cycles per lookup with the data in L1, per batch (lookups per call) and group, overheads

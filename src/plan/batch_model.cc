@@ -25,6 +25,26 @@ double hot_cycles(const LookupProfile& e, unsigned batch, unsigned group) {
   return row < e.hot.size() && col < e.hot[row].size() ? e.hot[row][col] : 0;
 }
 
+// Cycles per lookup its table's lines take in groups of `group` (a power of two up to 64) and
+// calls of `batch`, from the group reads measured in memory, scaled to the working set by the
+// share of the memory latency its accesses pay beyond L1 (a: their expected latency). A level
+// prefetched a group ahead has nothing ahead of the first group of a call: that group's lines
+// are read as a group prefetched within itself.
+double group_memory_cycles(const MemoryLatency& lat, const LookupProfile& e, double a,
+                           unsigned batch, unsigned group) {
+  const size_t col = std::min<size_t>(std::countr_zero(group), kProbedGroups - 1);
+  const double scale = lat.dram_cycles > lat.l1_cycles
+                           ? std::max(0.0, a - lat.l1_cycles) / (lat.dram_cycles - lat.l1_cycles)
+                           : 0;
+  const double levels = std::max(1.0, e.levels);
+  const double within = std::clamp(e.within_group_levels, 0.0, levels);
+  const double first = std::min(1.0, static_cast<double>(group) / batch);
+  const double ahead =
+      first * lat.group_within_line_cycles[col] + (1 - first) * lat.group_ahead_line_cycles[col];
+  return scale * e.lines_per_level *
+         ((levels - within) * ahead + within * lat.group_within_line_cycles[col]);
+}
+
 }  // namespace
 
 LevelShares level_shares(const MachineInfo& m, double bytes) {
@@ -48,16 +68,23 @@ BatchPoint predict_batch(const MachineInfo& m, const MemoryLatency& lat, const L
   const double d = p.group;
   const double levels = std::max(1.0, e.levels);
   const double a = access_cycles(m, lat, e.working_set_bytes);
-  const double exposed = std::max(0.0, a - lat.l1_cycles);
-  const double miss_share = 1 - level_shares(m, e.working_set_bytes).l1;
-  const double issue = d * e.lines_per_level * miss_share * a / std::max(1.0, lat.parallel_misses);
-  const double memory = std::max(exposed, issue);
   const double hot = hot_cycles(e, p.batch, p.group);
-  // The work that overlaps a group's misses: its lookups' compute without the per-call part.
-  const double per_lookup =
-      hot > 0 ? std::max(0.0, hot - e.call_cycles / p.batch) : e.compute_cycles;
-  const double work = d * per_lookup / levels;  // per level, for the whole group
-  p.stall = levels * std::max(0.0, memory - work) / d;
+  if (lat.has_group_lines()) {
+    // The group reads already hold what the core overlaps; the lookup's own work adds to them.
+    p.memory = group_memory_cycles(lat, e, a, p.batch, p.group);
+    p.stall = p.memory;
+  } else {
+    // The work that overlaps a group's misses: its lookups' compute without the per-call part.
+    const double per_lookup =
+        hot > 0 ? std::max(0.0, hot - e.call_cycles / p.batch) : e.compute_cycles;
+    const double exposed = std::max(0.0, a - lat.l1_cycles);
+    const double miss_share = 1 - level_shares(m, e.working_set_bytes).l1;
+    const double issue =
+        d * e.lines_per_level * miss_share * a / std::max(1.0, lat.parallel_misses);
+    const double memory = std::max(exposed, issue);
+    const double work = d * per_lookup / levels;  // per level, for the whole group
+    p.stall = levels * std::max(0.0, memory - work) / d;
+  }
   if (hot > 0) {
     p.compute = hot;
   } else {
@@ -99,6 +126,7 @@ LookupProfile to_lookup_profile(const MemoryProfile& m) {
   e.call_cycles = m.call_cycles;
   e.group_cycles = m.group_cycles;
   e.levels = m.levels;
+  e.within_group_levels = m.within_group_levels;
   e.lines_per_level = m.lines_per_level;
   e.working_set_bytes = static_cast<double>(m.working_set_bytes);
   e.state_bytes_per_packet = m.state_bytes_per_packet;

@@ -16,7 +16,20 @@
 // with A the expected access latency into the working set (access_cycles), L = A - L1 latency,
 // P the overlapping misses measured, miss_share the share of accesses missing L1. pollution:
 // when the batch's per-packet state plus the lines in flight (2 groups) exceed L1, the share
-// of them that does not fit is refetched from L2. Assumptions: docs/placement-model.md.
+// of them that does not fit is refetched from L2.
+//
+// Where the calibration holds the group reads measured in memory (MemoryLatency's
+// group_*_line_cycles: cycles per random line read in groups of d, prefetched ahead or within
+// the group), they replace M(d), L and P, which a single latency and overlap describe poorly
+// (the out-of-order core overlaps groups, so one lookup at a time is far from L; more lines in
+// flight keep paying past P):
+//
+//   stall   = max(0, lines * s * ((levels - w) * R_ahead(d) + w * R_within(d)) - c)
+//   s       = (A - L1 latency) / (memory latency - L1 latency)
+//
+// with w the levels prefetched within their group (an IPv6 trie's walk, a MAC table's second
+// bucket) and s the share of a memory access the working set pays. Assumptions:
+// docs/placement-model.md.
 #pragma once
 
 #include <array>
@@ -42,6 +55,7 @@ struct LookupProfile {
   double call_cycles = 0;             // o_b: per lookup_bulk call, i.e. per batch
   double group_cycles = 0;            // o_g: per prefetch group
   double levels = 1;                  // dependent table accesses per lookup
+  double within_group_levels = 0;     // of them, prefetched within their group (not ahead)
   double lines_per_level = 1;         // cache lines fetched (in parallel) per access
   double working_set_bytes = 0;       // bytes the lookups touch
   double state_bytes_per_packet = 0;  // what the batch keeps per packet (keys, results)
@@ -58,6 +72,7 @@ struct BatchPoint {
   unsigned group = 0;
   double cycles_per_packet = 0;
   double compute = 0, stall = 0, overhead = 0, pollution = 0;  // its terms
+  double memory = 0;  // the table's lines per lookup from the group reads (0: not calibrated)
 };
 
 BatchPoint predict_batch(const MachineInfo& m, const MemoryLatency& lat, const LookupProfile& e,

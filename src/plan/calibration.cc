@@ -26,6 +26,8 @@ json memory_json(const MemoryProfile& m) {
                    {"lines_per_level", m.lines_per_level},
                    {"state_bytes_per_packet", m.state_bytes_per_packet},
                    {"hot_cycles", m.hot_cycles}};
+  if (m.prefetch_group > 0 && m.within_group_levels > 0)
+    j["lookup"]["within_group_levels"] = m.within_group_levels;
   return j;
 }
 
@@ -122,6 +124,21 @@ class Reader {
   std::string error_;
 };
 
+// A JSON array of out.size() numbers >= 0 into out; else the reader fails, naming `name`.
+template <size_t N>
+void read_numbers(Reader& r, const json& row, const std::string& name, std::array<double, N>& out) {
+  if (!row.is_array() || row.size() != N) {
+    r.fail(name, "must be an array of " + std::to_string(N) + " numbers");
+    return;
+  }
+  for (size_t i = 0; r.error().empty() && i < N; ++i) {
+    if (!row[i].is_number() || row[i].get<double>() < 0)
+      r.fail(name + "[" + std::to_string(i) + "]", "must be a number >= 0");
+    else
+      out[i] = row[i].get<double>();
+  }
+}
+
 void read_memory_profile(Reader& r, MemoryProfile& m) {
   r.count("working_set_bytes", m.working_set_bytes);
   r.number("accesses_per_packet", m.accesses_per_packet);
@@ -140,22 +157,11 @@ void read_memory_profile(Reader& r, MemoryProfile& m) {
     const std::string name = l.name("hot_cycles");
     if (!hot->is_array() || hot->size() != m.hot_cycles.size())
       l.fail(name, "must be an array of " + std::to_string(m.hot_cycles.size()) + " rows");
-    for (size_t b = 0; l.error().empty() && b < m.hot_cycles.size(); ++b) {
-      const json& row = (*hot)[b];
-      if (!row.is_array() || row.size() != m.hot_cycles[b].size()) {
-        l.fail(name + "[" + std::to_string(b) + "]",
-               "must be an array of " + std::to_string(m.hot_cycles[b].size()) + " numbers");
-        break;
-      }
-      for (size_t g = 0; l.error().empty() && g < row.size(); ++g) {
-        if (!row[g].is_number() || row[g].get<double>() < 0)
-          l.fail(name + "[" + std::to_string(b) + "][" + std::to_string(g) + "]",
-                 "must be a number >= 0");
-        else
-          m.hot_cycles[b][g] = row[g].get<double>();
-      }
-    }
+    for (size_t b = 0; l.error().empty() && b < m.hot_cycles.size(); ++b)
+      read_numbers(l, (*hot)[b], name + "[" + std::to_string(b) + "]", m.hot_cycles[b]);
   }
+  if (l.error().empty() && l.has("within_group_levels"))
+    l.number("within_group_levels", m.within_group_levels);
   r.take(l);
 }
 
@@ -360,6 +366,10 @@ std::string calibration_json(const Calibration& c) {
               {"out_ports", c.pipeline.out_ports},
               {"elements", elements}}}};
   if (c.ring.line_scan_cycles >= 0) j["ring"]["line_scan_cycles"] = c.ring.line_scan_cycles;
+  if (c.memory.has_group_lines()) {
+    j["memory"]["group_ahead_line_cycles"] = c.memory.group_ahead_line_cycles;
+    j["memory"]["group_within_line_cycles"] = c.memory.group_within_line_cycles;
+  }
   return j.dump(2) + "\n";
 }
 
@@ -403,6 +413,18 @@ Result<Calibration> parse_calibration(const std::string& text, const std::string
   mem.number("llc_cycles", c.memory.llc_cycles, 0, true);
   mem.number("dram_cycles", c.memory.dram_cycles, 0, true);
   mem.number("parallel_misses", c.memory.parallel_misses, 1);
+  // Optional (files written before they were measured: the batch model uses the latencies).
+  for (auto [key, out] :
+       {std::pair{"group_ahead_line_cycles", &c.memory.group_ahead_line_cycles},
+        std::pair{"group_within_line_cycles", &c.memory.group_within_line_cycles}})
+    if (const json* row = mem.has(key) ? mem.field(key) : nullptr; row != nullptr) {
+      read_numbers(mem, *row, mem.name(key), *out);
+      if (mem.error().empty() && (*out)[0] == 0) mem.fail(mem.name(key), "must start above 0");
+    }
+  if (mem.error().empty() &&
+      (c.memory.group_ahead_line_cycles[0] > 0) != (c.memory.group_within_line_cycles[0] > 0))
+    mem.fail(mem.name("group_within_line_cycles"),
+             "group_ahead_line_cycles and group_within_line_cycles come together");
   r.take(mem);
 
   Reader ring = r.sub("ring");

@@ -4,6 +4,7 @@
 // machine: every figure is measured (measure_machine.hh) or read from sysfs.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -38,6 +39,17 @@ struct MemoryLatency {
   double llc_cycles = 0;
   double dram_cycles = 0;
   double parallel_misses = 1;
+  // Cycles per line of random lines in memory (four times the sysfs LLC) read in groups of 2^j
+  // lines (column j, as MemoryProfile::hot_cycles), each group prefetched one group before it is
+  // read (`ahead`, DIR-24-8's loop) or just before, the whole group then its reads (`within`, the
+  // IPv6 trie's). They hold what one latency and `parallel_misses` do not: the out-of-order core
+  // overlapping groups, and more lines in flight beyond the chases' overlap. 0: not measured
+  // (a file written before them): the batch model falls back to latency and parallel_misses.
+  std::array<double, kProbedGroups> group_ahead_line_cycles{};
+  std::array<double, kProbedGroups> group_within_line_cycles{};
+  bool has_group_lines() const {
+    return group_ahead_line_cycles[0] > 0 && group_within_line_cycles[0] > 0;
+  }
 };
 
 // Handing batches of packets from one core to another through an rte_ring (single producer,

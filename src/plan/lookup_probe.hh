@@ -23,7 +23,7 @@ void probe_lookup(const std::function<void(size_t n, unsigned group)>& run_hot, 
 
 // The machine part of a calibration for models run inside elements: the file named by the
 // environment variable FULCRUM_CALIBRATION when set (an error there is returned), else a quick
-// built-in measurement (sysfs, pointer chases; about half a second, once per process).
+// built-in measurement (sysfs, pointer chases, group reads; about a second, once per process).
 Result<Calibration> process_calibration();
 
 // The prefetch group the batch model picks for `m` at batch size `batch`.

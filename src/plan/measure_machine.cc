@@ -35,6 +35,10 @@ constexpr size_t kKiB = 1024;
 constexpr size_t kMinAccesses = 100000;
 constexpr size_t kMaxAccesses = 400000;
 constexpr unsigned kParallelChains = 64;
+// The group reads (MemoryLatency::group_*_line_cycles): random lines per run, runs per group
+// (the median is kept: a run during which the thread was preempted is an outlier).
+constexpr size_t kGroupLineReads = 1u << 19;
+constexpr int kGroupLineRuns = 5;
 constexpr double kTscMeasureS = 0.05;
 constexpr unsigned kRingSize = 4096;
 constexpr unsigned kRingPackets = 2048;       // packets circulating between the two cores
@@ -270,6 +274,44 @@ double chase_cycles(size_t bytes, size_t line_bytes, unsigned chains) {
   return static_cast<double>(t1 - t0) / static_cast<double>(accesses * chains);
 }
 
+void measure_group_reads(size_t bytes, size_t line_bytes, MemoryLatency& lat) {
+  line_bytes = std::max(line_bytes, sizeof(uint64_t));
+  const size_t lines = std::max<size_t>(bytes / line_bytes, 2 * kGroupLineReads);
+  Mapping map(lines * line_bytes);
+  if (map.p == MAP_FAILED) return;
+  auto* base = static_cast<uint8_t*>(map.p);
+  for (size_t i = 0; i < lines; ++i) base[i * line_bytes] = static_cast<uint8_t>(i);
+  std::vector<uint32_t> order(kGroupLineReads);
+  std::mt19937_64 rng(lines);
+  for (uint32_t& o : order) o = static_cast<uint32_t>(rng() % lines);
+  auto line = [&](size_t i) { return base + size_t{order[i]} * line_bytes; };
+  // Cycles per line of one pass over `order` in groups of `group`.
+  auto pass = [&](size_t group, bool ahead) {
+    const size_t n = kGroupLineReads / group * group;
+    auto prefetch = [&](size_t begin) {
+      for (size_t j = begin; j < std::min(n, begin + group); ++j) rte_prefetch0(line(j));
+    };
+    uint64_t sink = 0;
+    const uint64_t t0 = rte_rdtsc_precise();
+    if (ahead) prefetch(0);
+    for (size_t i = 0; i < n; i += group) {
+      prefetch(ahead ? i + group : i);
+      for (size_t j = i; j < i + group; ++j)
+        sink += *reinterpret_cast<const volatile uint8_t*>(line(j));
+    }
+    const uint64_t t1 = rte_rdtsc_precise();
+    asm volatile("" : : "r"(sink));
+    return static_cast<double>(t1 - t0) / static_cast<double>(n);
+  };
+  for (size_t g = 0; g < kProbedGroups; ++g)
+    for (bool ahead : {true, false}) {
+      std::vector<double> runs;
+      for (int r = 0; r < kGroupLineRuns; ++r) runs.push_back(pass(size_t{1} << g, ahead));
+      (ahead ? lat.group_ahead_line_cycles : lat.group_within_line_cycles)[g] =
+          median_in_place(runs);
+    }
+}
+
 MemoryLatency measure_memory_latency(MachineInfo& m) {
   MemoryLatency lat;
   const size_t line = m.line_bytes;
@@ -293,6 +335,7 @@ MemoryLatency measure_memory_latency(MachineInfo& m) {
   const double parallel = chase_cycles(dram, line, kParallelChains);
   lat.parallel_misses =
       parallel > 0 ? std::clamp(lat.dram_cycles / parallel, 1.0, double{kParallelChains}) : 1;
+  measure_group_reads(dram, line, lat);
   return lat;
 }
 

@@ -23,11 +23,17 @@ double tsc_hz();
 // buffer of half of L1, half of L2, and four times the LLC), and the misses to memory that
 // overlap (independent chases at once over the largest buffer). Sets m.llc_bytes to the LLC as
 // measured: the largest buffer, doubling from twice L2 to the sysfs size, whose chase stays
-// below the geometric mean of the L2 and memory latencies; its latency is the LLC's.
+// below the midpoint of the L2 and memory latencies; its latency is the LLC's. Also the
+// group reads over the largest buffer (measure_group_reads).
 MemoryLatency measure_memory_latency(MachineInfo& m);
 
 // One random pointer chase over `bytes`: cycles per access.
 double chase_cycles(size_t bytes, size_t line_bytes, unsigned chains = 1);
+
+// Random lines of `bytes` read in groups of 1..64, each group prefetched one group ahead of its
+// reads or just before them: cycles per line into lat.group_ahead_line_cycles and
+// group_within_line_cycles (left 0 when the buffer could not be mapped).
+void measure_group_reads(size_t bytes, size_t line_bytes, MemoryLatency& lat);
 
 // The ring hand-off (calibration.hh RingCost): producer on one CPU, consumer on another when the
 // machine has two; bursts of `batch` packets, and of batch / 8 for the cost of a burst. Needs the

@@ -76,9 +76,10 @@ const std::vector<std::string>& assumptions() {
 }
 
 json batch_point_json(const BatchPoint& p) {
-  return {{"batch", p.batch},        {"group", p.group}, {"cycles_per_packet", p.cycles_per_packet},
-          {"compute", p.compute},    {"stall", p.stall}, {"overhead", p.overhead},
-          {"pollution", p.pollution}};
+  return {
+      {"batch", p.batch},         {"group", p.group},  {"cycles_per_packet", p.cycles_per_packet},
+      {"compute", p.compute},     {"stall", p.stall},  {"overhead", p.overhead},
+      {"pollution", p.pollution}, {"memory", p.memory}};
 }
 
 json placement_json(const PlacementPrediction& p, const Chain& chain) {
@@ -376,6 +377,16 @@ std::string plan_text(const Plan& p) {
       "memory latency (cycles): L1 %.1f, L2 %.1f, LLC %.1f, DRAM %.1f; %.1f misses overlap\n",
       s.memory.l1_cycles, s.memory.l2_cycles, s.memory.llc_cycles, s.memory.dram_cycles,
       s.memory.parallel_misses);
+  if (s.memory.has_group_lines()) {
+    auto row = [](const std::array<double, kProbedGroups>& v) {
+      std::string r;
+      for (double x : v) r += printf_string("%s%.1f", r.empty() ? "" : " ", x);
+      return r;
+    };
+    o += "memory lines read in groups of 1..64 (cycles/line): prefetched a group ahead " +
+         row(s.memory.group_ahead_line_cycles) + "; within the group " +
+         row(s.memory.group_within_line_cycles) + "\n";
+  }
   o += printf_string(
       "ring hand-off (cycles/packet, bursts of %u, %s): enqueue %.1f, dequeue %.1f (both on one "
       "core: %.1f); of which per burst: enqueue %.1f, dequeue %.1f\n",

@@ -2,8 +2,8 @@
 """End to end: `fulcrum plan` (docs/placement-model.md) on the IPv4 router.
 
 1. `plan --calibrate` with the pipeline writes the calibration: the machine (caches, TSC),
-   memory latencies, the ring hand-off (the spread and scan references too), the ports the router's
-   packets leave by (2), and every element's cycles; IPLookup's lookup profile
+   memory latencies and the group reads, the ring hand-off (the spread and scan references
+   too), the ports the router's packets leave by (2), and every element's cycles; IPLookup's lookup profile
    (its prefetch group and the 6 x 7 grid of hot cycles). Without a pipeline: the machine only.
 2. `plan --cores 2` from that file prints cloning and every single cut (one per element between
    FromInput and ToOutput) in the --placement form, each with its stages and its bottleneck, the
@@ -51,6 +51,11 @@ def main():
     if not (0 < mem["l1_cycles"] <= mem["l2_cycles"] <= mem["llc_cycles"] <= mem["dram_cycles"]
             and mem["parallel_misses"] >= 1):
         failures.append(f"memory: {mem}")
+    # The group reads: cycles per line in groups of 1..64, prefetched ahead and within.
+    for key in ("group_ahead_line_cycles", "group_within_line_cycles"):
+        row = mem.get(key, [])
+        if not (len(row) == 7 and all(x > 0 for x in row)):
+            failures.append(f"memory.{key}: {row}")
     if not (ring["batch"] == 64 and ring["enqueue_cycles_per_packet"] > 0 and
             ring["dequeue_cycles_per_packet"] > 0):
         failures.append(f"ring: {ring}")
@@ -105,7 +110,8 @@ def main():
     for p in expected:
         if not re.search(r"^\s+\d+\s+\w+\s+[\d.]+\s+" + re.escape(p) + "$", out, re.M):
             failures.append(f"placement {p} not printed")
-    for word in ("bottleneck", "PREDICTIONS", "assumptions:", "best: --placement", "PREFETCH"):
+    for word in ("bottleneck", "PREDICTIONS", "assumptions:", "best: --placement", "PREFETCH",
+                 "memory lines read in groups of 1..64"):
         if word not in out:
             failures.append(f"'{word}' not in the plan")
 

@@ -180,33 +180,6 @@ std::string measure_subject(Subject& s, const plan::Calibration& cal) {
       .done();
 }
 
-// The hot probe's keys: kHotDraws draws from the first kHotKeys keys (real keys, their branches
-// and hashes, whose table lines stay in L1 over the probe), each call taking the next n from a
-// cursor. Calls that repeated the same n keys would let the branch predictor learn which of them
-// take which branch (a MAC address in its first bucket or its second, a trie walk's depth), and
-// the probe would miss the mispredictions that traffic pays.
-constexpr size_t kHotKeys = 256;
-constexpr size_t kHotDraws = 2048;
-template <class K>
-class HotKeys {
- public:
-  explicit HotKeys(const std::vector<K>& keys) {
-    std::mt19937_64 rng(kHotDraws);
-    const size_t distinct = std::min(kHotKeys, keys.size());
-    for (K& k : draws_) k = keys[rng() % distinct];
-  }
-  const K* next(size_t n) {
-    if (at_ + n > draws_.size()) at_ = 0;
-    const K* p = &draws_[at_];
-    at_ += n;
-    return p;
-  }
-
- private:
-  std::array<K, kHotDraws> draws_;
-  size_t at_ = 0;
-};
-
 template <size_t N>
 std::string numbers(const std::array<double, N>& v) {
   std::vector<std::string> items;
@@ -255,7 +228,7 @@ std::unique_ptr<Subject> dir24_8_subject(bool small, std::shared_ptr<Dir24_8>& t
     t->lookup_bulk(k + i, out->data(), n, g);
   };
   s->run_default = [t, k, out](size_t i, size_t n) { t->lookup_bulk(k + i, out->data(), n); };
-  auto hot = std::make_shared<HotKeys<uint32_t>>(*keys);
+  auto hot = std::make_shared<plan::ProbeDraws<uint32_t>>(*keys);
   s->run_hot = [t, hot, out](size_t n, unsigned g) {
     t->lookup_bulk(hot->next(n), out->data(), n, g);
   };
@@ -305,7 +278,7 @@ std::unique_ptr<Subject> ip6_subject(bool small, std::shared_ptr<Ip6Trie>& table
     t->lookup_bulk(k + i, out->data(), n, g);
   };
   s->run_default = [t, k, out](size_t i, size_t n) { t->lookup_bulk(k + i, out->data(), n); };
-  auto hot = std::make_shared<HotKeys<Addr16>>(*keys);
+  auto hot = std::make_shared<plan::ProbeDraws<Addr16>>(*keys);
   s->run_hot = [t, hot, out](size_t n, unsigned g) {
     t->lookup_bulk(reinterpret_cast<const uint8_t(*)[16]>(hot->next(n)), out->data(), n, g);
   };
@@ -349,7 +322,7 @@ std::unique_ptr<Subject> mac_subject(bool small, std::shared_ptr<MacTable>& tabl
     mt->lookup_bulk(k + i, out->data(), n, nullptr, g);
   };
   s->run_default = [mt, k, out](size_t i, size_t n) { mt->lookup_bulk(k + i, out->data(), n); };
-  auto hot = std::make_shared<HotKeys<uint64_t>>(*keys);
+  auto hot = std::make_shared<plan::ProbeDraws<uint64_t>>(*keys);
   s->run_hot = [mt, hot, out](size_t n, unsigned g) {
     mt->lookup_bulk(hot->next(n), out->data(), n, nullptr, g);
   };
@@ -400,7 +373,7 @@ std::unique_ptr<Subject> ndn_subject(bool small, std::shared_ptr<NameTable>& tab
     t->lookup_bulk(k + i, out->data(), n, g);
   };
   s->run_default = [t, k, out](size_t i, size_t n) { t->lookup_bulk(k + i, out->data(), n); };
-  auto hot = std::make_shared<HotKeys<ParsedName>>(*keys);
+  auto hot = std::make_shared<plan::ProbeDraws<ParsedName>>(*keys);
   s->run_hot = [t, hot, out](size_t n, unsigned g) {
     t->lookup_bulk(hot->next(n), out->data(), n, g);
   };

@@ -4,12 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include "plan/batch_model.hh"
+#include "plan/lookup_probe.hh"
 #include "plan/placement_model.hh"
 #include "plan/planner.hh"
 
@@ -198,6 +200,26 @@ TEST(BatchModel, LevelsPrefetchedWithinTheirGroupPayTheWithinReads) {
   EXPECT_DOUBLE_EQ(predict_batch(tiny_machine(), grouped_latency(), e, 256, 64).memory, scale * 28);
   e.within_group_levels = 5;  // no more than the levels
   EXPECT_DOUBLE_EQ(predict_batch(tiny_machine(), grouped_latency(), e, 256, 64).memory, scale * 28);
+}
+
+TEST(LookupProbe, DrawsComeFromTheFirstKeysThroughACursorThatWraps) {
+  std::vector<uint64_t> keys(1000);
+  for (size_t i = 0; i < keys.size(); ++i) keys[i] = i;
+  ProbeDraws<uint64_t> draws(keys);
+  std::set<uint64_t> seen;
+  const uint64_t* first = draws.next(8);
+  const uint64_t* second = draws.next(8);
+  EXPECT_EQ(second, first + 8);  // consecutive calls read consecutive draws
+  EXPECT_FALSE(std::equal(first, first + 8, second));
+  for (size_t i = 0; i < ProbeDraws<uint64_t>::kDraws; ++i) seen.insert(first[i]);
+  EXPECT_LT(*seen.rbegin(), ProbeDraws<uint64_t>::kDistinct);  // only the first 256 keys
+  EXPECT_GT(seen.size(), 250u);                                // nearly all of them
+  // 2048 draws: the 257th call of 8 starts again at the first.
+  for (size_t i = 2; i < ProbeDraws<uint64_t>::kDraws / 8; ++i) draws.next(8);
+  EXPECT_EQ(draws.next(8), first);
+  // A call that would run past the end starts again at the first draw.
+  draws.next(2040);
+  EXPECT_EQ(draws.next(16), first);
 }
 
 // A server with 1 MiB private L2s and a 32 MiB shared LLC; an LLC hit costs 50 cycles, memory 300.

@@ -3,10 +3,13 @@
 // per-group overheads (paper 003's C_K + C_P + C_L and the loop costs of Algorithm 1).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <functional>
+#include <random>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/args.hh"
 #include "core/memory_profile.hh"
@@ -14,6 +17,34 @@
 #include "plan/calibration.hh"
 
 namespace fulcrum::plan {
+
+// Keys for probe_lookup's run_hot: kDraws draws from the first kDistinct of `keys` (real keys,
+// their branches and hashes, whose table lines stay in L1 over the probe), each call taking the
+// next n (at most kDraws) from a cursor. Calls that repeated the same keys would let the branch
+// predictor learn which of them take which branch (a MAC address in its first bucket or its
+// second, a trie walk's depth), and the probe would miss the mispredictions traffic pays.
+template <class K>
+class ProbeDraws {
+ public:
+  static constexpr size_t kDraws = 2048;
+  static constexpr size_t kDistinct = 256;
+  // `keys` must not be empty.
+  explicit ProbeDraws(const std::vector<K>& keys) : draws_(kDraws) {
+    std::mt19937_64 rng(kDraws);
+    const size_t distinct = std::min(kDistinct, keys.size());
+    for (K& k : draws_) k = keys[rng() % distinct];
+  }
+  const K* next(size_t n) {
+    if (at_ + n > draws_.size()) at_ = 0;
+    const K* p = &draws_[at_];
+    at_ += n;
+    return p;
+  }
+
+ private:
+  std::vector<K> draws_;
+  size_t at_ = 0;
+};
 
 // Runs `run_hot(n, group)` (n lookups of keys whose table data is in L1, in groups of `group`)
 // and fills m.compute_cycles, call_cycles and group_cycles from three shapes:

@@ -22,9 +22,10 @@
 // group_*_line_cycles: cycles per random line read in groups of d, prefetched ahead or within
 // the group), they replace M(d), L and P, which a single latency and overlap describe poorly
 // (the out-of-order core overlaps groups, so one lookup at a time is far from L; more lines in
-// flight keep paying past P):
+// flight keep paying past P), and the stall adds to the hot cost instead of overlapping it:
 //
-//   stall   = max(0, lines * s * ((levels - w) * R_ahead(d) + w * R_within(d)) - c)
+//   stall   = memory = s * lines * ((levels - w) * R_ahead'(B, d) + w * R_within(d))
+//   R_ahead'(B, d) = (d/B) * R_within(d) + (1 - d/B) * R_ahead(d)   (a call's first group)
 //   s       = (A - L1 latency) / (memory latency - L1 latency)
 //
 // with w the levels prefetched within their group (an IPv6 trie's walk, a MAC table's second
@@ -72,7 +73,7 @@ struct BatchPoint {
   unsigned group = 0;
   double cycles_per_packet = 0;
   double compute = 0, stall = 0, overhead = 0, pollution = 0;  // its terms
-  double memory = 0;  // the table's lines per lookup from the group reads (0: not calibrated)
+  double memory = 0;  // cycles per lookup of the group reads (0: a calibration without them)
 };
 
 BatchPoint predict_batch(const MachineInfo& m, const MemoryLatency& lat, const LookupProfile& e,

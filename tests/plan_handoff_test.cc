@@ -255,7 +255,8 @@ TEST(Handoff, PacketsLeavingBySeveralPortsCostTheConsumerWhatTheSpreadReferenceA
   EXPECT_DOUBLE_EQ(two.stages[1].sync, 110 + 12);
   EXPECT_DOUBLE_EQ(two.stages[0].sync, 55);
 
-  // In the other regime (the ring 3.5 times what the points saw) the extra scales with them.
+  // In the other regime (the ring 3.5 times what the points saw) the one-port share follows the
+  // ring; the spread's extra 12 stay as measured.
   for (HandoffPoint* p : {&s.handoff.points[0], &s.handoff.points[1], &s.handoff.spread})
     p->ring_cycles = 26;
   RingCost now;
@@ -263,7 +264,7 @@ TEST(Handoff, PacketsLeavingBySeveralPortsCostTheConsumerWhatTheSpreadReferenceA
   now.dequeue_cycles_per_packet = 46;
   ServerProfile slow = follow_regime(s, now);
   slow.frame_bytes = 64;
-  EXPECT_DOUBLE_EQ(consumer_handoff(slow), 52 * 3.5);
+  EXPECT_DOUBLE_EQ(consumer_handoff(slow), 40 * 3.5 + 12);
 
   // A spread reference that paid less than the one-port one adds nothing; no spread point
   // (an older calibration) neither.
@@ -447,8 +448,8 @@ TEST(Handoff, AScannersLinesCostWhatTheRuntimesScanReferencePaidForThem) {
   EXPECT_DOUBLE_EQ(received_lines_cycles(s, chain, cut, 1), 10);
   chain[2].reads = PacketReads::kHeaders;
 
-  // Followed into the other regime (the line read 3.5 times the points'): scaled as the
-  // consumer's hand-off is.
+  // Followed into the other regime (the ring 3.5 times the points'; the line read too): the
+  // header reference's share follows the ring, the scan's extra 5 a line stays as measured.
   for (HandoffPoint* p : {&s.handoff.points[0], &s.handoff.points[1], &s.handoff.scan}) {
     p->ring_cycles = 26;
     p->line_read_cycles = 10;
@@ -458,7 +459,7 @@ TEST(Handoff, AScannersLinesCostWhatTheRuntimesScanReferencePaidForThem) {
   now.dequeue_cycles_per_packet = 46;
   now.line_read_cycles = 35;
   now.line_scan_cycles = 1;
-  EXPECT_DOUBLE_EQ(scan_line_cycles(follow_regime(s, now)), 5 * 3.5);
+  EXPECT_DOUBLE_EQ(scan_line_cycles(follow_regime(s, now)), 5);
 
   // A scan reference that paid less than the header reference charges nothing; without one (an
   // older calibration) the plain ring's line scan stands in.
@@ -471,8 +472,9 @@ TEST(Handoff, AScannersLinesCostWhatTheRuntimesScanReferencePaidForThem) {
 }
 
 TEST(Handoff, TheHandOffFollowsTheRegimeOfTheRingMeasuredNow) {
-  // Both points measured with the ring at 26 cycles (enqueue + dequeue); the ring now at 91: the
-  // hand-off 3.5 times what was measured; the frame's line costs are now's.
+  // Both points measured with the ring at 26 cycles (enqueue + dequeue); the ring now at 91. Of
+  // each side, the smallest point's share of the ring follows it (64 B: 3.5 times what was
+  // measured); the larger frame's lines stay as measured; the frame's line costs are now's.
   ServerProfile s = server_with_handoff();
   s.handoff.points[0].ring_cycles = 26;
   s.handoff.points[1].ring_cycles = 26;
@@ -489,24 +491,26 @@ TEST(Handoff, TheHandOffFollowsTheRegimeOfTheRingMeasuredNow) {
   EXPECT_DOUBLE_EQ(consumer_handoff(at), 40 * 3.5);
   EXPECT_DOUBLE_EQ(producer_handoff(at, true), 20 * 3.5);
   at.frame_bytes = 512;
-  EXPECT_DOUBLE_EQ(consumer_handoff(at), 110 * 3.5);
+  EXPECT_DOUBLE_EQ(consumer_handoff(at), 40 * 3.5 + (110 - 40));
+  EXPECT_DOUBLE_EQ(producer_handoff(at, true), 20 * 3.5 + (55 - 20));
   // A later stage's sending side is the ring's enqueue, now's.
   EXPECT_DOUBLE_EQ(producer_handoff(at, false), 45);
 
   // Points that hold the line read of their regime (7 cycles; 42 now): the consumer's side
-  // follows it (6 times), the producer's the ring (3.5 times).
+  // follows the ring all the same (the line read grew 6 times, the consumer as the ring did on
+  // every calibration since 2026-11-26; docs/placement-model.md, "Regimes").
   s.handoff.points[0].line_read_cycles = 7;
   s.handoff.points[1].line_read_cycles = 7;
   now.line_read_cycles = 42;
   ServerProfile lines = follow_regime(s, now);
   lines.frame_bytes = 64;
-  EXPECT_DOUBLE_EQ(consumer_handoff(lines), 40 * 6.0);
+  EXPECT_DOUBLE_EQ(consumer_handoff(lines), 40 * 3.5);
   EXPECT_DOUBLE_EQ(producer_handoff(lines, true), 20 * 3.5);
   s.handoff.points[0].line_read_cycles = 0;
   s.handoff.points[1].line_read_cycles = 0;
   now.line_read_cycles = 30;
 
-  // Points of two regimes (the machine changed between them): each scaled by its own ring, so
+  // Points of two regimes (the machine changed between them): each carried from its own ring, so
   // the interpolation is of one regime. 288 B: 4 of the 7 lines from 64 B to 512 B.
   s.handoff.points[1].ring_cycles = 91;
   ServerProfile mixed = follow_regime(s, now);
@@ -520,6 +524,28 @@ TEST(Handoff, TheHandOffFollowsTheRegimeOfTheRingMeasuredNow) {
   ServerProfile old = follow_regime(s, now);
   old.frame_bytes = 64;
   EXPECT_DOUBLE_EQ(consumer_handoff(old), 40);
+}
+
+TEST(Handoff, AHandOffCalibratedInTheSlowRegimeIsCarriedIntoTheFastOne) {
+  // The IPv4 router's points of docs/placement-verify-2026-11-27-s15.json, measured with the ring
+  // at 70 cycles; the ring now at 17, where the pipelines calibrated in the fast regime measured a
+  // consumer of 11.2-11.7 at 64 B and a producer of 42-49 at 512 B.
+  ServerProfile s = server_with_handoff();
+  s.handoff.points[0].producer_cycles_per_packet = 63;
+  s.handoff.points[0].consumer_cycles_per_packet = 46;
+  s.handoff.points[1].producer_cycles_per_packet = 96;
+  s.handoff.points[1].consumer_cycles_per_packet = 48;
+  for (HandoffPoint& p : s.handoff.points) p.ring_cycles = 70;
+  RingCost now;
+  now.enqueue_cycles_per_packet = 8.5;
+  now.dequeue_cycles_per_packet = 8.5;
+  ServerProfile fast = follow_regime(s, now);
+  fast.frame_bytes = 64;
+  EXPECT_DOUBLE_EQ(consumer_handoff(fast), 46 * 17.0 / 70);
+  EXPECT_DOUBLE_EQ(producer_handoff(fast, true), 63 * 17.0 / 70);
+  fast.frame_bytes = 512;
+  EXPECT_DOUBLE_EQ(consumer_handoff(fast), 46 * 17.0 / 70 + (48 - 46));
+  EXPECT_DOUBLE_EQ(producer_handoff(fast, true), 63 * 17.0 / 70 + (96 - 63));
 }
 
 TEST(Handoff, CloningPaysNoHandOff) {

@@ -185,11 +185,10 @@ double frame_lines(double frame_bytes, size_t line_bytes) {
   return std::max(1.0, std::ceil(frame_bytes / line));
 }
 
-// Linear in the frame's lines through the points (side: which cost), the end segments extended.
-template <class Side, class Scale>
-double interpolate(const HandoffCost& h, double frame_bytes, size_t line_bytes, Scale scale,
-                   Side cost) {
-  auto side = [&](const HandoffPoint& p) { return cost(p) * scale(p); };
+// Linear in the frame's lines through the points (side: a point's cost), the end segments
+// extended.
+template <class Side>
+double interpolate(const HandoffCost& h, double frame_bytes, size_t line_bytes, Side side) {
   const std::vector<HandoffPoint>& pts = h.points;
   if (pts.size() == 1 || frame_bytes <= 0) return side(pts.front());
   const double x = frame_lines(frame_bytes, line_bytes);
@@ -202,12 +201,24 @@ double interpolate(const HandoffCost& h, double frame_bytes, size_t line_bytes, 
   return y0 + (y1 - y0) * (x - x0) / (x1 - x0);
 }
 
-// A point's cost in the regime of the ring `now` (1: as measured, without `now` or without the
-// point's ring).
-double ring_scale(const HandoffPoint& p, const RingCost* now) {
-  const double r =
-      now != nullptr ? now->enqueue_cycles_per_packet + now->dequeue_cycles_per_packet : 0;
-  return r > 0 && p.ring_cycles > 0 ? r / p.ring_cycles : 1;
+// A point's cost (`cost`: which side) carried into the cross-CPU regime of the ring `now`: the
+// share that moves with the ring, the smallest point's cost over its ring (at least 0), follows
+// the ring; the rest (a larger frame's lines, the spread's and the scan's extra work) stays as
+// measured. As measured without `now`, or where the point or the smallest point has no ring.
+template <class Cost>
+double carried(const HandoffCost& h, const HandoffPoint& p, const RingCost* now, Cost cost) {
+  const double r = now != nullptr ? ring_cycles(*now) : 0;
+  const HandoffPoint& smallest = h.points.front();
+  if (r <= 0 || p.ring_cycles <= 0 || smallest.ring_cycles <= 0) return cost(p);
+  const double share = std::max(0.0, cost(smallest)) / smallest.ring_cycles;
+  return cost(p) + share * (r - p.ring_cycles);
+}
+
+double producer_cost(const HandoffPoint& p) {
+  return p.producer_cycles_per_packet;
+}
+double consumer_cost(const HandoffPoint& p) {
+  return p.consumer_cycles_per_packet;
 }
 
 json point_json(const HandoffPoint& p) {
@@ -253,35 +264,22 @@ void read_point(Reader& pr, HandoffPoint& pt) {
 double handoff_producer_cycles(const HandoffCost& h, const RingCost& ring, double frame_bytes,
                                size_t line_bytes, unsigned batch, const RingCost* now) {
   if (h.points.empty()) return enqueue_cycles(ring, batch);
-  return interpolate(
-      h, frame_bytes, line_bytes, [&](const HandoffPoint& p) { return ring_scale(p, now); },
-      [](const HandoffPoint& p) { return p.producer_cycles_per_packet; });
+  return interpolate(h, frame_bytes, line_bytes,
+                     [&](const HandoffPoint& p) { return carried(h, p, now, producer_cost); });
 }
-
-namespace {
-
-// The consumer's side follows the line read of the regime (the ring's when a point has none).
-double consumer_scale(const HandoffPoint& p, const RingCost* now) {
-  if (now != nullptr && now->line_read_cycles > 0 && p.line_read_cycles > 0)
-    return now->line_read_cycles / p.line_read_cycles;
-  return ring_scale(p, now);
-}
-
-}  // namespace
 
 double handoff_consumer_cycles(const HandoffCost& h, const RingCost& ring, double frame_bytes,
                                size_t line_bytes, unsigned batch, const RingCost* now) {
   if (h.points.empty()) return dequeue_cycles(ring, batch);
-  return std::max(0.0, interpolate(
-                           h, frame_bytes, line_bytes,
-                           [&](const HandoffPoint& p) { return consumer_scale(p, now); },
-                           [](const HandoffPoint& p) { return p.consumer_cycles_per_packet; }));
+  return std::max(0.0, interpolate(h, frame_bytes, line_bytes, [&](const HandoffPoint& p) {
+                    return carried(h, p, now, consumer_cost);
+                  }));
 }
 
 double handoff_spread_cycles(const HandoffCost& h, const RingCost& ring, size_t line_bytes,
                              unsigned batch, const RingCost* now) {
   if (h.points.empty() || h.spread.frame_bytes == 0) return 0;
-  const double spread = h.spread.consumer_cycles_per_packet * consumer_scale(h.spread, now);
+  const double spread = carried(h, h.spread, now, consumer_cost);
   return std::max(
       0.0, spread - handoff_consumer_cycles(h, ring, h.spread.frame_bytes, line_bytes, batch, now));
 }
@@ -292,7 +290,7 @@ double handoff_scan_line_cycles(const HandoffCost& h, const RingCost& ring, size
   const double lines =
       std::ceil(static_cast<double>(h.scan.frame_bytes) / static_cast<double>(line_bytes)) - 1;
   if (lines <= 0) return -1;
-  const double scan = h.scan.consumer_cycles_per_packet * consumer_scale(h.scan, now);
+  const double scan = carried(h, h.scan, now, consumer_cost);
   return std::max(
       0.0, (scan - handoff_consumer_cycles(h, ring, h.scan.frame_bytes, line_bytes, batch, now)) /
                lines);

@@ -117,7 +117,8 @@ struct HandoffPoint {
   bool consumer_bound = false;
   // The plain ring's enqueue + dequeue measured before and after the point's runs (their mean):
   // which cross-CPU regime the point was measured in (measure_handoff.hh kSameRegime); and the
-  // ring's RingCost::line_read_cycles then (0: a file without it).
+  // ring's RingCost::line_read_cycles then (0: a file without it), a record of the regime that
+  // the carry into another regime does not use (handoff_consumer_cycles).
   double ring_cycles = 0;
   double line_read_cycles = 0;
 };
@@ -140,23 +141,24 @@ struct HandoffCost {
 // Each side's cycles per packet for frames of `frame_bytes`: linear in the frame's cache lines
 // between the measured points, the end segments extended (never below 0 for the consumer);
 // without points, the ring's (RingCost) enqueue and dequeue at burst `batch`.
-// `now` (the plain ring measured now; nullptr: as measured): each point scaled to now's cross-CPU
-// regime, so that a hand-off measured in one regime follows the machine into the other: the
-// producer's side by the ring's enqueue + dequeue now over the point's (ring_cycles()), the
-// consumer's by the line read now over the point's (RingCost::line_read_cycles; by the ring when
-// the point has none). docs/placement-model.md, "Regimes".
+// `now` (the plain ring measured now; nullptr: as measured): each point carried into now's
+// cross-CPU regime, so that a hand-off measured in one regime follows the machine into the other.
+// Of each side, the share the smallest point's cost is of its ring (ring_cycles()) follows the
+// ring; the rest (the lines of a larger frame) stays as measured:
+//   cost_now(point) = cost(point) + cost(smallest) / ring(smallest) x (ring_now - ring(point)).
+// docs/placement-model.md, "Regimes".
 double handoff_producer_cycles(const HandoffCost& h, const RingCost& ring, double frame_bytes,
                                size_t line_bytes, unsigned batch, const RingCost* now = nullptr);
 double handoff_consumer_cycles(const HandoffCost& h, const RingCost& ring, double frame_bytes,
                                size_t line_bytes, unsigned batch, const RingCost* now = nullptr);
 // What the consumer pays beyond handoff_consumer_cycles when the packets leave by several ports:
-// the spread point's consumer less the points' at its frame size, both scaled to `now` as
+// the spread point's consumer less the points' at its frame size, both carried to `now` as
 // handoff_consumer_cycles does (at least 0; 0 without a spread point).
 double handoff_spread_cycles(const HandoffCost& h, const RingCost& ring, size_t line_bytes,
                              unsigned batch, const RingCost* now = nullptr);
 // What a consumer that scans whole frames asking ahead (PacketReads::kWholeFrameAhead) pays for
 // each line of the frame beyond the header's: the scan point's consumer less the points' at its
-// frame size, both scaled to `now` as handoff_consumer_cycles does, over the scan point's lines
+// frame size, both carried to `now` as handoff_consumer_cycles does, over the scan point's lines
 // beyond the first (at least 0); -1 without a scan point (the caller then charges the plain
 // ring's RingCost::line_scan_cycles).
 double handoff_scan_line_cycles(const HandoffCost& h, const RingCost& ring, size_t line_bytes,

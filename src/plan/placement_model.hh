@@ -96,7 +96,7 @@ double extra_lines_read(const ServerProfile& s, const std::vector<ChainElement>&
 // RingCost::line_scan_cycles, or line_read_cycles where the calibration has no scan figure.
 double line_cycles(const RingCost& r);
 // What each of those lines costs a stage that scans them asking ahead: what the runtime's scan
-// reference paid a line (handoff_scan_line_cycles, scaled to the regime now), line_cycles where
+// reference paid a line (handoff_scan_line_cycles, carried to the regime now), line_cycles where
 // the calibration has no scan reference.
 double scan_line_cycles(const ServerProfile& s);
 // The hand-off cycles per packet a stage pays for receiving (consumer) and for sending

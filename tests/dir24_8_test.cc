@@ -35,6 +35,27 @@ std::unique_ptr<Dir24_8> build(const std::vector<Route4>& routes) {
   return t;
 }
 
+TEST(Dir24_8, SampledAddressesLieUnderTheTablesRoutesEachDrawn) {
+  // PREFETCH auto's probe keys: each address under a route, every route drawn, the host bits
+  // varied, the same addresses on every call; none from a table without routes.
+  const std::vector<Route4> routes = {
+      {ip(10, 1, 2, 0), 24, 1}, {ip(172, 16, 0, 0), 12, 2}, {ip(8, 8, 8, 8), 32, 3}};
+  const std::unique_ptr<Dir24_8> t = build(routes);
+  const std::vector<uint32_t> a = t->sample_addresses(256);
+  ASSERT_EQ(a.size(), 256u);
+  std::vector<uint16_t> hops;
+  for (uint32_t x : a) hops.push_back(t->lookup(x));
+  std::sort(hops.begin(), hops.end());
+  EXPECT_EQ(std::unique(hops.begin(), hops.end()) - hops.begin(), 3);
+  EXPECT_EQ(hops.front(), 1);
+  EXPECT_EQ(hops.back(), 3);
+  std::vector<uint32_t> distinct = a;
+  std::sort(distinct.begin(), distinct.end());
+  EXPECT_GT(std::unique(distinct.begin(), distinct.end()) - distinct.begin(), 100);
+  EXPECT_EQ(t->sample_addresses(256), a);
+  EXPECT_TRUE(Dir24_8{}.sample_addresses(256).empty());
+}
+
 TEST(Dir24_8, EmptyTableHasNoRoute) {
   Dir24_8 t;
   ASSERT_TRUE(t.build().ok());

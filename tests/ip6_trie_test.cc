@@ -41,6 +41,32 @@ TEST(Ip6Trie, EmptyAndUnbuiltTablesHaveNoRoute) {
   EXPECT_EQ(t.depth(), 0);
 }
 
+TEST(Ip6Trie, SampledAddressesLieUnderTheTablesRoutesEachDrawn) {
+  // PREFETCH auto's probe keys, from the trie and from the hash tables alike: each address under
+  // a route (the naive longest match finds one), every route drawn; none without routes.
+  const std::vector<Route6> routes = {r6("2001:db8::", 32, 1), r6("2001:db8:1::", 48, 2),
+                                      r6("2001:db8:2::5", 128, 3)};
+  Ip6Trie t;
+  build(t, routes);
+  Ip6Table h;
+  for (const Route6& r : routes) ASSERT_TRUE(h.add(r.prefix.data(), r.len, r.port).ok());
+  ASSERT_TRUE(h.build().ok());
+  for (const std::vector<Addr6>& a : {t.sample_addresses(256), h.sample_addresses(256)}) {
+    ASSERT_EQ(a.size(), 256u);
+    std::set<uint16_t> hops;
+    for (const Addr6& x : a) {
+      Bytes b;
+      x.to_bytes(b.data());
+      const uint16_t hop = naive_lookup(routes, b);
+      EXPECT_NE(hop, kNone) << text6(b);
+      EXPECT_EQ(t.lookup(b.data()), hop) << text6(b);
+      hops.insert(hop);
+    }
+    EXPECT_EQ(hops, (std::set<uint16_t>{1, 2, 3}));
+  }
+  EXPECT_TRUE(Ip6Trie{}.sample_addresses(256).empty());
+}
+
 TEST(Ip6Trie, ShortRoutesExpandInTbl24) {
   const std::vector<Route6> routes = {r6("::", 0, 7), r6("8000::", 1, 1), r6("2001:c00::", 23, 2),
                                       r6("2001:d00::", 24, 3), r6("2001:d80::", 25, 4)};

@@ -81,6 +81,29 @@ TEST(NdnWire, VarNumbers) {
   EXPECT_FALSE(ndn::read_var(eight, sizeof eight, &pos, &out));
 }
 
+TEST(NameTable, SampledNamesAreTheTablesOwnEachDrawn) {
+  // PREFETCH auto's probe keys: names of the table (each finds its own port), every name drawn;
+  // none from a table without names.
+  NameTable t;
+  ASSERT_TRUE(t.add("/a/b", 1).ok());
+  ASSERT_TRUE(t.add("/c", 2).ok());
+  ASSERT_TRUE(t.add("/d/e/f", 3).ok());
+  ASSERT_TRUE(t.build().ok());
+  const std::vector<ParsedName> names = t.sample_names(256);
+  ASSERT_EQ(names.size(), 256u);
+  std::vector<uint16_t> ports;
+  for (const ParsedName& n : names) {
+    const uint16_t port = t.lookup(n);
+    EXPECT_EQ(n.components, port == 3 ? 3u : port == 1 ? 2u : 1u);
+    ports.push_back(port);
+  }
+  std::sort(ports.begin(), ports.end());
+  EXPECT_EQ(std::unique(ports.begin(), ports.end()) - ports.begin(), 3);
+  EXPECT_EQ(ports.front(), 1);
+  EXPECT_EQ(ports.back(), 3);
+  EXPECT_TRUE(NameTable{}.sample_names(256).empty());
+}
+
 TEST(NameTable, LongestPrefixWins) {
   NameTable t;
   ASSERT_TRUE(t.add("/a", 1).ok());

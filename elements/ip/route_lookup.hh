@@ -9,9 +9,11 @@
 // and its kTraits with drop reasons in DropReason order. A Derived with more keys than FILE reads
 // them in Status configure_keys(Args&), names the table they select in std::string
 // table_variant() const (part of the shared storage key) and takes that variant as build_table's
-// third argument. The
-// table is built once per process (and variant) and shared by every worker; it can be replaced
-// while the run goes on (hot reload, core/table_slot.hh): a batch is looked up in one table.
+// third argument. Table provides lookup_bulk(const Addr*, uint16_t*, n[, group]),
+// working_set_bytes(), accesses_per_lookup() and sample_addresses(n) (addresses under its routes,
+// of a type the size of Addr: the keys of PREFETCH auto's probe). The table is built once per
+// process (and variant) and shared by every worker; it can be replaced while the run goes on
+// (hot reload, core/table_slot.hh): a batch is looked up in one table.
 #pragma once
 
 #include <algorithm>
@@ -20,6 +22,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/element.hh"
 #include "core/memory_profile.hh"
@@ -77,11 +80,18 @@ class RouteLookup : public ElementBase<Derived>, public MemoryProfiled {
     if (!slot_) return {};
     const Table& t = table();
     if (!probed_) {
-      alignas(64) typename Derived::Addr addrs[kMaxBatch] = {};
+      // Addresses under the table's own routes (plan::ProbeDraws: 2048 draws of 256), as the
+      // batch sweep of `fulcrum bench --only placement` probes; one zero address without routes.
+      using Addr = typename Derived::Addr;
+      using Key = decltype(t.sample_addresses(0))::value_type;
+      static_assert(sizeof(Key) == sizeof(Addr));
+      std::vector<Key> keys = t.sample_addresses(plan::ProbeDraws<Key>::kDistinct);
+      if (keys.empty()) keys.push_back(Key{});
+      plan::ProbeDraws<Key> draws(keys);
       alignas(64) uint16_t hops[kMaxBatch];
       plan::probe_lookup(
           [&](size_t n, unsigned g) {
-            t.lookup_bulk(addrs, hops, n, g);
+            t.lookup_bulk(reinterpret_cast<const Addr*>(draws.next(n)), hops, n, g);
             asm volatile("" : : "r"(hops) : "memory");
           },
           probe_);

@@ -26,6 +26,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/registry.hh"
 #include "elements/ip/route_lookup.hh"
@@ -71,6 +72,13 @@ class Ip6Routes {
   // search is not a group prefetch.
   double within_group_levels() const { return trie_ ? trie_->accesses_per_lookup() : 0; }
   size_t size() const { return trie_ ? trie_->size() : bsearch_->size(); }
+  // sample_addresses of the table, in network byte order (RouteLookup's probe keys).
+  std::vector<std::array<uint8_t, Ip6Table::kAddrBytes>> sample_addresses(size_t n) const {
+    const std::vector<Addr6> a = trie_ ? trie_->sample_addresses(n) : bsearch_->sample_addresses(n);
+    std::vector<std::array<uint8_t, Ip6Table::kAddrBytes>> out(a.size());
+    for (size_t i = 0; i < a.size(); ++i) a[i].to_bytes(out[i].data());
+    return out;
+  }
   const Ip6Trie* trie() const { return trie_.get(); }
   const Ip6Table* bsearch() const { return bsearch_.get(); }
 

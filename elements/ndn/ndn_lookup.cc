@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <vector>
 
 #include "lib/table_file.hh"
 
@@ -50,15 +51,19 @@ MemoryProfile NDNLookup::memory_profile() const {
   if (!slot_) return {};
   const NameTable& t = table();
   if (!probed_) {
-    // One name of one component: its bucket stays in L1 across the probe.
-    static constexpr uint8_t kWire[] = {0x08, 0x01, 'a'};
-    alignas(64) ParsedName names[kMaxBatch];
+    // The table's own names (plan::ProbeDraws: 2048 draws of 256), as the batch sweep of
+    // `fulcrum bench --only placement` probes; one name of one component without names.
+    std::vector<ParsedName> names = t.sample_names(plan::ProbeDraws<ParsedName>::kDistinct);
+    if (names.empty()) {
+      static constexpr uint8_t kWire[] = {0x08, 0x01, 'a'};
+      names.resize(1);
+      NameTable::parse_name(kWire, sizeof kWire, names[0]);
+    }
+    plan::ProbeDraws<ParsedName> draws(names);
     alignas(64) uint16_t ports[kMaxBatch];
-    NameTable::parse_name(kWire, sizeof kWire, names[0]);
-    for (uint32_t i = 1; i < kMaxBatch; ++i) names[i] = names[0];
     plan::probe_lookup(
         [&](size_t n, unsigned g) {
-          t.lookup_bulk(names, ports, n, g);
+          t.lookup_bulk(draws.next(n), ports, n, g);
           asm volatile("" : : "r"(ports) : "memory");
         },
         probe_);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <random>
 #include <string>
 
 #include "lib/table_memory.hh"
@@ -140,6 +141,19 @@ size_t Dir24_8::memory_bytes() const {
   size_t bytes = segments_ * kSegmentEntries * sizeof(uint16_t);
   if (tbl24_mem_) bytes += size_t{kTbl24Entries} * sizeof(uint16_t);
   return bytes;
+}
+
+std::vector<uint32_t> Dir24_8::sample_addresses(size_t n) const {
+  std::vector<uint32_t> out;
+  if (routes_.empty()) return out;
+  std::mt19937_64 rng(n);
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    const Route& r = routes_[rng() % routes_.size()];
+    const uint32_t host = r.len >= 32 ? 0 : ~uint32_t{0} >> r.len;
+    out.push_back(r.prefix | (static_cast<uint32_t>(rng()) & host));
+  }
+  return out;
 }
 
 }  // namespace fulcrum

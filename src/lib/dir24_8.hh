@@ -84,6 +84,11 @@ class Dir24_8 {
     }
   }
 
+  // n addresses, each under a route drawn uniformly from the table's (its host bits random),
+  // deterministic; none without routes. The keys of `PREFETCH auto`'s probe of the lookup
+  // (elements/ip/route_lookup.hh): real routes' entries and branches, not one address repeated.
+  std::vector<uint32_t> sample_addresses(size_t n) const;
+
   // Distinct routes in the table (as of the last build(); before it, routes added so far).
   size_t size() const { return routes_.size(); }
   size_t segments() const { return segments_; }

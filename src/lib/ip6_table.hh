@@ -72,6 +72,11 @@ struct Route6Entry {
   uint32_t order;  // insertion order: the last of equal routes wins
 };
 
+// n addresses, each under a route drawn uniformly from `routes` (its host bits random),
+// deterministic; none without routes. The keys of `PREFETCH auto`'s probe of an IPv6 lookup
+// (Ip6Trie, Ip6Table: sample_addresses).
+std::vector<Addr6> addresses_under(const std::vector<Route6Entry>& routes, size_t n);
+
 // Checks a route (length 0..128, no host bits set, next hop up to max_hop) and appends it.
 Status add_route6(std::vector<Route6Entry>& routes, const uint8_t* prefix, uint8_t len,
                   uint16_t next_hop, uint16_t max_hop);
@@ -112,7 +117,8 @@ class Ip6Table {
   // out of the group's active list after each step.
   void lookup_bulk(const uint8_t (*addrs)[kAddrBytes], uint16_t* out, size_t n) const;
 
-  size_t size() const { return routes_.size(); }    // distinct routes
+  size_t size() const { return routes_.size(); }  // distinct routes
+  std::vector<Addr6> sample_addresses(size_t n) const { return addresses_under(routes_, n); }
   size_t levels() const { return levels_.size(); }  // distinct non-zero prefix lengths
   size_t entries() const { return entries_; }       // prefixes + markers in the hash tables
   size_t markers() const { return markers_; }       // entries that are markers only

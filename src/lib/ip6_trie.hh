@@ -105,7 +105,8 @@ class Ip6Trie {
   double accesses_per_lookup() const { return levels_; }
 
   size_t size() const { return routes_.size(); }  // distinct routes
-  size_t groups() const { return groups_n_; }     // tbl8 groups
+  std::vector<Addr6> sample_addresses(size_t n) const { return addresses_under(routes_, n); }
+  size_t groups() const { return groups_n_; }  // tbl8 groups
   // Groups the compression left out (rte_lpm6 would hold groups() + merged_groups()).
   size_t merged_groups() const { return merged_; }
   size_t memory_bytes() const { return memory_ ? memory_->size() : 0; }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <optional>
+#include <random>
 
 #include "lib/ndn_wire.hh"
 
@@ -187,6 +188,19 @@ void NameTable::lookup_grouped(const ParsedName* names, uint16_t* out, size_t n)
     for (size_t j = end; j < std::min(n, end + kPrefetchGroup); ++j) prefetch(names[j]);
     for (size_t j = i; j < end; ++j) out[j] = lookup(names[j]);
   }
+}
+
+std::vector<ParsedName> NameTable::sample_names(size_t n) const {
+  std::vector<ParsedName> out;
+  if (names_.empty()) return out;
+  std::mt19937_64 rng(n);
+  out.resize(n);
+  for (ParsedName& p : out) {
+    const Name& name = names_[rng() % names_.size()];
+    parse_name(reinterpret_cast<const uint8_t*>(name.wire.data()),
+               static_cast<uint32_t>(name.wire.size()), p);
+  }
+  return out;
 }
 
 }  // namespace fulcrum

@@ -95,6 +95,10 @@ class NameTable {
 
   size_t size() const { return names_.size(); }
   size_t memory_bytes() const;
+  // n of the table's names drawn uniformly, deterministic; none without names. They point into
+  // the table's own bytes: valid until its next add() or build(). The keys of `PREFETCH auto`'s
+  // probe of the lookup (elements/ndn/ndn_lookup.cc).
+  std::vector<ParsedName> sample_names(size_t n) const;
 
  private:
   static constexpr uint32_t kBucketEntries = 4;

@@ -396,9 +396,8 @@ std::string plan_text(const Plan& p) {
       s.ring.dequeue_cycles_per_burst);
   o += printf_string(
       "a frame's line beyond the header (cycles): read from the other core %.1f (scanned, beyond "
-      "the scan's work: %.1f), written again once read %.1f%s\n",
-      s.ring.line_read_cycles, line_cycles(s.ring), s.ring.line_rewrite_cycles,
-      s.ring_now > 0 ? "; the hand-off scaled to the ring measured now" : "");
+      "the scan's work: %.1f), written again once read %.1f\n",
+      s.ring.line_read_cycles, line_cycles(s.ring), s.ring.line_rewrite_cycles);
   if (s.handoff.points.empty()) {
     o += "runtime hand-off: not measured (one CPU, or a format-1 calibration): the ring's costs "
          "stand in\n";
@@ -420,6 +419,13 @@ std::string plan_text(const Plan& p) {
     o += printf_string(" this pipeline's %.0f B frames%s: producer %.1f, consumer %.1f\n",
                        s.frame_bytes, s.spread ? " leaving by several ports" : "",
                        producer_handoff(s, true), consumer_handoff(s));
+    // Which cross-CPU regime the points were measured in, and the one they are carried to.
+    const double measured_ring = s.handoff.points.front().ring_cycles;
+    if (s.ring_now > 0 && measured_ring > 0)
+      o += printf_string(
+          "  (measured with the ring at %.1f cycles, carried to the ring measured now, %.1f: "
+          "each side's share of the ring follows it, the rest stays as measured)\n",
+          measured_ring, s.ring_now);
   }
   o += printf_string(
       "RX/TX and loop: %.1f cycles/packet, of which transmit flushes %.1f (on the last stage when "

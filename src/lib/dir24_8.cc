@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <random>
 #include <string>
 
 #include "lib/table_memory.hh"
+#include "lib/uniform_draws.hh"
 
 namespace fulcrum {
 namespace {
@@ -144,16 +144,10 @@ size_t Dir24_8::memory_bytes() const {
 }
 
 std::vector<uint32_t> Dir24_8::sample_addresses(size_t n) const {
-  std::vector<uint32_t> out;
-  if (routes_.empty()) return out;
-  std::mt19937_64 rng(n);
-  out.reserve(n);
-  for (size_t i = 0; i < n; ++i) {
-    const Route& r = routes_[rng() % routes_.size()];
+  return draw_uniform(routes_, n, [](const Route& r, std::mt19937_64& rng) {
     const uint32_t host = r.len >= 32 ? 0 : ~uint32_t{0} >> r.len;
-    out.push_back(r.prefix | (static_cast<uint32_t>(rng()) & host));
-  }
-  return out;
+    return r.prefix | (static_cast<uint32_t>(rng()) & host);
+  });
 }
 
 }  // namespace fulcrum

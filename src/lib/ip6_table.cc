@@ -5,8 +5,9 @@
 #include <algorithm>
 #include <array>
 #include <bit>
-#include <random>
 #include <string>
+
+#include "lib/uniform_draws.hh"
 
 namespace fulcrum {
 namespace {
@@ -290,17 +291,11 @@ void Ip6Table::lookup_bulk(const uint8_t (*addrs)[kAddrBytes], uint16_t* out, si
 }
 
 std::vector<Addr6> addresses_under(const std::vector<Route6Entry>& routes, size_t n) {
-  std::vector<Addr6> out;
-  if (routes.empty()) return out;
-  std::mt19937_64 rng(n);
-  out.reserve(n);
-  for (size_t i = 0; i < n; ++i) {
-    const Route6Entry& r = routes[rng() % routes.size()];
+  return draw_uniform(routes, n, [](const Route6Entry& r, std::mt19937_64& rng) {
     const uint64_t hi = rng(), lo = rng();
-    out.push_back(Addr6{r.prefix.hi | (hi & ~Addr6::hi_mask(r.len)),
-                        r.prefix.lo | (lo & ~Addr6::lo_mask(r.len))});
-  }
-  return out;
+    return Addr6{r.prefix.hi | (hi & ~Addr6::hi_mask(r.len)),
+                 r.prefix.lo | (lo & ~Addr6::lo_mask(r.len))};
+  });
 }
 
 }  // namespace fulcrum

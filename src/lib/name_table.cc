@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <bit>
 #include <optional>
-#include <random>
 
 #include "lib/ndn_wire.hh"
+#include "lib/uniform_draws.hh"
 
 namespace fulcrum {
 namespace {
@@ -191,16 +191,12 @@ void NameTable::lookup_grouped(const ParsedName* names, uint16_t* out, size_t n)
 }
 
 std::vector<ParsedName> NameTable::sample_names(size_t n) const {
-  std::vector<ParsedName> out;
-  if (names_.empty()) return out;
-  std::mt19937_64 rng(n);
-  out.resize(n);
-  for (ParsedName& p : out) {
-    const Name& name = names_[rng() % names_.size()];
+  return draw_uniform(names_, n, [](const Name& name, std::mt19937_64&) {
+    ParsedName p;
     parse_name(reinterpret_cast<const uint8_t*>(name.wire.data()),
                static_cast<uint32_t>(name.wire.size()), p);
-  }
-  return out;
+    return p;
+  });
 }
 
 }  // namespace fulcrum

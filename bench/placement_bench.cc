@@ -284,7 +284,7 @@ std::unique_ptr<Subject> ip6_subject(bool small, std::shared_ptr<Ip6Trie>& table
   };
   s->memory.working_set_bytes = t->working_set_bytes();
   s->memory.levels = t->accesses_per_lookup();
-  s->memory.within_group_levels = s->memory.levels;  // the walk prefetches each level in its group
+  s->memory.within_group_levels = t->within_group_levels();
   s->memory.lines_per_level = 1;
   s->memory.state_bytes_per_packet = sizeof(Addr16) + sizeof(uint16_t);
   return s;

@@ -70,7 +70,7 @@ class Ip6Routes {
   }
   // The trie's walks prefetch each level within their group (the batch model's w); the binary
   // search is not a group prefetch.
-  double within_group_levels() const { return trie_ ? trie_->accesses_per_lookup() : 0; }
+  double within_group_levels() const { return trie_ ? trie_->within_group_levels() : 0; }
   size_t size() const { return trie_ ? trie_->size() : bsearch_->size(); }
   // sample_addresses of the table, in network byte order (RouteLookup's probe keys).
   std::vector<std::array<uint8_t, Ip6Table::kAddrBytes>> sample_addresses(size_t n) const {

@@ -103,6 +103,9 @@ class Ip6Trie {
   // the placement model (src/plan/). As of the last build().
   size_t working_set_bytes() const { return working_set_; }
   double accesses_per_lookup() const { return levels_; }
+  // Of them, those prefetched within their group rather than a group ahead (paper 003's batch
+  // model, plan/batch_model.hh): all, since lookup_bulk walks each level in lockstep.
+  double within_group_levels() const { return levels_; }
 
   size_t size() const { return routes_.size(); }  // distinct routes
   std::vector<Addr6> sample_addresses(size_t n) const { return addresses_under(routes_, n); }

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/heartbeat.hh"
@@ -315,6 +316,33 @@ TEST(Watchdog, WorkerBeatsEveryLoop) {
       EXPECT_GT(g_beats[i], g_beats[i - 1]);
     }
   }
+}
+
+// The thread that initialized the last replica of the element, and the one that ran its batches.
+std::thread::id g_init_thread, g_run_thread;
+
+class ThreadProbe final : public ElementBase<ThreadProbe> {
+ public:
+  static constexpr ElementTraits kTraits{"ThreadProbe", 1, 1, {}};
+  Status configure(Args& args) override { return args.finish(); }
+  Status initialize(const InitContext&) override {
+    g_init_thread = std::this_thread::get_id();
+    return {};
+  }
+  void process_batch(PacketBatch&) override { g_run_thread = std::this_thread::get_id(); }
+};
+FULCRUM_REGISTER_ELEMENT(ThreadProbe);
+
+// A worker's replica is made on the lcore that runs it, so that it comes from that thread's
+// own malloc arena and shares no cache line with another worker's replica.
+TEST(Runtime, AWorkersPipelineIsMadeOnTheThreadThatRunsIt) {
+  g_init_thread = g_run_thread = std::thread::id();
+  Result<RunReport> r =
+      run(generated_run("thread.click", "FromInput -> ThreadProbe -> ToOutput;", 640, 0));
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_NE(g_run_thread, std::thread::id());
+  EXPECT_EQ(g_init_thread, g_run_thread);
+  EXPECT_NE(g_init_thread, std::this_thread::get_id());
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <thread>
 
@@ -39,6 +40,20 @@ class NullSink final : public PacketSink {
     batch.set_count(0);
   }
 };
+
+// Runs `f` on EAL lcore `lcore` and waits for it; on this thread when the lcore is busy (a
+// worker abandoned by an earlier run in this process).
+void on_lcore(unsigned lcore, const std::function<void()>& f) {
+  auto call = [](void* arg) {
+    (*static_cast<const std::function<void()>*>(arg))();
+    return 0;
+  };
+  if (rte_eal_remote_launch(call, const_cast<std::function<void()>*>(&f), lcore) != 0) {
+    f();
+    return;
+  }
+  rte_eal_wait_lcore(lcore);
+}
 
 int worker_main(void* arg) {
   auto* ctx =
@@ -626,29 +641,53 @@ Result<RunReport> run(const RunOptions& options) {
     for (uint16_t q = 0; q < ports[p]->rx_queues(); ++q)
       rx[static_cast<size_t>(receivers[q % receivers.size()])].push_back(RxQueue{p, q});
 
+  // The lcores the workers run on, in worker order.
+  std::vector<unsigned> lcores;
+  unsigned lcore;
+  RTE_LCORE_FOREACH_WORKER(lcore) {
+    if (lcores.size() == static_cast<size_t>(options.workers)) break;
+    lcores.push_back(lcore);
+  }
+  if (lcores.size() < static_cast<size_t>(options.workers))
+    return make_error("not enough worker lcores for " + std::to_string(options.workers) +
+                      " workers");
+
   std::vector<PoolHandle> jumbo_pools;  // declared before the workers: it outlives them
   std::vector<std::unique_ptr<Worker>> workers;
   for (int w = 0; w < options.workers; ++w) {
-    auto worker = std::make_unique<Worker>(w, port_ptrs, rx[static_cast<size_t>(w)], options.batch);
-    if (options.latency) worker->enable_latency();
     Result<rte_mempool*> jumbo =
         create_packet_pool("jumbo" + std::to_string(w), kJumboPoolSize, kJumboDataRoom);
     if (!jumbo) return make_error(jumbo.error());
     jumbo_pools.emplace_back(jumbo.value());
-    worker->set_jumbo_pool(jumbo.value());
-    InitContext ctx;
-    ctx.worker = w;
-    ctx.workers = options.workers;
-    ctx.batch = options.batch;
-    ctx.ports = static_cast<int>(ports.size());
-    ctx.shared = &shared;
-    ctx.sink = worker.get();
-    ctx.pool = source_pools[static_cast<size_t>(w)].get();
-    ctx.strict_rules = options.strict_rules;
-    Result<std::unique_ptr<Pipeline>> pipe = Pipeline::build(config.value(), ctx, options.branch);
-    if (!pipe) return make_error(pipe.error());
-    if (stages->pipelined()) pipe.value()->keep_entry_points(stages->stage_elements(w));
-    worker->set_pipeline(std::move(pipe.value()));
+    // Each worker's replica (its Worker, its pipeline's nodes, counters and elements) is made on
+    // the lcore that will run it, so that it comes from that thread's own malloc arena: made one
+    // after the other on this thread, two workers' replicas shared cache lines (one worker's
+    // counters beside the other's element state), which the cloned workers then moved between
+    // their cores on every batch.
+    std::unique_ptr<Worker> worker;
+    Status built;
+    on_lcore(lcores[static_cast<size_t>(w)], [&] {
+      worker = std::make_unique<Worker>(w, port_ptrs, rx[static_cast<size_t>(w)], options.batch);
+      if (options.latency) worker->enable_latency();
+      worker->set_jumbo_pool(jumbo.value());
+      InitContext ctx;
+      ctx.worker = w;
+      ctx.workers = options.workers;
+      ctx.batch = options.batch;
+      ctx.ports = static_cast<int>(ports.size());
+      ctx.shared = &shared;
+      ctx.sink = worker.get();
+      ctx.pool = source_pools[static_cast<size_t>(w)].get();
+      ctx.strict_rules = options.strict_rules;
+      Result<std::unique_ptr<Pipeline>> pipe = Pipeline::build(config.value(), ctx, options.branch);
+      if (!pipe) {
+        built = make_error(pipe.error());
+        return;
+      }
+      if (stages->pipelined()) pipe.value()->keep_entry_points(stages->stage_elements(w));
+      worker->set_pipeline(std::move(pipe.value()));
+    });
+    if (!built) return make_error(built.error());
     workers.push_back(std::move(worker));
   }
 
@@ -686,14 +725,8 @@ Result<RunReport> run(const RunOptions& options) {
   nvml.start();
   const std::vector<uint64_t> energy_start = rapl.read();
   const auto start = std::chrono::steady_clock::now();
-  std::vector<unsigned> lcores;
-  unsigned lcore;
-  size_t next = 0;
-  RTE_LCORE_FOREACH_WORKER(lcore) {
-    if (next == workers.size()) break;
-    rte_eal_remote_launch(worker_main, &args[next++], lcore);
-    lcores.push_back(lcore);
-  }
+  for (size_t w = 0; w < workers.size(); ++w)
+    rte_eal_remote_launch(worker_main, &args[w], lcores[w]);
 
   LiveSampler sampler(workers, ports, lcores, options, shared, *reloader);
   bool any_finite = false;

@@ -68,7 +68,8 @@ const std::vector<std::string>& assumptions() {
       "lines (keys x lines per key, at most the table), as many keys as the calibration run "
       "saw",
       "a stage on k cores (hybrid) runs k times as fast: flows spread evenly by hash, no "
-      "reordering cost",
+      "reordering cost, no state that every core writes for each packet (an IPsec SA's "
+      "sequence counter is)",
       "predictions beyond this machine's cores assume more cores of the same kind sharing one "
       "LLC of the measured size",
   };

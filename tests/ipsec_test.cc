@@ -509,6 +509,40 @@ TEST(IPsecESPEncap, SequenceNumbersIncrementAcrossBatches) {
   }
 }
 
+// Each SA numbers its packets in batch order; a packet dropped before numbering takes none; two
+// replicas on one SA file (two workers) number from the same counter, never the same number twice.
+TEST(IPsecESPEncap, SasNumberTheirPacketsInBatchOrderAcrossReplicas) {
+  const std::string file = write_sa_file();
+  auto first = testing::make_or_fail("IPsecESPEncap", {file});
+  auto second = testing::make_or_fail("IPsecESPEncap", {file});
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  const Bytes out_sa = inner_frame(kMinFrame), other_sa = inner_frame(kMinFrame, kOtherDst);
+  const Bytes no_sa = inner_frame(kMinFrame, kUnmatchedDst);
+  // (SPI, sequence number) of each packet, 0 for a drop.
+  auto numbers = [&](Element& e, const std::vector<Bytes>& frames) {
+    PacketBatch batch;
+    auto v = testing::run_batch(e, batch, frames);
+    std::vector<std::pair<uint32_t, uint32_t>> got;
+    for (uint32_t i = 0; i < frames.size(); ++i) {
+      if (v[i].is_drop()) {
+        got.emplace_back(0, 0);
+        continue;
+      }
+      const Bytes b = testing::packet_bytes(batch.at(i));
+      got.emplace_back(load_be32(b.data() + kEspOff), load_be32(b.data() + kEspOff + kSpiLen));
+    }
+    testing::free_batch(batch);
+    return got;
+  };
+  using N = std::vector<std::pair<uint32_t, uint32_t>>;
+  EXPECT_EQ(numbers(*first, {out_sa, other_sa, no_sa, out_sa, out_sa, other_sa}),
+            (N{{kSpiOut, 1}, {kSpiOther, 1}, {0, 0}, {kSpiOut, 2}, {kSpiOut, 3}, {kSpiOther, 2}}));
+  EXPECT_EQ(numbers(*second, {other_sa, out_sa, out_sa}),
+            (N{{kSpiOther, 3}, {kSpiOut, 4}, {kSpiOut, 5}}));
+  EXPECT_EQ(numbers(*first, {no_sa, out_sa}), (N{{0, 0}, {kSpiOut, 6}}));
+}
+
 TEST(IPsecESPEncap, TruncatedAndGarbageFramesAreDroppedWithoutCrash) {
   const std::string file = write_sa_file();
   Gateway g(file);

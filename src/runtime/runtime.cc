@@ -662,8 +662,8 @@ Result<RunReport> run(const RunOptions& options) {
     // Each worker's replica (its Worker, its pipeline's nodes, counters and elements) is made on
     // the lcore that will run it, so that it comes from that thread's own malloc arena: made one
     // after the other on this thread, two workers' replicas shared cache lines (one worker's
-    // counters beside the other's element state), which the cloned workers then moved between
-    // their cores on every batch.
+    // drop counters on the line of the other's TX buffer), which the cloned workers then moved
+    // between their cores on every batch.
     std::unique_ptr<Worker> worker;
     Status built;
     on_lcore(lcores[static_cast<size_t>(w)], [&] {

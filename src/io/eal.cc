@@ -2,6 +2,7 @@
 
 #include <rte_eal.h>
 #include <rte_errno.h>
+#include <rte_lcore.h>
 #include <rte_log.h>
 #include <unistd.h>
 
@@ -39,6 +40,12 @@ void announce(const std::vector<int>& cpus) {
 }
 
 }  // namespace
+
+unsigned worker_lcore(int w) {
+  unsigned lcore = rte_get_next_lcore(-1, 1, 0);
+  for (int i = 0; i < w && lcore < RTE_MAX_LCORE; ++i) lcore = rte_get_next_lcore(lcore, 1, 0);
+  return lcore;
+}
 
 bool hugepages_available() {
   std::ifstream in("/proc/meminfo");

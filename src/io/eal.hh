@@ -35,6 +35,9 @@ bool eal_has_pci();
 // Warnings from initialisation: "CPU 1 is also a worker CPU of fulcrum pid 4242 ...".
 const std::vector<std::string>& eal_warnings();
 bool hugepages_available();
+// The EAL lcore worker `w` runs on: the w-th worker lcore in RTE_LCORE_FOREACH_WORKER order
+// (runtime/runtime.cc starts and builds each worker there); RTE_MAX_LCORE when there are fewer.
+unsigned worker_lcore(int w);
 
 // Collects what DPDK logs while it lives (instead of printing it), so that a failing DPDK call
 // can report DPDK's own reason: `DpdkLogCapture log; rc = rte_vdev_init(...); log.reason()`.

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "core/shared_storage.hh"
+#include "io/eal.hh"
 #include "offload/discovery.hh"
 #include "offload/emu/emu_spec.hh"
 #include "offload/numa.hh"
@@ -104,9 +105,7 @@ Result<std::shared_ptr<OffloadService>> OffloadService::create() {
 DeviceThread& OffloadService::thread(size_t i, int worker) const {
   const std::vector<NodeThread>& per_node = threads_[i];
   if (per_node.size() == 1 || worker < 0) return *per_node.front().thread;
-  // The runtime starts worker w on the w-th EAL worker lcore (RTE_LCORE_FOREACH_WORKER order).
-  unsigned lcore = rte_get_next_lcore(-1, 1, 0);
-  for (int w = 0; w < worker && lcore < RTE_MAX_LCORE; ++w) lcore = rte_get_next_lcore(lcore, 1, 0);
+  const unsigned lcore = worker_lcore(worker);
   if (lcore >= RTE_MAX_LCORE) return *per_node.front().thread;
   const int cpu = rte_lcore_to_cpu_id(static_cast<int>(lcore));
   const int node = cpu >= 0 && static_cast<size_t>(cpu) < cpu_node_.size()

@@ -14,6 +14,7 @@
 #include "core/registry.hh"
 #include "core/shared_storage.hh"
 #include "core/version.hh"
+#include "io/eal.hh"
 #include "io/mempool.hh"
 #include "offload/service.hh"
 #include "runtime/energy.hh"
@@ -641,16 +642,13 @@ Result<RunReport> run(const RunOptions& options) {
     for (uint16_t q = 0; q < ports[p]->rx_queues(); ++q)
       rx[static_cast<size_t>(receivers[q % receivers.size()])].push_back(RxQueue{p, q});
 
-  // The lcores the workers run on, in worker order.
-  std::vector<unsigned> lcores;
-  unsigned lcore;
-  RTE_LCORE_FOREACH_WORKER(lcore) {
-    if (lcores.size() == static_cast<size_t>(options.workers)) break;
-    lcores.push_back(lcore);
+  std::vector<unsigned> lcores;  // worker w's, in worker order
+  for (int w = 0; w < options.workers; ++w) {
+    lcores.push_back(worker_lcore(w));
+    if (lcores.back() >= RTE_MAX_LCORE)
+      return make_error("not enough worker lcores for " + std::to_string(options.workers) +
+                        " workers");
   }
-  if (lcores.size() < static_cast<size_t>(options.workers))
-    return make_error("not enough worker lcores for " + std::to_string(options.workers) +
-                      " workers");
 
   std::vector<PoolHandle> jumbo_pools;  // declared before the workers: it outlives them
   std::vector<std::unique_ptr<Worker>> workers;
